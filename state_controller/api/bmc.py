@@ -1,0 +1,80 @@
+"""BMC addresses: which protocols exist and what a well-formed address looks like.
+
+Users write ``spec.bmc.address`` as a URL whose scheme names the management
+protocol (``ipmi://10.0.0.5:623``, ``redfish://bmc.example/redfish/v1/Systems/1``).
+The CRD schema only checks the rough shape; :func:`parse_bmc_address` gives
+the precise verdict with a message that says how to fix the address.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+# scheme -> default port (None: the protocol's usual HTTPS port is implied)
+BMC_SCHEMES: dict[str, int | None] = {
+    "ipmi": 623,
+    "redfish": None,
+    "redfish+http": None,
+    "redfish+https": None,
+    "redfish-virtualmedia": None,
+    "redfish-virtualmedia+http": None,
+    "redfish-virtualmedia+https": None,
+    "idrac": None,
+    "idrac-redfish": None,
+    "idrac-virtualmedia": None,
+    "ilo4": None,
+    "ilo5": None,
+    "ilo5-redfish": None,
+    "irmc": None,
+}
+
+# The rough shape, enforced by the CRD schema: scheme://host[:port][/path]
+ADDRESS_PATTERN = r"^[a-z0-9][a-z0-9+.-]*://[^\s/]+(/\S*)?$"
+_ADDRESS_RE = re.compile(ADDRESS_PATTERN)
+
+
+class BMCAddressError(ValueError):
+    """The address cannot be used; the message says what to write instead."""
+
+
+@dataclass(frozen=True)
+class BMCAddress:
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+
+    @property
+    def protocol(self) -> str:
+        """``ipmi``, ``redfish``, …: the scheme without transport or media suffixes."""
+        return self.scheme.split("+", 1)[0].replace("-virtualmedia", "")
+
+
+def parse_bmc_address(address: str) -> BMCAddress:
+    example = "e.g. ipmi://192.0.2.10:623 or redfish://bmc.example.com/redfish/v1/Systems/1"
+    if not _ADDRESS_RE.match(address):
+        raise BMCAddressError(
+            f"spec.bmc.address {address!r} is not of the form <type>://<host>[:port][/path]; "
+            f"write it as a URL, {example}"
+        )
+    parts = urlsplit(address)
+    scheme = parts.scheme
+    if scheme not in BMC_SCHEMES:
+        known = ", ".join(sorted(BMC_SCHEMES))
+        raise BMCAddressError(
+            f"spec.bmc.address uses unknown BMC type {scheme!r}; use one of: {known}"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise BMCAddressError(
+            f"spec.bmc.address {address!r} has an invalid port; use a number from 1 to 65535"
+        ) from None
+    host = parts.hostname or ""
+    if not host:
+        raise BMCAddressError(f"spec.bmc.address {address!r} has no host; {example}")
+    if port is None:
+        port = BMC_SCHEMES[scheme]
+    return BMCAddress(scheme=scheme, host=host, port=port, path=parts.path)

@@ -1,0 +1,207 @@
+"""Generate structural CustomResourceDefinitions from the pydantic models.
+
+The pydantic JSON schema is turned into the OpenAPI v3 subset Kubernetes
+accepts for CRDs ("structural" schemas): references are inlined, optional
+values lose their ``null`` branch, constants become enums, and titles go.
+Spec objects keep unknown fields (``x-kubernetes-preserve-unknown-fields``)
+so that a misspelt field reaches the controller, which names it in a
+condition instead of the API server silently dropping it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from . import GROUP, VERSION
+from .columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, Column
+from .host import HostSpec, HostStatus
+from .hoststate import HostStateSpec, HostStateStatus
+
+Schema = dict[str, Any]
+
+_KEEP = {
+    "type",
+    "properties",
+    "items",
+    "required",
+    "enum",
+    "pattern",
+    "maxLength",
+    "minLength",
+    "minimum",
+    "maximum",
+    "format",
+    "description",
+    "default",
+    "additionalProperties",
+    "maxItems",
+}
+
+
+def _resolve(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target = defs[node["$ref"].rsplit("/", 1)[-1]]
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return _resolve(merged, defs)
+        return {k: _resolve(v, defs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_resolve(v, defs) for v in node]
+    return node
+
+
+def _merge_any_of(node: Schema) -> Schema:
+    branches = [b for b in node.pop("anyOf") if b.get("type") != "null"]
+    if len(branches) == 1:
+        return {**branches[0], **node}
+    enums: list[Any] = []
+    for b in branches:
+        if "const" in b:
+            enums.append(b["const"])
+        elif "enum" in b:
+            enums.extend(b["enum"])
+        else:
+            raise ValueError(f"cannot express union {branches} structurally")
+    return {**node, "type": "string", "enum": enums}
+
+
+def _structural(node: Schema, *, preserve_unknown: bool, defaults: bool = True) -> Schema:
+    if "anyOf" in node:
+        node = _merge_any_of(dict(node))
+    if "const" in node:
+        node = {**node, "enum": [node["const"]]}
+    out: Schema = {k: v for k, v in node.items() if k in _KEEP}
+    if out.get("default") is None or not defaults:
+        out.pop("default", None)
+    if "enum" in out:
+        out.setdefault("type", "string")
+    if "properties" in out:
+        out["type"] = "object"
+        out["properties"] = {
+            name: _structural(sub, preserve_unknown=preserve_unknown, defaults=defaults)
+            for name, sub in out["properties"].items()
+        }
+        if preserve_unknown:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+    if isinstance(out.get("additionalProperties"), bool):
+        del out["additionalProperties"]  # structural schemas express "closed" by pruning
+    if isinstance(out.get("additionalProperties"), dict):
+        out["additionalProperties"] = _structural(
+            out["additionalProperties"], preserve_unknown=preserve_unknown, defaults=defaults
+        )
+    if "items" in out:
+        out["items"] = _structural(
+            out["items"], preserve_unknown=preserve_unknown, defaults=defaults
+        )
+    return out
+
+
+def model_schema(
+    model: type[BaseModel], *, preserve_unknown: bool = False, defaults: bool = True
+) -> Schema:
+    """The structural schema of a model; status schemas go without defaults (we write them)."""
+    raw = model.model_json_schema(by_alias=True, mode="validation")
+    defs = raw.pop("$defs", {})
+    return _structural(_resolve(raw, defs), preserve_unknown=preserve_unknown, defaults=defaults)
+
+
+def _mark_conditions(status: Schema) -> Schema:
+    conditions = status["properties"].get("conditions")
+    if conditions is not None:
+        conditions["x-kubernetes-list-type"] = "map"
+        conditions["x-kubernetes-list-map-keys"] = ["type"]
+    return status
+
+
+def _crd(
+    *,
+    kind: str,
+    plural: str,
+    short_names: list[str],
+    spec: type[BaseModel],
+    status: type[BaseModel],
+    columns: tuple[Column, ...],
+    description: str,
+) -> dict[str, Any]:
+    spec_schema = model_schema(spec, preserve_unknown=True)
+    spec_schema["description"] = description
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": kind.lower(),
+                "shortNames": short_names,
+                "categories": ["hoststate"],
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": [c.crd() for c in columns],
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "apiVersion": {"type": "string"},
+                                "kind": {"type": "string"},
+                                "metadata": {"type": "object"},
+                                "spec": spec_schema,
+                                "status": _mark_conditions(model_schema(status, defaults=False)),
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def generate() -> dict[str, dict[str, Any]]:
+    """File name -> CRD object, for every resource of the API."""
+    host = _crd(
+        kind="Host",
+        plural="hosts",
+        short_names=["hst"],
+        spec=HostSpec,
+        status=HostStatus,
+        columns=HOST_COLUMNS,
+        description="What the operator wants of one physical machine.",
+    )
+    hoststate = _crd(
+        kind="HostState",
+        plural="hoststates",
+        short_names=["hs"],
+        spec=HostStateSpec,
+        status=HostStateStatus,
+        columns=HOSTSTATE_COLUMNS,
+        description="Which host (and node) this state reports on; set by the controller.",
+    )
+    return {f"{GROUP}_hosts.yaml": host, f"{GROUP}_hoststates.yaml": hoststate}
+
+
+def render(crd: dict[str, Any]) -> str:
+    header = "# Generated by `state-controller gen crds` from state_controller/api; do not edit.\n"
+    return header + yaml.safe_dump(crd, sort_keys=False, width=100)
+
+
+def write(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, crd in generate().items():
+        path = directory / name
+        path.write_text(render(crd))
+        written.append(path)
+    return written

@@ -1,0 +1,28 @@
+"""Timestamps as the Kubernetes API writes them (RFC 3339, UTC)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+def rfc3339(ts: float) -> str:
+    """Seconds precision, as metav1.Time (conditions, creationTimestamp)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def rfc3339_ms(ts: float) -> str:
+    """Millisecond precision, for history and time-in-state where order matters."""
+    whole = int(ts)
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((ts - whole) * 1000):03d}Z"
+    )
+
+
+def parse_rfc3339(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+    except ValueError:
+        return None

@@ -1,0 +1,20 @@
+"""Which chapter of a host's life each provisioning state belongs to."""
+
+from __future__ import annotations
+
+from ..api.states import ProvisioningState as S
+
+CHAPTER_OF: dict[S, str] = {
+    S.NONE: "registration",
+    S.UNMANAGED: "registration",
+    S.REGISTERING: "registration",
+    S.INSPECTING: "inspection",
+    S.PREPARING: "preparation",
+    S.AVAILABLE: "preparation",
+    S.PROVISIONING: "provisioning",
+    S.PROVISIONED: "provisioning",
+    S.EXTERNALLY_PROVISIONED: "provisioning",
+    S.DEPROVISIONING: "deprovisioning",
+    S.POWERING_OFF_BEFORE_DELETE: "deletion",
+    S.DELETING: "deletion",
+}

@@ -1,0 +1,135 @@
+"""Derive HostState conditions from a book's cursor, facts and observations.
+
+Pure functions. The book stamps each condition's lastTransitionTime when its
+status changes (inside ``Book.transition``/``Book.note``); ``Stuck`` depends on
+time alone and is derived at projection time instead.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..api.hoststate import ConditionType as C
+from ..api.states import TRANSIENT_STATES, ErrorType, OperationalStatus
+from ..api.states import ProvisioningState as S
+from .records import Cursor, Facts, Observations, camel
+
+RANK: dict[S, int] = {
+    S.NONE: 0,
+    S.UNMANAGED: 0,
+    S.REGISTERING: 1,
+    S.INSPECTING: 2,
+    S.PREPARING: 3,
+    S.AVAILABLE: 4,
+    S.PROVISIONING: 5,
+    S.PROVISIONED: 6,
+    S.EXTERNALLY_PROVISIONED: 6,
+    S.DEPROVISIONING: 7,
+    S.POWERING_OFF_BEFORE_DELETE: 8,
+    S.DELETING: 9,
+}
+
+
+class Cond(NamedTuple):
+    status: str  # "True" | "False" | "Unknown"
+    reason: str
+    message: str = ""
+
+
+def _stage(cursor: Cursor, stage: S, done: str, doing: str, failed: ErrorType) -> Cond:
+    rank, target = RANK[cursor.state], RANK[stage]
+    if cursor.state == stage:
+        if cursor.error_type == failed:
+            return Cond(
+                "False", camel(failed.value).replace("Error", "Failed"), cursor.error_message
+            )
+        return Cond("False", doing)
+    if rank > target:
+        return Cond("True", done)
+    return Cond("False", "Pending")
+
+
+def derive(cursor: Cursor, facts: Facts, seen: Observations) -> dict[str, Cond]:
+    """Every condition except Stuck, keyed by type."""
+    detached = cursor.operational_status == OperationalStatus.DETACHED
+    erroring = cursor.operational_status == OperationalStatus.ERROR
+    out: dict[str, Cond] = {}
+
+    if cursor.state == S.UNMANAGED:
+        out[C.REGISTERED] = Cond("False", "NoBMC", "spec.bmc is not set; the host is unmanaged")
+    elif detached:
+        out[C.REGISTERED] = Cond("False", "Detached", "removed from the provisioning backend")
+    elif cursor.error_type == ErrorType.PROVISIONED_REGISTRATION:
+        out[C.REGISTERED] = Cond("False", "RegistrationFailed", cursor.error_message)
+    else:
+        out[C.REGISTERED] = _stage(
+            cursor, S.REGISTERING, "Registered", "Registering", ErrorType.REGISTRATION
+        )
+
+    external = cursor.state == S.EXTERNALLY_PROVISIONED
+    inspected = _stage(cursor, S.INSPECTING, "Inspected", "Inspecting", ErrorType.INSPECTION)
+    if inspected.status == "True" and facts.hardware is None:
+        inspected = Cond("False", "Skipped", "inspection was disabled or not needed")
+    out[C.INSPECTED] = inspected
+    prepared = _stage(cursor, S.PREPARING, "Prepared", "Preparing", ErrorType.PREPARATION)
+    out[C.PREPARED] = Cond("False", "Skipped") if external else prepared
+
+    if cursor.state == S.PROVISIONED:
+        out[C.PROVISIONED] = Cond("True", "Provisioned")
+    elif external:
+        out[C.PROVISIONED] = Cond("True", "ExternallyProvisioned")
+    elif cursor.state == S.PROVISIONING:
+        out[C.PROVISIONED] = (
+            Cond("False", "ProvisioningFailed", cursor.error_message)
+            if cursor.error_type == ErrorType.PROVISIONING
+            else Cond("False", "Provisioning")
+        )
+    elif RANK[cursor.state] > RANK[S.PROVISIONED]:
+        out[C.PROVISIONED] = Cond("False", camel(cursor.state.value))
+    else:
+        out[C.PROVISIONED] = Cond("False", "NotProvisioned")
+
+    if cursor.error_type == ErrorType.POWER_MANAGEMENT:
+        out[C.POWERED_ON] = Cond(
+            "True" if facts.powered_on else "False", "PowerManagementFailed", cursor.error_message
+        )
+    else:
+        out[C.POWERED_ON] = Cond(
+            *(("True", "PoweredOn") if facts.powered_on else ("False", "PoweredOff"))
+        )
+
+    if seen.spec_problem:
+        out[C.SPEC_VALID] = Cond("False", seen.spec_problem_reason or "Invalid", seen.spec_problem)
+    else:
+        out[C.SPEC_VALID] = Cond("True", "Valid")
+
+    if erroring and cursor.error_type is not None:
+        out[C.DEGRADED] = Cond("True", camel(cursor.error_type.value), cursor.error_message)
+    elif seen.spec_problem:
+        out[C.DEGRADED] = Cond("True", "InvalidSpec", seen.spec_problem)
+    elif seen.transient:
+        out[C.DEGRADED] = Cond("True", "BackendUnavailable", seen.transient)
+    elif seen.annotation_problems:
+        message = "; ".join(seen.annotation_problems.values())
+        out[C.DEGRADED] = Cond("True", "InvalidAnnotation", message)
+    else:
+        out[C.DEGRADED] = Cond("False", "AsExpected")
+
+    at_goal = cursor.state == seen.goal
+    if detached:
+        out[C.READY] = Cond(
+            "False", "Detached", "management is suspended by the detached annotation"
+        )
+        out[C.PROGRESSING] = Cond("False", "Detached")
+    elif erroring:
+        out[C.READY] = Cond("False", "Error", cursor.error_message)
+        out[C.PROGRESSING] = Cond("False", "BackingOff", "retrying after an error")
+    elif at_goal and not seen.spec_problem:
+        out[C.READY] = Cond("True", camel(cursor.state.value) or "Ready")
+        out[C.PROGRESSING] = Cond("False", "Settled")
+    else:
+        waiting = camel(cursor.state.value) or "Pending"
+        out[C.READY] = Cond("False", waiting, f"on the way to {seen.goal.value or 'deletion'}")
+        moving = cursor.state in TRANSIENT_STATES or not at_goal
+        out[C.PROGRESSING] = Cond("True" if moving else "False", waiting)
+    return out

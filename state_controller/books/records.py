@@ -1,0 +1,127 @@
+"""The records a book is made of: cursor, facts, transitions, chapters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.states import ErrorType, OperationalStatus, ProvisioningState
+from ..api.timefmt import parse_rfc3339, rfc3339_ms
+
+
+def camel(words: str) -> str:
+    """``registration error`` -> ``RegistrationError``: a value usable as a condition reason."""
+    return "".join(w[:1].upper() + w[1:] for w in words.replace("-", " ").split())
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where the host is in provisioning, and how its last attempt went."""
+
+    state: ProvisioningState = ProvisioningState.NONE
+    entered_at: float = 0.0
+    operational_status: OperationalStatus = OperationalStatus.OK
+    error_type: ErrorType | None = None
+    error_message: str = ""
+    error_count: int = 0
+
+
+@dataclass(slots=True)
+class Facts:
+    """What the controller learned about the machine (not states; no history)."""
+
+    provider_id: str = ""
+    powered_on: bool = False
+    hardware: dict[str, Any] | None = None
+    image: dict[str, Any] | None = None
+    root_device_hints: dict[str, Any] | None = None
+    boot_mode: str | None = None
+    credentials: tuple[str, str] | None = None  # (secret name, secret resourceVersion)
+    observed_generation: int = 0
+    last_updated: float | None = None
+
+
+@dataclass(slots=True)
+class Observations:
+    """What the controller noticed that is neither state nor fact: input problems, outages."""
+
+    goal: ProvisioningState = ProvisioningState.AVAILABLE
+    spec_problem: str = ""
+    spec_problem_reason: str = ""
+    transient: str = ""
+    annotation_problems: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Transition:
+    """One change of a host's provisioning state or operational status."""
+
+    seq: int
+    chapter: str
+    from_state: str
+    to_state: str
+    at: float
+    reason: str
+    message: str
+    recorded: bool = True
+    time_in_previous_state: float | None = None
+    error_type: ErrorType | None = None
+    _wire: dict[str, Any] | None = field(default=None, repr=False)
+
+    def wire(self) -> dict[str, Any]:
+        """The API form (cached: history is re-projected on every write)."""
+        if self._wire is None:
+            self._wire = {
+                "seq": self.seq,
+                "chapter": self.chapter,
+                "from": self.from_state,
+                "to": self.to_state,
+                "at": rfc3339_ms(self.at),
+                "reason": self.reason,
+                "message": self.message,
+            }
+        return self._wire
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Transition:
+        return cls(
+            seq=int(data.get("seq", 0)),
+            chapter=str(data.get("chapter", "")),
+            from_state=str(data.get("from", "")),
+            to_state=str(data.get("to", "")),
+            at=parse_rfc3339(data.get("at")) or 0.0,
+            reason=str(data.get("reason", "")),
+            message=str(data.get("message", "")),
+        )
+
+
+@dataclass(slots=True)
+class Chapter:
+    """A stage of a host's life: registration, inspection, provisioning, …"""
+
+    name: str
+    started_at: float
+    ended_at: float | None = None
+    outcome: str = ""
+    transitions: int = 0
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "startedAt": rfc3339_ms(self.started_at),
+            "transitions": self.transitions,
+        }
+        if self.ended_at is not None:
+            out["endedAt"] = rfc3339_ms(self.ended_at)
+            out["outcome"] = self.outcome
+        return out
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Chapter:
+        return cls(
+            name=str(data.get("name", "")),
+            started_at=parse_rfc3339(data.get("startedAt")) or 0.0,
+            ended_at=parse_rfc3339(data.get("endedAt")),
+            outcome=str(data.get("outcome", "")),
+            transitions=int(data.get("transitions", 0)),
+        )

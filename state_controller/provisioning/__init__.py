@@ -1,0 +1,1 @@
+"""The embedded provisioning reconciler: state machine, provisioner protocol, backends."""

@@ -1,0 +1,38 @@
+"""What the state machine reads about a host, gathered by the reconciler.
+
+The machine never sees the Host object: it gets these values (and the book),
+so it cannot write anything the reconciler would not know about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..api.host import HostSpec
+from .provisioner import Credentials
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    reason: str  # condition reason: UnknownField, InvalidField, …
+    message: str  # names the field and the fix
+
+
+@dataclass(frozen=True)
+class HostInput:
+    namespace: str
+    name: str
+    generation: int
+    spec: HostSpec | None
+    spec_problem: SpecProblem | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    deleting: bool = False
+    credentials: Credentials | None = None
+    credentials_version: tuple[str, str] | None = None
+    credentials_problem: str | None = None
+    hardware_details: dict[str, object] | None = None  # from the annotation, validated
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -1,0 +1,83 @@
+"""The provisioner protocol: what a backend (simulated, Ironic) must offer.
+
+A provisioner receives a :class:`HostView`, a frozen copy of just what it
+needs to know, and answers with a :class:`~.results.Result`. It can never
+touch the Host, its status or the book: the state machine records what the
+answer means, and nothing else writes state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..api.bmc import BMCAddress
+from .results import Result
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    username: str
+    password: str = field(repr=False)
+
+    def __repr__(self) -> str:  # never let a password reach a log line
+        return f"Credentials(username={self.username!r}, password=<hidden>)"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """A read-only copy of what a provisioner may know about one host."""
+
+    namespace: str
+    name: str
+    provider_id: str
+    bmc: BMCAddress
+    bmc_address: str
+    credentials: Credentials
+    disable_certificate_verification: bool = False
+    boot_mac_address: str | None = None
+    boot_mode: str = "UEFI"
+    image: dict[str, Any] | None = None
+    root_device_hints: dict[str, Any] | None = None
+    online: bool = False
+    externally_provisioned: bool = False
+    automated_cleaning: bool = True
+    hardware: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Provisioner(Protocol):
+    """Operations on one backend. Each is idempotent: call it again to poll."""
+
+    backend: str
+
+    def register(self, host: HostView, *, credentials_changed: bool) -> Result:
+        """Make sure the backend knows the host and can manage it (validates credentials)."""
+        ...
+
+    def inspect(self, host: HostView, *, restart: bool) -> Result: ...
+
+    def prepare(self, host: HostView) -> Result: ...
+
+    def provision(self, host: HostView) -> Result: ...
+
+    def deprovision(self, host: HostView) -> Result: ...
+
+    def adopt(self, host: HostView) -> Result:
+        """Take over a host that already runs its image, without writing to it."""
+        ...
+
+    def power(self, host: HostView, *, on: bool) -> Result: ...
+
+    def reboot(self, host: HostView) -> Result: ...
+
+    def detach(self, host: HostView) -> Result:
+        """Forget the host in the backend without deprovisioning it."""
+        ...
+
+    def delete(self, host: HostView) -> Result: ...

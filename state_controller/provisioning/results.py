@@ -1,0 +1,65 @@
+"""What a provisioner answers: a semantic result, never a change to the Host.
+
+Five answers cover every case (after metal3's semantic provisioner results):
+the work goes on (:func:`continuing`), it is done (:func:`complete`), it
+failed for a reason the user must see (:func:`failed`), the backend could not
+be reached this time (:func:`transient`), or the backend asked us to come
+back later (:func:`retry_after`, e.g. a node locked by another operation).
+The state machine alone decides what each answer means for the host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Outcome(Enum):
+    CONTINUING = "continuing"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    TRANSIENT = "transient"
+    RETRY_AFTER = "retry_after"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Outcome
+    delay: float = 0.0
+    message: str = ""
+    details: str = ""  # the backend's own words, kept next to ours, never instead of them
+    provider_id: str | None = None
+    hardware: dict[str, Any] | None = None
+    powered_on: bool | None = None
+    adopted: bool = False  # adopt() took over a host the backend did not manage yet
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is Outcome.COMPLETE
+
+    def explain(self) -> str:
+        """Our message, followed by the backend's text when there is one."""
+        if self.details and self.details not in self.message:
+            return f"{self.message} (backend said: {self.details})"
+        return self.message
+
+
+def continuing(delay: float) -> Result:
+    return Result(Outcome.CONTINUING, delay=delay)
+
+
+def complete(**facts: Any) -> Result:
+    return Result(Outcome.COMPLETE, **facts)
+
+
+def failed(message: str, details: str = "") -> Result:
+    return Result(Outcome.FAILED, message=message, details=details)
+
+
+def transient(message: str, details: str = "") -> Result:
+    return Result(Outcome.TRANSIENT, message=message, details=details)
+
+
+def retry_after(delay: float, message: str = "") -> Result:
+    return Result(Outcome.RETRY_AFTER, delay=delay, message=message)

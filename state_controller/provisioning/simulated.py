@@ -1,0 +1,393 @@
+"""Simulated hardware: the embedded default backend and the test double.
+
+It behaves like a small Ironic with fake machines: operations take the
+configured time (zero by default), answer with the same semantic results a
+real backend gives, and fail on demand through a :class:`FaultPlan`. It is
+deterministic for a given seed, so a demo or a test can be replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .provisioner import HostView
+from .results import Result, complete, continuing, failed
+
+Operation = Literal[
+    "register", "inspect", "prepare", "provision", "deprovision", "power", "adopt", "delete"
+]
+FaultKind = Literal["credentials", "unreachable", "inspection", "provisioning", "power", "hang"]
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "credentials",
+    "unreachable",
+    "inspection",
+    "provisioning",
+    "power",
+    "hang",
+)
+
+_FAULT_OPERATION: dict[FaultKind, Operation] = {
+    "credentials": "register",
+    "unreachable": "register",
+    "inspection": "inspect",
+    "provisioning": "provision",
+    "power": "power",
+}
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Seconds each operation takes on the simulated hardware."""
+
+    register: float = 0.0
+    inspect: float = 0.0
+    prepare: float = 0.0
+    provision: float = 0.0
+    deprovision: float = 0.0
+    power: float = 0.0
+    adopt: float = 0.0
+    delete: float = 0.0
+
+    def of(self, operation: Operation) -> float:
+        return float(getattr(self, operation))
+
+    @classmethod
+    def demo(cls) -> Timings:
+        """Long enough to watch a fleet move, short enough to finish in a minute."""
+        return cls(1.0, 3.0, 2.0, 4.0, 2.0, 0.5, 0.5, 0.5)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected failure: ``times`` attempts fail (``None``: until removed)."""
+
+    kind: FaultKind
+    times: int | None = 3
+    operation: Operation = "inspect"  # for "hang": the operation that hangs
+    seconds: float = 30.0  # for "hang": how long it hangs
+
+    @property
+    def target(self) -> Operation:
+        return self.operation if self.kind == "hang" else _FAULT_OPERATION[self.kind]
+
+
+class FaultPlan:
+    """Which host (``namespace/name``) fails how; counts the failures it caused."""
+
+    def __init__(self, faults: Mapping[str, Iterable[Fault]] | None = None) -> None:
+        self._faults: dict[str, list[Fault]] = {k: list(v) for k, v in (faults or {}).items()}
+        self._used: Counter[tuple[str, int]] = Counter()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._faults)
+
+    def hosts(self) -> dict[str, list[Fault]]:
+        return {k: list(v) for k, v in self._faults.items()}
+
+    def add(self, host: str, fault: Fault) -> None:
+        with self._lock:
+            self._faults.setdefault(host, []).append(fault)
+
+    def clear(self, host: str) -> None:
+        with self._lock:
+            self._faults.pop(host, None)
+
+    def take(self, host: str, operation: Operation) -> Fault | None:
+        """The fault that strikes this attempt, if any (and count it)."""
+        with self._lock:
+            for index, fault in enumerate(self._faults.get(host, ())):
+                if fault.target != operation:
+                    continue
+                used = self._used[(host, index)]
+                if fault.times is None or used < fault.times:
+                    self._used[(host, index)] += 1
+                    return fault
+        return None
+
+    @classmethod
+    def random(
+        cls,
+        hosts: Iterable[str],
+        *,
+        rate: float,
+        kinds: Iterable[FaultKind] = FAULT_KINDS,
+        seed: int = 0,
+        hang_seconds: float = 30.0,
+        times: int = 3,
+    ) -> FaultPlan:
+        rng = random.Random(seed)
+        kinds = list(kinds)
+        plan: dict[str, list[Fault]] = {}
+        for host in hosts:
+            if rng.random() < rate:
+                kind = rng.choice(kinds)
+                if kind == "hang":
+                    op: Operation = rng.choice(["inspect", "provision"])
+                    plan[host] = [Fault("hang", times=1, operation=op, seconds=hang_seconds)]
+                else:
+                    plan[host] = [Fault(kind, times=times)]
+        return cls(plan)
+
+
+@dataclass
+class Machine:
+    """One fake physical machine behind a BMC."""
+
+    address: str
+    powered_on: bool = False
+    disk_image: dict[str, Any] | None = None
+    node_id: str = ""  # the backend's record; "" when the backend does not know it
+    node_active: bool = False  # the backend believes an image is deployed
+    busy: tuple[str, float] | None = None  # (operation, finishes at)
+    started: Counter[str] = field(default_factory=Counter)
+
+
+class SimulatedProvisioner:
+    """A provisioner over simulated machines, shared by all hosts of a controller."""
+
+    backend = "simulated"
+
+    def __init__(
+        self,
+        *,
+        timings: Timings | None = None,
+        faults: FaultPlan | None = None,
+        seed: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.timings = timings or Timings()
+        self.faults = faults or FaultPlan()
+        self.seed = seed
+        self.clock = clock
+        self._machines: dict[str, Machine] = {}
+        self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
+        self._lock = threading.Lock()
+
+    # -- inspection helpers for tests and the demo -------------------------------------
+
+    def machine(self, address: str) -> Machine:
+        with self._lock:
+            return self._machine(address)
+
+    def forget_all_nodes(self) -> None:
+        """Lose the backend's database, like an Ironic whose database was wiped."""
+        with self._lock:
+            for machine in self._machines.values():
+                machine.node_id = ""
+                machine.node_active = False
+                machine.busy = None
+
+    # -- Provisioner -------------------------------------------------------------------
+
+    def register(self, host: HostView, *, credentials_changed: bool) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            if host.bmc.host.endswith(".invalid"):
+                return self._unreachable(host)
+            fault = self.faults.take(host.key, "register")
+            if fault is not None and fault.kind == "unreachable":
+                return self._unreachable(host)
+            if fault is not None:
+                return failed(
+                    f"the BMC at {host.bmc.host} rejected user {host.credentials.username!r}; "
+                    "check username and password in the credentials Secret",
+                    details="401 Unauthorized",
+                )
+            if not host.credentials.username or not host.credentials.password:
+                return failed("the BMC rejected empty credentials", details="401 Unauthorized")
+
+            def finish() -> Result:
+                if not machine.node_id:
+                    machine.node_id = self._node_id(host.bmc_address)
+                return complete(provider_id=machine.node_id, powered_on=machine.powered_on)
+
+            if machine.node_id and not credentials_changed:
+                return finish()  # already managed: nothing to wait for
+            return self._operation(host, machine, "register", finish)
+
+    def inspect(self, host: HostView, *, restart: bool) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            return self._operation(
+                host,
+                machine,
+                "inspect",
+                lambda: complete(hardware=self._hardware(host)),
+                restart=restart,
+            )
+
+    def prepare(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            return self._operation(host, machine, "prepare", complete)
+
+    def provision(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+
+            def finish() -> Result:
+                machine.disk_image = dict(host.image or {})
+                machine.powered_on = host.online
+                machine.node_active = True
+                return complete(powered_on=machine.powered_on)
+
+            return self._operation(host, machine, "provision", finish)
+
+    def deprovision(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+
+            def finish() -> Result:
+                machine.disk_image = None
+                machine.powered_on = False
+                machine.node_active = False
+                return complete(powered_on=False)
+
+            return self._operation(host, machine, "deprovision", finish)
+
+    def adopt(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            if not machine.node_id:
+                return failed("cannot adopt: the backend does not know the host; register first")
+            if machine.node_active:
+                return complete()
+
+            def finish() -> Result:
+                machine.node_active = True
+                return complete(adopted=True)
+
+            return self._operation(host, machine, "adopt", finish)
+
+    def power(self, host: HostView, *, on: bool) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+
+            def finish() -> Result:
+                machine.powered_on = on
+                return complete(powered_on=on)
+
+            return self._operation(host, machine, "power", finish)
+
+    def reboot(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+
+            def finish() -> Result:
+                machine.powered_on = True
+                return complete(powered_on=True)
+
+            return self._operation(host, machine, "power", finish)
+
+    def detach(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            machine.node_id = ""
+            machine.node_active = False
+            machine.busy = None
+            return complete()
+
+    def delete(self, host: HostView) -> Result:
+        with self._lock:
+            machine = self._machine(host.bmc_address)
+            result = self._operation(host, machine, "delete", complete)
+            if result.done:
+                machine.node_id = ""
+                machine.node_active = False
+            return result
+
+    # -- machinery ---------------------------------------------------------------------
+
+    def _machine(self, address: str) -> Machine:
+        machine = self._machines.get(address)
+        if machine is None:
+            machine = self._machines[address] = Machine(address)
+        return machine
+
+    def _node_id(self, address: str) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"hoststate-sim:{self.seed}:{address}"))
+
+    def _unreachable(self, host: HostView) -> Result:
+        port = f":{host.bmc.port}" if host.bmc.port else ""
+        return failed(
+            f"the BMC at {host.bmc.host}{port} did not answer; check spec.bmc.address and "
+            "that the BMC is reachable from the provisioning network",
+            details="connection timed out",
+        )
+
+    def _operation(
+        self,
+        host: HostView,
+        machine: Machine,
+        operation: Operation,
+        finish: Callable[[], Result],
+        *,
+        restart: bool = False,
+    ) -> Result:
+        now = self.clock()
+        if machine.busy is not None and machine.busy[0] == operation and not restart:
+            if now < machine.busy[1]:
+                return continuing(machine.busy[1] - now)
+            machine.busy = None
+            return self._finish(host, operation, finish)
+        machine.started[operation] += 1
+        duration = self.timings.of(operation)
+        # registration faults are answered up front by register() itself
+        fault = self.faults.take(host.key, operation) if operation != "register" else None
+        if fault is not None and fault.kind == "hang":
+            duration += fault.seconds
+        elif fault is not None:
+            self._failing[(host.key, operation)] = fault  # reported when the operation ends
+        if duration <= 0:
+            return self._finish(host, operation, finish)
+        machine.busy = (operation, now + duration)
+        return continuing(duration)
+
+    def _finish(self, host: HostView, operation: Operation, finish: Callable[[], Result]) -> Result:
+        fault = self._failing.pop((host.key, operation), None)
+        if fault is not None:
+            return _failure(fault, host)
+        return finish()
+
+    def _hardware(self, host: HostView) -> dict[str, Any]:
+        digest = hashlib.sha256(f"{self.seed}:{host.bmc_address}".encode()).digest()
+        rng = random.Random(digest)
+        cores = rng.choice([16, 32, 48, 64, 96])
+        mac = host.boot_mac_address or ":".join(f"{b:02x}" for b in digest[:6])
+        return {
+            "systemVendor": {"manufacturer": "Simulated", "productName": "SIM-2U"},
+            "cpu": {"arch": "x86_64", "model": f"Simulated CPU {cores}C", "count": cores},
+            "ramMebibytes": rng.choice([65536, 131072, 262144, 524288]),
+            "nics": [{"name": "eno1", "mac": mac, "ip": "", "speedGbps": 25}],
+            "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
+            "hostname": host.name,
+        }
+
+
+def _failure(fault: Fault, host: HostView) -> Result:
+    if fault.kind == "inspection":
+        return failed(
+            "inspection failed: the inspection ramdisk did not report back",
+            details="Timeout reached while inspecting the node",
+        )
+    if fault.kind == "provisioning":
+        url = (host.image or {}).get("url", "")
+        return failed(
+            f"deploying the image failed: the checksum of {url} did not match spec.image.checksum",
+            details="Image checksum mismatch",
+        )
+    if fault.kind == "power":
+        return failed(
+            "the BMC did not change the power state; it may be busy or misconfigured",
+            details="IPMI command failed: Node busy",
+        )
+    return failed(f"simulated {fault.kind} failure")

@@ -1,0 +1,1 @@
+"""Storage backends behind one interface: the embedded store and (later) Kubernetes."""

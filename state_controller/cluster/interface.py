@@ -1,0 +1,166 @@
+"""The one interface every storage backend implements.
+
+The controller only ever talks to a :class:`Cluster`. The embedded store and the
+Kubernetes backend both implement it with the semantics of the Kubernetes API
+that the controller relies on: optimistic concurrency through
+``metadata.resourceVersion``, a status subresource written separately from
+spec, ``metadata.generation`` bumped on spec changes, finalizers with
+``deletionTimestamp``, and watches that resume from a resourceVersion (and
+fail with :class:`Gone` when that version is too old).
+
+Objects are plain ``dict`` values shaped exactly like their JSON form on the
+wire, so that both backends can hand them around without conversion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A kind of object the controller reads or writes."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+    has_status: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+HOSTS = Resource("hoststate.io", "v1alpha1", "Host", "hosts")
+HOSTSTATES = Resource("hoststate.io", "v1alpha1", "HostState", "hoststates")
+SECRETS = Resource("", "v1", "Secret", "secrets", has_status=False)
+EVENTS = Resource("", "v1", "Event", "events", has_status=False)
+NODES = Resource("", "v1", "Node", "nodes", namespaced=False)
+LEASES = Resource("coordination.k8s.io", "v1", "Lease", "leases", has_status=False)
+
+
+class ApiError(Exception):
+    """An error answered by the API server (or the embedded store acting as one)."""
+
+    code: int = 500
+    reason: str = "InternalError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(ApiError):
+    code = 404
+    reason = "NotFound"
+
+
+class AlreadyExists(ApiError):
+    code = 409
+    reason = "AlreadyExists"
+
+
+class Conflict(ApiError):
+    """A write carried a resourceVersion that is no longer current."""
+
+    code = 409
+    reason = "Conflict"
+
+
+class Gone(ApiError):
+    """A watch asked to resume from a resourceVersion the server no longer keeps."""
+
+    code = 410
+    reason = "Expired"
+
+
+@dataclass(frozen=True)
+class FieldCause:
+    field: str
+    message: str
+
+
+class Invalid(ApiError):
+    """The object failed validation; ``causes`` names every offending field."""
+
+    code = 422
+    reason = "Invalid"
+
+    def __init__(self, message: str, causes: list[FieldCause] | None = None) -> None:
+        super().__init__(message)
+        self.causes = causes or []
+
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: EventType
+    object: Obj = field(repr=False)
+
+
+class Watch(Protocol):
+    """A stream of changes; iterating blocks until the next event or ``stop()``."""
+
+    def __iter__(self) -> Iterator[WatchEvent]: ...
+
+    def stop(self) -> None: ...
+
+
+class Cluster(Protocol):
+    """What the controller needs from a Kubernetes-like API."""
+
+    def get(self, resource: Resource, namespace: str | None, name: str) -> Obj: ...
+
+    def list(self, resource: Resource, namespace: str | None = None) -> tuple[list[Obj], str]:
+        """All objects (in one namespace, or all when ``None``) and the list's resourceVersion."""
+        ...
+
+    def watch(
+        self, resource: Resource, namespace: str | None = None, resource_version: str = ""
+    ) -> Watch:
+        """Changes after ``resource_version``; iteration raises :class:`Gone` if it is too old."""
+        ...
+
+    def create(self, resource: Resource, obj: Obj) -> Obj: ...
+
+    def update(self, resource: Resource, obj: Obj) -> Obj:
+        """Replace metadata and spec (not status); checks resourceVersion when it is set."""
+        ...
+
+    def update_status(self, resource: Resource, obj: Obj) -> Obj:
+        """Replace status only; checks resourceVersion when it is set."""
+        ...
+
+    def patch(self, resource: Resource, namespace: str | None, name: str, patch: Obj) -> Obj:
+        """JSON merge patch (RFC 7386) of metadata/spec.
+
+        A resourceVersion inside the patch is a precondition.
+        """
+        ...
+
+    def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
+        """Delete, or only mark deleted (``deletionTimestamp``) while finalizers remain."""
+        ...
+
+
+def object_key(obj: Obj) -> str:
+    """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go keys them."""
+    meta = obj["metadata"]
+    ns = meta.get("namespace")
+    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    ns, _, name = key.rpartition("/")
+    return (ns or None), name

@@ -1,0 +1,1 @@
+"""Informers, work queue, reconcile loop, timers and leader election."""

@@ -1,0 +1,19 @@
+"""Controller settings with sane defaults; every one can be set from the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..books.book import Limits
+from ..books.stuck import StuckPolicy
+from ..provisioning.backoff import Backoff
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    workers: int = 4
+    namespace: str | None = None  # None: all namespaces
+    limits: Limits = field(default_factory=Limits)
+    stuck: StuckPolicy = field(default_factory=StuckPolicy)
+    backoff: Backoff = field(default_factory=Backoff)
+    node_state_namespace: str = "hoststate-system"

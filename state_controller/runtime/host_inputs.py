@@ -1,0 +1,133 @@
+"""Gather what the state machine reads about a host from the cached objects.
+
+Parsing the spec is cached per generation; credentials are read from the
+cached Secret. Every problem becomes a message that names the field or the
+Secret key and says how to fix it. Secret values are decoded here and go no
+further than the provisioner.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..api import annotations as ann
+from ..api.errors import describe
+from ..api.host import HardwareDetails, HostSpec
+from ..provisioning.inputs import HostInput, SpecProblem
+from ..provisioning.provisioner import Credentials
+
+Obj = dict[str, Any]
+
+
+class SpecCache:
+    """Parsed specs by (uid, generation): a spec is parsed once per change, not per step."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, tuple[str, int, HostSpec | None, SpecProblem | None]] = {}
+
+    def parse(self, key: str, host: Obj) -> tuple[HostSpec | None, SpecProblem | None]:
+        meta = host["metadata"]
+        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        hit = self._parsed.get(key)
+        if hit is not None and hit[0] == uid and hit[1] == generation:
+            return hit[2], hit[3]
+        spec, problem = parse_spec(host.get("spec"))
+        self._parsed[key] = (uid, generation, spec, problem)
+        return spec, problem
+
+    def forget(self, key: str) -> None:
+        self._parsed.pop(key, None)
+
+
+def parse_spec(raw: Any) -> tuple[HostSpec | None, SpecProblem | None]:
+    if not isinstance(raw, dict):
+        return None, SpecProblem("InvalidSpec", "spec must be an object with at least spec.bmc")
+    try:
+        return HostSpec.model_validate(raw), None
+    except ValidationError as err:
+        reason, message = describe(err, HostSpec, "spec")
+        return None, SpecProblem(reason, message)
+
+
+def credentials(
+    secret: Obj | None, namespace: str, name: str
+) -> tuple[Credentials | None, tuple[str, str] | None, str | None]:
+    """(credentials, (secret name, version), problem)."""
+    if secret is None:
+        return (
+            None,
+            None,
+            (
+                f'spec.bmc.credentialsName: Secret "{name}" not found in namespace "{namespace}"; '
+                'create it with keys "username" and "password"'
+            ),
+        )
+    data = secret.get("data") or {}
+    values: dict[str, str] = {}
+    for key in ("username", "password"):
+        if not data.get(key):
+            return (
+                None,
+                None,
+                (
+                    f'Secret "{namespace}/{name}" has no "{key}" key; '
+                    'put "username" and "password" in its data'
+                ),
+            )
+        try:
+            values[key] = base64.b64decode(data[key], validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return None, None, f'Secret "{namespace}/{name}": key "{key}" is not valid base64 text'
+    version = str(secret["metadata"].get("resourceVersion", ""))
+    return Credentials(values["username"], values["password"]), (name, version), None
+
+
+def hardware_details(annotations: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+    """Hardware details from the annotation: (details, problem)."""
+    raw = annotations.get(ann.HARDWARE_DETAILS)
+    if raw is None:
+        return None, None
+    try:
+        parsed = HardwareDetails.model_validate(json.loads(raw))
+    except (ValueError, ValidationError) as err:
+        first = str(err).splitlines()[0]
+        return None, (
+            f"annotation {ann.HARDWARE_DETAILS} is not valid hardware details JSON ({first}); "
+            "fix or remove it"
+        )
+    return parsed.model_dump(by_alias=True), None
+
+
+def gather(host: Obj, spec_cache: SpecCache, secrets: Callable[[str], Obj | None]) -> HostInput:
+    """Everything the machine needs, from the Host and the Secrets it references."""
+    meta = host["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
+    key = f"{namespace}/{name}"
+    spec, problem = spec_cache.parse(key, host)
+    annotations = meta.get("annotations") or {}
+    creds = version = creds_problem = None
+    if spec is not None and spec.bmc is not None:
+        secret_key = f"{namespace}/{spec.bmc.credentials_name}"
+        creds, version, creds_problem = credentials(
+            secrets(secret_key), namespace, spec.bmc.credentials_name
+        )
+    details, _ = hardware_details(annotations)
+    return HostInput(
+        namespace=namespace,
+        name=name,
+        generation=int(meta.get("generation") or 0),
+        spec=spec,
+        spec_problem=problem,
+        annotations=annotations,
+        deleting=bool(meta.get("deletionTimestamp")),
+        credentials=creds,
+        credentials_version=version,
+        credentials_problem=creds_problem,
+        hardware_details=details,
+    )

@@ -1,0 +1,303 @@
+"""Reconcile one Host: open its book, run one machine step, write what changed.
+
+The order of work is deliberate:
+
+1. A paused host is left alone entirely (nothing is read into a book,
+   nothing is written).
+2. The finalizer is added before the backend is ever asked to act, so a
+   deleted host is always deprovisioned.
+3. After the step, Host.status is written first (it is the machine-facing
+   truth, and carries the transitions HostState has not confirmed yet), then
+   HostState.status. Each is written only when its projection differs.
+4. Reports (metrics, Events, traces) are fed from the book's new transitions.
+5. Metadata changes (removing handled annotations, the finalizer) come last.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..api import API_VERSION
+from ..api import annotations as ann
+from ..api.host import HostStatus
+from ..books.book import Book
+from ..books.projections import host_status, host_status_differs, hoststate_status
+from ..books.restore import restore
+from ..cluster.interface import (
+    HOSTS,
+    HOSTSTATES,
+    SECRETS,
+    AlreadyExists,
+    Cluster,
+    Conflict,
+    NotFound,
+    Obj,
+    Resource,
+)
+from ..provisioning.machine import HostMachine
+from .config import ControllerConfig
+from .host_inputs import SpecCache, gather, hardware_details
+from .informer import Informer
+from .reporting import Reporter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    requeue_after: float | None = None
+    rate_limited: bool = False
+    wake_after: float | None = None  # the stuck-detection timer
+
+
+DONE = Outcome()
+
+
+class HostReconciler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        hosts: Informer,
+        hoststates: Informer,
+        secrets: Informer,
+        machine: HostMachine,
+        config: ControllerConfig,
+        reporter: Reporter,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self.hosts, self.hoststates, self.secrets = hosts, hoststates, secrets
+        self.machine = machine
+        self.config = config
+        self.reporter = reporter
+        self.clock = clock
+        self.books: dict[str, Book] = {}
+        self.specs = SpecCache()
+
+    # -- the reconcile ------------------------------------------------------------------
+
+    def reconcile(self, key: str) -> Outcome:
+        host = self.hosts.get(key)
+        if host is None:
+            self.books.pop(key, None)
+            self.specs.forget(key)
+            return DONE
+        meta = host["metadata"]
+        annotations: dict[str, str] = meta.get("annotations") or {}
+        if ann.PAUSED in annotations:
+            return DONE
+        finalizers: list[str] = meta.get("finalizers") or []
+        deleting = bool(meta.get("deletionTimestamp"))
+        if deleting and ann.FINALIZER not in finalizers:
+            return DONE  # not ours to clean up (or already cleaned up)
+        if not deleting and ann.FINALIZER not in finalizers:
+            host = self._patch(
+                HOSTS, host, {"finalizers": [*finalizers, ann.FINALIZER]}, precondition=True
+            )
+
+        now = self.clock()
+        book, from_annotation = self._book(key, host, now)
+        inputs = gather(host, self.specs, self._secret)
+        self._note_annotation_problems(host, book, annotations, now)
+        decision = self.machine.step(book, inputs, now)
+
+        host = self._write_host_status(host, book)
+        self._write_hoststate(host, book, now)
+        self._report(host, book, decision.events, now)
+
+        removals = set(decision.remove_annotations)
+        if from_annotation:
+            removals.add(ann.STATUS)
+        if removals & set(annotations):
+            host = self._patch(HOSTS, host, {"annotations": {k: None for k in removals}})
+        if decision.remove_finalizer:
+            kept = [f for f in host["metadata"].get("finalizers") or [] if f != ann.FINALIZER]
+            self._patch(HOSTS, host, {"finalizers": kept}, precondition=True)
+            return DONE
+
+        deadline = self.config.stuck.deadline(book.cursor)
+        wake = deadline - now if deadline is not None and deadline > now else None
+        return Outcome(decision.requeue_after, decision.rate_limited, wake)
+
+    def _secret(self, key: str) -> Obj | None:
+        """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence)."""
+        secret = self.secrets.get(key)
+        if secret is None:
+            namespace, _, name = key.partition("/")
+            try:
+                secret = self.cluster.get(SECRETS, namespace, name)
+            except NotFound:
+                return None
+            self.secrets.mutate(secret)
+        return secret
+
+    # -- the book -------------------------------------------------------------------------
+
+    def _book(self, key: str, host: Obj, now: float) -> tuple[Book, bool]:
+        book = self.books.get(key)
+        if book is not None:
+            return book, False
+        status = host.get("status") or None
+        from_annotation = False
+        raw = (host["metadata"].get("annotations") or {}).get(ann.STATUS)
+        if not (status or {}).get("provisioning", {}).get("state") and raw:
+            status = _status_from_annotation(raw)
+            from_annotation = status is not None
+        state = self.hoststates.get(key)
+        book = restore(
+            key, status, state.get("status") if state else None, now=now, limits=self.config.limits
+        )
+        self.books[key] = book
+        return book, from_annotation
+
+    def _note_annotation_problems(
+        self, host: Obj, book: Book, annotations: dict[str, str], now: float
+    ) -> None:
+        problems: dict[str, str] = {}
+        _, hw_problem = hardware_details(annotations)
+        if hw_problem:
+            problems[ann.HARDWARE_DETAILS] = hw_problem
+        raw = annotations.get(ann.STATUS)
+        if raw is not None and _status_from_annotation(raw) is None:
+            problems[ann.STATUS] = (
+                f"annotation {ann.STATUS} is not a valid Host status in JSON; fix or remove it"
+            )
+        before = book.seen.annotation_problems
+        if problems != before:
+            for name, message in problems.items():
+                if before.get(name) != message:
+                    self.reporter.event(host, "Warning", "InvalidAnnotation", message)
+            book.note(now=now, annotation_problems=problems)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _write_host_status(self, host: Obj, book: Book) -> Obj:
+        projected = host_status(book)
+        if not host_status_differs(projected, host.get("status")):
+            self.reporter.status_write(HOSTS.plural, "unchanged")
+            return host
+        return self._update_status(HOSTS, self.hosts, host, projected)
+
+    def _write_hoststate(self, host: Obj, book: Book, now: float) -> None:
+        key = f"{host['metadata']['namespace']}/{host['metadata']['name']}"
+        state = self.hoststates.get(key)
+        projected = hoststate_status(book, self.config.stuck, now)
+        if state is None:
+            state = self._create_hoststate(host)
+        if state.get("status") == projected:
+            self.reporter.status_write(HOSTSTATES.plural, "unchanged")
+        else:
+            self._update_status(HOSTSTATES, self.hoststates, state, projected)
+        book.hoststate_seq = book.last_seq
+
+    def _create_hoststate(self, host: Obj) -> Obj:
+        meta = host["metadata"]
+        body = {
+            "apiVersion": API_VERSION,
+            "kind": "HostState",
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "labels": {"hoststate.io/host": meta["name"]},
+                "ownerReferences": [
+                    {
+                        "apiVersion": API_VERSION,
+                        "kind": "Host",
+                        "name": meta["name"],
+                        "uid": meta.get("uid", ""),
+                        "controller": True,
+                        "blockOwnerDeletion": False,
+                    }
+                ],
+            },
+            "spec": {"host": meta["name"], "node": ""},
+        }
+        try:
+            created = self.cluster.create(HOSTSTATES, body)
+        except AlreadyExists:
+            created = self.cluster.get(HOSTSTATES, meta["namespace"], meta["name"])
+        self.hoststates.mutate(created)
+        return created
+
+    def _update_status(
+        self, resource: Resource, informer: Informer, obj: Obj, status: dict[str, Any]
+    ) -> Obj:
+        meta = obj["metadata"]
+        body: Obj = {
+            "apiVersion": obj.get("apiVersion", resource.api_version),
+            "kind": obj.get("kind", resource.kind),
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta.get("namespace"),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "status": status,
+        }
+        outcome = "written"
+        try:
+            written = self.cluster.update_status(resource, body)
+        except Conflict:
+            # Our book is the truth for status; someone changed the object meanwhile.
+            fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
+            informer.mutate(fresh)
+            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+            written = self.cluster.update_status(resource, body)
+            outcome = "conflict"
+        informer.mutate(written)
+        self.reporter.status_write(resource.plural, outcome)
+        return written
+
+    def _patch(
+        self, resource: Resource, obj: Obj, metadata: dict[str, Any], *, precondition: bool = False
+    ) -> Obj:
+        meta = obj["metadata"]
+        patch_meta = dict(metadata)
+        if precondition:
+            patch_meta["resourceVersion"] = meta.get("resourceVersion", "")
+        try:
+            patched = self.cluster.patch(
+                resource, meta.get("namespace"), meta["name"], {"metadata": patch_meta}
+            )
+        except NotFound:
+            return obj
+        if patched.get("metadata", {}).get("resourceVersion"):
+            informer = self.hosts if resource == HOSTS else self.hoststates
+            informer.mutate(patched)
+        return patched
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def _report(
+        self, host: Obj, book: Book, events: list[tuple[str, str, str]], now: float
+    ) -> None:
+        records = book.drain()
+        if records:
+            self.reporter.transitions(host, book, records)
+        stuck = self.config.stuck.is_stuck(book.cursor, now)
+        if stuck and not book.stuck_reported:
+            book.stuck_reported = True
+            self.reporter.stuck(host, book, _stuck_message(book))
+        for type_, reason, message in events:
+            self.reporter.event(host, type_, reason, message)
+
+
+def _stuck_message(book: Book) -> str:
+    cur = book.cursor
+    detail = f"; last error: {cur.error_message}" if cur.error_message else ""
+    return f"host has been {cur.state.value} for longer than allowed{detail}"
+
+
+def _status_from_annotation(raw: str) -> dict[str, Any] | None:
+    try:
+        parsed = HostStatus.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        return None
+    return parsed.model_dump(by_alias=True, exclude_none=True, mode="json")

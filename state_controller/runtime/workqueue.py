@@ -1,0 +1,240 @@
+"""A work queue with the semantics of client-go's ``util/workqueue``.
+
+Controllers key their work by object (``namespace/name``), so the queue is built around
+three guarantees that make reconcile loops correct without extra locking:
+
+- an item waiting in the queue is never queued twice (many events, one reconcile);
+- an item is never handed to two workers at once: adding an item that is being processed
+  only marks it *dirty*, and it is queued again when its worker calls :meth:`done`;
+- delayed adds (``add_after``) and per-item exponential back-off (``add_rate_limited``)
+  feed the same de-duplicated queue.
+
+One lock with two conditions (ready items, timer) keeps the hot path to a few set and deque
+operations; a single timer thread, started on the first delayed add, moves due items in.
+
+Deviation from client-go: after :meth:`WorkQueue.shutdown`, :meth:`WorkQueue.get` returns
+``None`` at once even if items remain (client-go drains them first), so workers stop
+promptly when the controller stops.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Hashable
+from typing import Generic, Protocol, TypeVar
+
+T = TypeVar("T", bound=Hashable)
+
+_MAX_BACKOFF_EXPONENT = 64  # beyond this, base * 2**n is above any sane max_delay anyway
+
+
+class QueueMetricsSink(Protocol):
+    """Receives what controller-runtime's ``workqueue_*`` metrics are made of.
+
+    Called with the queue's lock held, so implementations must be cheap and must not call
+    back into the queue; ``depth`` is passed so they never need to.
+    """
+
+    def added(self, depth: int) -> None:
+        """An item was queued for processing (``workqueue_adds_total``, ``workqueue_depth``)."""
+
+    def got(self, wait_seconds: float, depth: int) -> None:
+        """A worker took an item that waited ``wait_seconds`` (``queue_duration_seconds``)."""
+
+    def finished(self, work_seconds: float) -> None:
+        """A worker finished an item after ``work_seconds`` (``work_duration_seconds``)."""
+
+    def retried(self) -> None:
+        """An item was re-added after a delay (``workqueue_retries_total``)."""
+
+
+class NoMetrics:
+    """The default sink: records nothing."""
+
+    def added(self, depth: int) -> None:
+        pass
+
+    def got(self, wait_seconds: float, depth: int) -> None:
+        pass
+
+    def finished(self, work_seconds: float) -> None:
+        pass
+
+    def retried(self) -> None:
+        pass
+
+
+class WorkQueue(Generic[T]):
+    """De-duplicating, delaying, rate-limited work queue (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        base_delay: float = 0.005,
+        max_delay: float = 1000.0,
+        sink: QueueMetricsSink | None = None,
+        name: str = "",
+    ) -> None:
+        self.name = name
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        self._metrics: QueueMetricsSink = sink or NoMetrics()
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        self._timer_wakeup = threading.Condition(self._lock)
+        self._queue: deque[T] = deque()
+        self._dirty: set[T] = set()
+        self._processing: dict[T, float] = {}  # item -> when a worker took it
+        self._added_at: dict[T, float] = {}  # item -> when it was first added (queue duration)
+        self._waiting: dict[T, tuple[float, int]] = {}  # item -> (due, seq) of its live entry
+        self._heap: list[tuple[float, int, T]] = []
+        self._seq = itertools.count()
+        self._failures: dict[T, int] = {}
+        self._shutting_down = False
+        self._timer: threading.Thread | None = None
+
+    # -- the basic queue -------------------------------------------------------------------
+
+    def add(self, item: T) -> None:
+        """Queues ``item`` unless it is already waiting; while it is processed, marks it dirty."""
+        with self._lock:
+            self._add_locked(item, time.monotonic())
+
+    def _add_locked(self, item: T, now: float) -> None:
+        if self._shutting_down or item in self._dirty:
+            return
+        self._dirty.add(item)
+        self._added_at.setdefault(item, now)
+        if item in self._processing:
+            return  # queued again by done()
+        self._queue.append(item)
+        self._metrics.added(len(self._queue))
+        self._ready.notify()
+
+    def get(self, timeout: float | None = None) -> T | None:
+        """The next item, blocking; ``None`` on timeout or once the queue is shut down."""
+        with self._lock:
+            if not self._wait_ready(timeout):
+                return None
+            item = self._queue.popleft()
+            now = time.monotonic()
+            self._dirty.discard(item)
+            self._processing[item] = now
+            self._metrics.got(now - self._added_at.pop(item, now), len(self._queue))
+            return item
+
+    def _wait_ready(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._queue and not self._shutting_down:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            self._ready.wait(remaining)
+        return not self._shutting_down
+
+    def done(self, item: T) -> None:
+        """Marks the worker finished; an item added meanwhile is queued again now."""
+        with self._lock:
+            started = self._processing.pop(item, None)
+            if started is not None:
+                self._metrics.finished(time.monotonic() - started)
+            if item in self._dirty and not self._shutting_down:
+                self._queue.append(item)
+                self._metrics.added(len(self._queue))
+                self._ready.notify()
+
+    def __len__(self) -> int:
+        """Items ready to be processed (``workqueue_depth``)."""
+        return len(self._queue)
+
+    # -- delays and rate limiting ----------------------------------------------------------
+
+    def add_after(self, item: T, delay_seconds: float) -> None:
+        """Adds ``item`` after a delay; if it is already scheduled, the earlier time wins."""
+        with self._lock:
+            if self._shutting_down:
+                return
+            self._metrics.retried()
+            now = time.monotonic()
+            if delay_seconds <= 0:
+                self._add_locked(item, now)
+                return
+            due = now + delay_seconds
+            scheduled = self._waiting.get(item)
+            if scheduled is not None and scheduled[0] <= due:
+                return
+            entry = (due, next(self._seq), item)
+            self._waiting[item] = entry[:2]
+            heapq.heappush(self._heap, entry)
+            self._ensure_timer_locked()
+            if self._heap[0] is entry:
+                self._timer_wakeup.notify()
+
+    def add_rate_limited(self, item: T) -> None:
+        """Adds ``item`` after ``base_delay * 2**failures`` (capped); counts one more failure."""
+        with self._lock:
+            failures = self._failures.get(item, 0)
+            self._failures[item] = failures + 1
+        exponent = min(failures, _MAX_BACKOFF_EXPONENT)
+        self.add_after(item, min(self._base_delay * 2**exponent, self._max_delay))
+
+    def forget(self, item: T) -> None:
+        """Resets the item's back-off, typically after a successful reconcile."""
+        with self._lock:
+            self._failures.pop(item, None)
+
+    def num_requeues(self, item: T) -> int:
+        with self._lock:
+            return self._failures.get(item, 0)
+
+    def _ensure_timer_locked(self) -> None:
+        if self._timer is None:
+            name = f"workqueue-timer-{self.name}" if self.name else "workqueue-timer"
+            self._timer = threading.Thread(target=self._run_timer, name=name, daemon=True)
+            self._timer.start()
+
+    def _run_timer(self) -> None:
+        """Moves due items into the queue; sleeps until the earliest due time or a wake-up."""
+        with self._lock:
+            while not self._shutting_down:
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    due, seq, item = heapq.heappop(self._heap)
+                    if self._waiting.get(item) == (due, seq):
+                        del self._waiting[item]
+                        self._add_locked(item, now)
+                timeout = self._heap[0][0] - now if self._heap else None
+                self._timer_wakeup.wait(timeout)
+
+    # -- shutdown and scrape-time metrics --------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Wakes every getter (they get ``None``) and stops the timer thread."""
+        with self._lock:
+            self._shutting_down = True
+            self._ready.notify_all()
+            self._timer_wakeup.notify_all()
+            timer = self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.join()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    def unfinished_work_seconds(self) -> float:
+        """Sum of the running time of items being processed, computed at scrape time."""
+        with self._lock:
+            started = list(self._processing.values())
+        now = time.monotonic()
+        return sum(now - t for t in started)
+
+    def longest_running_seconds(self) -> float:
+        """Running time of the longest item being processed, computed at scrape time."""
+        with self._lock:
+            earliest = min(self._processing.values(), default=None)
+        return 0.0 if earliest is None else time.monotonic() - earliest

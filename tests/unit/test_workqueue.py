@@ -1,0 +1,252 @@
+"""The work queue must keep client-go's guarantees: de-duplication, one worker per item,
+delays where the earliest wins, exponential back-off, prompt shutdown and metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from state_controller.runtime.workqueue import QueueMetricsSink, WorkQueue
+
+
+def drain(queue: WorkQueue[str]) -> list[str]:
+    items = []
+    while (item := queue.get(timeout=0)) is not None:
+        items.append(item)
+    return items
+
+
+def test_adds_are_de_duplicated_and_ordered() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    for item in ["a", "b", "a", "c", "b"]:
+        queue.add(item)
+    assert len(queue) == 3
+    assert drain(queue) == ["a", "b", "c"]
+
+
+def test_item_added_while_processing_is_queued_once_when_done() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("a")
+    assert queue.get() == "a"
+    queue.add("a")
+    queue.add("a")
+    assert len(queue) == 0  # not handed to a second worker while the first has it
+    assert queue.get(timeout=0.01) is None
+    queue.done("a")
+    assert len(queue) == 1
+    assert queue.get() == "a"
+    queue.done("a")
+    assert queue.get(timeout=0.01) is None
+
+
+def test_no_two_workers_hold_the_same_item() -> None:
+    queue: WorkQueue[int] = WorkQueue()
+    holding: set[int] = set()
+    lock = threading.Lock()
+    overlaps: list[int] = []
+    processed: Counter[int] = Counter()
+
+    def worker() -> None:
+        while (item := queue.get()) is not None:
+            with lock:
+                if item in holding:
+                    overlaps.append(item)
+                holding.add(item)
+            time.sleep(0.0005)
+            with lock:
+                holding.discard(item)
+                processed[item] += 1
+            queue.done(item)
+
+    workers = [threading.Thread(target=worker) for _ in range(8)]
+    for w in workers:
+        w.start()
+    for _ in range(300):
+        for item in range(5):
+            queue.add(item)
+    deadline = time.monotonic() + 5
+    while (len(queue) or holding) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    queue.shutdown()
+    for w in workers:
+        w.join(2)
+    assert overlaps == []
+    assert set(processed) == set(range(5))
+
+
+def test_get_times_out_with_none() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    started = time.monotonic()
+    assert queue.get(timeout=0.05) is None
+    assert time.monotonic() - started >= 0.04
+
+
+def test_add_after_delivers_in_due_order() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add_after("late", 0.15)
+    queue.add_after("early", 0.1)
+    queue.add_after("now", 0)
+    assert queue.get(timeout=0) == "now"
+    assert len(queue) == 0
+    started = time.monotonic()
+    assert queue.get(timeout=1) == "early"
+    assert queue.get(timeout=1) == "late"
+    assert time.monotonic() - started >= 0.14
+    queue.shutdown()
+
+
+def test_add_after_earliest_time_wins() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add_after("a", 0.03)
+    queue.add_after("a", 10)  # later: ignored
+    started = time.monotonic()
+    assert queue.get(timeout=1) == "a"
+    assert time.monotonic() - started < 1
+    queue.done("a")
+
+    queue.add_after("b", 10)
+    queue.add_after("b", 0.02)  # earlier: replaces
+    assert queue.get(timeout=1) == "b"
+    queue.done("b")
+    assert queue.get(timeout=0.05) is None  # and fires once only
+    queue.shutdown()
+
+
+def test_a_superseded_schedule_never_fires() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add_after("a", 0.1)
+    queue.add_after("a", 0.02)  # replaces the 0.1 entry
+    assert queue.get(timeout=1) == "a"
+    queue.done("a")
+    queue.add_after("a", 0.3)  # the stale 0.1 entry must not deliver this one early
+    assert queue.get(timeout=0.15) is None
+    assert queue.get(timeout=1) == "a"
+    queue.shutdown()
+
+
+def test_rate_limited_delays_grow_exponentially_and_forget_resets() -> None:
+    queue: WorkQueue[str] = WorkQueue(base_delay=0.02, max_delay=0.1)
+    delays = []
+    for _ in range(5):
+        started = time.monotonic()
+        queue.add_rate_limited("a")
+        assert queue.get(timeout=1) == "a"
+        delays.append(time.monotonic() - started)
+        queue.done("a")
+    assert queue.num_requeues("a") == 5
+    for delay, expected in zip(delays, [0.02, 0.04, 0.08, 0.1, 0.1], strict=True):
+        assert delay >= expected - 0.002
+    assert delays[4] < 0.25  # capped: uncapped it would be 0.32
+    queue.forget("a")
+    assert queue.num_requeues("a") == 0
+    started = time.monotonic()
+    queue.add_rate_limited("a")
+    assert queue.get(timeout=1) == "a"
+    assert time.monotonic() - started < 0.09  # back to base_delay, not max_delay
+    queue.shutdown()
+
+
+def test_huge_failure_counts_stay_capped() -> None:
+    queue: WorkQueue[str] = WorkQueue(base_delay=0.005, max_delay=0.01)
+    queue._failures["a"] = 5000  # as if it failed for a very long time
+    queue.add_rate_limited("a")
+    assert queue.get(timeout=1) == "a"
+    queue.shutdown()
+
+
+def test_shutdown_unblocks_getters_and_rejects_adds() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    results: list[str | None] = []
+    getters = [threading.Thread(target=lambda: results.append(queue.get())) for _ in range(3)]
+    for g in getters:
+        g.start()
+    time.sleep(0.02)
+    queue.add_after("later", 10)  # the timer thread must stop too
+    queue.shutdown()
+    for g in getters:
+        g.join(1)
+        assert not g.is_alive()
+    assert results == [None, None, None]
+    assert queue.shutting_down
+    assert queue._timer is not None and not queue._timer.is_alive()
+    queue.add("x")
+    assert len(queue) == 0
+    assert queue.get() is None
+
+
+def test_get_after_shutdown_returns_none_even_with_items_left() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("a")
+    queue.shutdown()
+    assert queue.get() is None
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[float, ...]]] = []
+
+    def added(self, depth: int) -> None:
+        self.calls.append(("added", (depth,)))
+
+    def got(self, wait_seconds: float, depth: int) -> None:
+        self.calls.append(("got", (wait_seconds, depth)))
+
+    def finished(self, work_seconds: float) -> None:
+        self.calls.append(("finished", (work_seconds,)))
+
+    def retried(self) -> None:
+        self.calls.append(("retried", ()))
+
+
+def test_metrics_sink_sees_adds_waits_work_and_retries() -> None:
+    sink = RecordingSink()
+    _: QueueMetricsSink = sink  # structural check
+    queue: WorkQueue[str] = WorkQueue(sink=sink)
+    queue.add("a")
+    queue.add("b")
+    queue.add("a")  # de-duplicated: not an add
+    time.sleep(0.02)
+    assert queue.get() == "a"
+    time.sleep(0.02)
+    queue.done("a")
+    queue.add_after("c", 0)
+    names = [name for name, _ in sink.calls]
+    assert names == ["added", "added", "got", "finished", "retried", "added"]
+    assert sink.calls[1][1] == (2,)  # depth after the second add
+    wait, depth = sink.calls[2][1]
+    assert wait >= 0.015 and depth == 1
+    assert sink.calls[3][1][0] >= 0.015
+
+
+def test_dirty_item_counts_as_added_when_it_is_queued_again() -> None:
+    sink = RecordingSink()
+    queue: WorkQueue[str] = WorkQueue(sink=sink)
+    queue.add("a")
+    queue.get()
+    queue.add("a")
+    assert [name for name, _ in sink.calls] == ["added", "got"]
+    queue.done("a")
+    assert sink.calls[-1] == ("added", (1,))
+
+
+def test_unfinished_and_longest_running_work() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    assert queue.unfinished_work_seconds() == 0.0
+    assert queue.longest_running_seconds() == 0.0
+    queue.add("a")
+    queue.add("b")
+    queue.get()
+    time.sleep(0.05)
+    queue.get()
+    time.sleep(0.02)
+    longest = queue.longest_running_seconds()
+    unfinished = queue.unfinished_work_seconds()
+    assert longest >= 0.07
+    assert unfinished >= longest + 0.02
+    assert unfinished < 2 * longest
+    queue.done("a")
+    queue.done("b")
+    assert queue.unfinished_work_seconds() == pytest.approx(0.0)

@@ -1,0 +1,77 @@
+"""Kubernetes Events: what a person reads in ``kubectl describe host``.
+
+An Event is emitted when a host starts a new chapter of its life, records
+something notable that is not a state (a power change, an adoption, being
+detached), or fails — not for every step, so that Events stay readable and
+cheap. Repeats of the same error are counted in the status, not re-emitted.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+from ..api.states import ProvisioningState
+from ..api.timefmt import rfc3339
+from ..books.chapters import CHAPTER_OF
+from ..books.records import Transition
+from ..cluster.interface import EVENTS, ApiError, Cluster, Obj
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "hoststate-controller"
+
+
+def event_for(record: Transition) -> tuple[str, str, str] | None:
+    """(type, reason, message) for a transition worth an Event, else None."""
+    if not record.recorded:
+        return None
+    if record.error_type is not None:
+        return "Warning", record.reason, record.message
+    if record.from_state == record.to_state:
+        return "Normal", record.reason, record.message or record.reason
+    try:
+        before = CHAPTER_OF[ProvisioningState(record.from_state)]
+    except ValueError:
+        before = ""
+    if before == record.chapter:
+        return None
+    text = f"{record.from_state or 'new'} -> {record.to_state}"
+    return "Normal", record.reason, f"{text}: {record.message}" if record.message else text
+
+
+class EventRecorder:
+    def __init__(self, cluster: Cluster, *, instance: str | None = None) -> None:
+        self.cluster = cluster
+        self.instance = instance or socket.gethostname()
+
+    def emit(self, involved: Obj, type_: str, reason: str, message: str, now: float) -> None:
+        meta = involved["metadata"]
+        stamp = rfc3339(now)
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta.get("namespace")},
+            "involvedObject": {
+                "apiVersion": involved.get("apiVersion", ""),
+                "kind": involved.get("kind", ""),
+                "name": meta["name"],
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid", ""),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "type": type_,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "reportingInstance": self.instance,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            self.cluster.create(EVENTS, body)
+        except ApiError as err:  # an Event is never worth failing a reconcile for
+            log.warning("could not record event %s for %s: %s", reason, meta["name"], err)

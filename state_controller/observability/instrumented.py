@@ -1,0 +1,68 @@
+"""A provisioner wrapper that measures every call (count, latency, span)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from opentelemetry.trace import Tracer
+
+from ..provisioning.provisioner import HostView, Provisioner
+from ..provisioning.results import Result
+from .metrics import Metrics
+
+
+class InstrumentedProvisioner:
+    def __init__(self, inner: Provisioner, metrics: Metrics, tracer: Tracer) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.metrics = metrics
+        self.tracer = tracer
+
+    def _call(self, operation: str, host: HostView, call: Callable[[], Result]) -> Result:
+        with self.tracer.start_as_current_span(
+            f"provisioner.{operation}", attributes={"hoststate.host": host.key}
+        ) as span:
+            started = time.perf_counter()
+            result = call()
+            elapsed = time.perf_counter() - started
+            span.set_attribute("hoststate.result", result.outcome.value)
+        self.metrics.provisioner_requests.labels(
+            self.backend, operation, result.outcome.value
+        ).inc()
+        self.metrics.provisioner_latency.labels(self.backend, operation).observe(elapsed)
+        return result
+
+    def register(self, host: HostView, *, credentials_changed: bool) -> Result:
+        return self._call(
+            "register",
+            host,
+            lambda: self.inner.register(host, credentials_changed=credentials_changed),
+        )
+
+    def inspect(self, host: HostView, *, restart: bool) -> Result:
+        return self._call("inspect", host, lambda: self.inner.inspect(host, restart=restart))
+
+    def prepare(self, host: HostView) -> Result:
+        return self._call("prepare", host, lambda: self.inner.prepare(host))
+
+    def provision(self, host: HostView) -> Result:
+        return self._call("provision", host, lambda: self.inner.provision(host))
+
+    def deprovision(self, host: HostView) -> Result:
+        return self._call("deprovision", host, lambda: self.inner.deprovision(host))
+
+    def adopt(self, host: HostView) -> Result:
+        return self._call("adopt", host, lambda: self.inner.adopt(host))
+
+    def power(self, host: HostView, *, on: bool) -> Result:
+        return self._call("power", host, lambda: self.inner.power(host, on=on))
+
+    def reboot(self, host: HostView) -> Result:
+        return self._call("reboot", host, lambda: self.inner.reboot(host))
+
+    def detach(self, host: HostView) -> Result:
+        return self._call("detach", host, lambda: self.inner.detach(host))
+
+    def delete(self, host: HostView) -> Result:
+        return self._call("delete", host, lambda: self.inner.delete(host))

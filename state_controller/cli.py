@@ -1,0 +1,148 @@
+"""``state-controller``: demo | get | gen."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from .provisioning.simulated import FAULT_KINDS
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="state-controller",
+        description="Observability-first state controller for bare-metal hosts.",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="run a simulated fleet on the embedded cluster and watch it")
+    demo.add_argument("--hosts", type=int, default=50, help="fleet size (default 50)")
+    demo.add_argument("--namespace", default="demo")
+    demo.add_argument("--faults", action="store_true", help="inject failures into some hosts")
+    demo.add_argument("--fault-rate", type=float, default=0.3, help="share of hosts with a fault")
+    demo.add_argument(
+        "--fault-kinds",
+        default=",".join(FAULT_KINDS),
+        help=f"comma-separated subset of: {', '.join(FAULT_KINDS)}",
+    )
+    demo.add_argument("--seed", type=int, default=1, help="seed for faults and hardware")
+    demo.add_argument("--speed", type=float, default=1.0, help="time scale (2 = twice as fast)")
+    demo.add_argument("--workers", type=int, default=4)
+    demo.add_argument("--metrics-port", type=int, default=0, help="0: pick a free port")
+    demo.add_argument(
+        "--exit-when-settled",
+        action="store_true",
+        help="exit when every host reached its target; non-zero if one did not by --timeout",
+    )
+    demo.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
+    demo.add_argument("--no-table", action="store_true", help="progress lines only")
+    demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
+    demo.add_argument("--trace", choices=["none", "console"], default="none")
+
+    get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
+    get.add_argument("kind", choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst"])
+    get.add_argument("--store", required=True, help="sqlite file of an embedded cluster")
+    get.add_argument("-n", "--namespace", default=None)
+    get.add_argument("-o", "--output", choices=["wide", "json"], default=None)
+
+    gen = sub.add_parser("gen", help="generate files from the API models")
+    gen.add_argument("what", choices=["crds"])
+    gen.add_argument("--out", default="api/v1alpha1", help="directory (default api/v1alpha1)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "demo":
+        return _demo(args)
+    if args.command == "get":
+        return _get(args)
+    return _gen(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import DemoOptions, run_demo
+
+    kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in FAULT_KINDS]
+    if unknown:
+        print(
+            f"--fault-kinds: unknown {', '.join(unknown)}; use some of {', '.join(FAULT_KINDS)}",
+            file=sys.stderr,
+        )
+        return 2
+    if args.hosts < 1 or args.speed <= 0 or not 0 <= args.fault_rate <= 1:
+        print("--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1", file=sys.stderr)
+        return 2
+    opts = DemoOptions(
+        hosts=args.hosts,
+        namespace=args.namespace,
+        faults=args.faults,
+        fault_rate=args.fault_rate,
+        fault_kinds=kinds,
+        seed=args.seed,
+        speed=args.speed,
+        workers=args.workers,
+        metrics_port=args.metrics_port,
+        exit_when_settled=args.exit_when_settled,
+        timeout=args.timeout,
+        json=args.json,
+        table=not args.no_table,
+        store=args.store,
+        trace=args.trace,
+    )
+    return run_demo(opts)
+
+
+def _get(args: argparse.Namespace) -> int:
+    from .cluster.embedded import EmbeddedCluster
+    from .cluster.interface import HOSTS, HOSTSTATES
+    from .tables import render, rows
+
+    if not Path(args.store).exists():
+        print(
+            f"--store: {args.store} does not exist; start a demo with --store first",
+            file=sys.stderr,
+        )
+        return 2
+    hosts = args.kind in ("hosts", "host", "hst")
+    resource, columns = (HOSTS, HOST_COLUMNS) if hosts else (HOSTSTATES, HOSTSTATE_COLUMNS)
+    cluster = EmbeddedCluster(path=args.store, read_only=True)
+    try:
+        items, _ = cluster.list(resource, args.namespace)
+    finally:
+        cluster.close()
+    if args.output == "json":
+        print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2))
+        return 0
+    if not items:
+        print(
+            f"No resources found{f' in {args.namespace} namespace' if args.namespace else ''}.",
+            file=sys.stderr,
+        )
+        return 0
+    table = rows(items, columns, wide=args.output == "wide", namespaces=args.namespace is None)
+    print(render(table))
+    return 0
+
+
+def _gen(args: argparse.Namespace) -> int:
+    from .api import crds
+
+    for path in crds.write(Path(args.out)):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Shared fixtures: clusters, controllers and fleets for the end-to-end scenarios."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import Cluster, NotFound
+from state_controller.cluster.schema import validators
+from state_controller.observability.events import EventRecorder
+from state_controller.observability.instrumented import InstrumentedProvisioner
+from state_controller.observability.metrics import Metrics
+from state_controller.observability.reporter import Observability
+from state_controller.observability.tracing import make_tracer
+from state_controller.provisioning.backoff import Backoff
+from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.controller import HostController
+
+FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = predicate()
+        except (NotFound, KeyError):  # not there yet
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture(params=["embedded"])
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """Every end-to-end scenario runs against each backend listed in ``params``."""
+    store = EmbeddedCluster(validators=validators())
+    yield store
+    store.close()
+
+
+class Running:
+    """A controller with its metrics, as a test sees it."""
+
+    def __init__(self, controller: HostController, metrics: Metrics, sim: SimulatedProvisioner):
+        self.controller, self.metrics, self.sim = controller, metrics, sim
+
+    def book(self, key: str) -> Any:
+        return self.controller.books.get(key)
+
+    def sample(self, name: str, labels: dict[str, str] | None = None) -> float:
+        value = self.metrics.registry.get_sample_value(name, labels or {})
+        return 0.0 if value is None else value
+
+
+@pytest.fixture
+def run_controller() -> Iterator[Callable[..., Any]]:
+    started: list[HostController] = []
+
+    @contextmanager
+    def start(
+        cluster: Cluster,
+        sim: SimulatedProvisioner | None = None,
+        config: ControllerConfig | None = None,
+    ) -> Iterator[Running]:
+        sim = sim or SimulatedProvisioner()
+        config = config or ControllerConfig(workers=2, backoff=FAST_BACKOFF)
+        metrics = Metrics()
+        tracer, _ = make_tracer("none")
+        controller = HostController(
+            cluster,
+            InstrumentedProvisioner(sim, metrics, tracer),
+            config=config,
+            reporter=Observability(metrics, EventRecorder(cluster), tracer),
+            queue_metrics=metrics,
+        )
+        metrics.watch_books(lambda: controller.books, config.stuck)
+        controller.start()
+        started.append(controller)
+        try:
+            yield Running(controller, metrics, sim)
+        finally:
+            controller.stop()
+            started.remove(controller)
+
+    yield start
+    for controller in started:  # a test that failed inside the block
+        controller.stop()

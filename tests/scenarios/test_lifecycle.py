@@ -1,0 +1,173 @@
+"""End-to-end host lifecycles through a running controller, on every cluster backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from state_controller.api import annotations as ann
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
+from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from state_controller.provisioning.simulated import Fault, FaultPlan, SimulatedProvisioner
+from tests.conftest import wait_for
+
+NS = "fleet"
+
+
+def state_of(cluster: Cluster, name: str) -> str:
+    try:
+        host = cluster.get(HOSTS, NS, name)
+    except NotFound:
+        return "<gone>"
+    return str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
+
+
+def hoststate(cluster: Cluster, name: str) -> dict[str, Any]:
+    return cluster.get(HOSTSTATES, NS, name)
+
+
+def condition(state: dict[str, Any], type_: str) -> dict[str, Any]:
+    return next(c for c in state["status"]["conditions"] if c["type"] == type_)
+
+
+def events_for(cluster: Cluster, name: str) -> list[dict[str, Any]]:
+    items, _ = cluster.list(EVENTS, NS)
+    return [e for e in items if e["involvedObject"]["name"] == name]
+
+
+def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster) as running:
+        create_fleet(cluster, NS, 5)
+        for i in range(5):
+            wait_for(lambda i=i: state_of(cluster, f"host-{i:04d}") == "provisioned", what="provisioned")
+        wait_for(running.controller.idle)
+        state = hoststate(cluster, "host-0000")
+        status = state["status"]
+        assert status["phase"] == "Provisioned"
+        assert condition(state, "Ready")["status"] == "True"
+        assert condition(state, "Progressing")["status"] == "False"
+        assert condition(state, "Provisioned")["status"] == "True"
+        assert [h["to"] for h in status["history"]] == [
+            "registering", "inspecting", "preparing", "available", "provisioning", "provisioned",
+        ]  # fmt: skip
+        assert [c["name"] for c in status["chapters"]] == [
+            "registration", "inspection", "preparation", "provisioning",
+        ]  # fmt: skip
+        host = cluster.get(HOSTS, NS, "host-0000")
+        assert ann.FINALIZER in host["metadata"]["finalizers"]
+        assert host["status"]["poweredOn"] is True
+        assert host["status"]["hardware"]["cpu"]["count"] > 0
+        assert state["metadata"]["ownerReferences"][0]["uid"] == host["metadata"]["uid"]
+        reasons = [e["reason"] for e in events_for(cluster, "host-0000")]
+        assert {"Registered", "InspectionComplete", "ImageRequested"} <= set(reasons)
+        assert running.sample("hoststate_hosts", {"state": "provisioned"}) == 5
+        assert running.sample(
+            "hoststate_transitions_total", {"from": "provisioning", "to": "provisioned"}
+        ) == 5
+        assert running.sample("controller_runtime_reconcile_total", {"controller": "host", "result": "success"}) >= 5
+
+
+def test_nothing_is_written_once_settled(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster) as running:
+        create_fleet(cluster, NS, 3)
+        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_for(running.controller.idle)
+        before = dict(cluster.stats)  # type: ignore[attr-defined]
+        running.controller.queue.add(f"{NS}/host-0001")  # a reconcile with nothing to do
+        wait_for(lambda: running.controller.reconciles > 0 and running.controller.idle())
+        after = dict(cluster.stats)  # type: ignore[attr-defined]
+        writes = ("create", "update", "update_status", "patch", "delete")
+        assert {k: after[k] - before[k] for k in writes} == dict.fromkeys(writes, 0)
+        assert running.sample("hoststate_status_writes_total", {"resource": "hosts", "outcome": "unchanged"}) >= 1
+
+
+def test_errors_back_off_and_recover_with_visible_cause(cluster: Cluster, run_controller: Any) -> None:
+    plan = FaultPlan({f"{NS}/host-0000": [Fault("credentials", times=2)]})
+    with run_controller(cluster, SimulatedProvisioner(faults=plan)) as running:
+        create_fleet(cluster, NS, 2)
+        wait_for(lambda: state_of(cluster, "host-0001") == "provisioned")
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="recovery")
+        history = hoststate(cluster, "host-0000")["status"]["history"]
+        failure = next(h for h in history if h["reason"] == "RegistrationFailed")
+        assert "rejected user 'admin'" in failure["message"]
+        warnings = [e for e in events_for(cluster, "host-0000") if e["type"] == "Warning"]
+        assert warnings and "rejected user" in warnings[0]["message"]
+        assert running.sample("hoststate_errors_total", {"type": "registration error"}) == 2
+
+
+def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: Any) -> None:
+    from state_controller.api.states import ProvisioningState as S
+    from state_controller.books.stuck import StuckPolicy
+    from state_controller.runtime.config import ControllerConfig
+    from tests.conftest import FAST_BACKOFF
+
+    plan = FaultPlan({f"{NS}/host-0000": [Fault("hang", times=1, operation="inspect", seconds=1.5)]})
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=StuckPolicy({S.INSPECTING: 0.5}))
+    with run_controller(cluster, SimulatedProvisioner(faults=plan), config) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: hoststate(cluster, "host-0000")["status"]["stuck"], what="stuck flag")
+        state = hoststate(cluster, "host-0000")
+        assert state["status"]["phase"] == "Inspecting"
+        assert condition(state, "Stuck")["reason"] == "StateTimeout"
+        assert running.sample("hoststate_stuck_hosts", {"state": "inspecting"}) == 1
+        wait_for(lambda: any(e["reason"] == "Stuck" for e in events_for(cluster, "host-0000")))
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="hang to end")
+        wait_for(lambda: not hoststate(cluster, "host-0000")["status"]["stuck"])
+        assert running.sample("hoststate_stuck_hosts", {"state": "inspecting"}) == 0
+
+
+def test_deletion_deprovisions_and_removes_everything(cluster: Cluster, run_controller: Any) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        create_fleet(cluster, NS, 2)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        cluster.delete(HOSTS, NS, "host-0000")
+        wait_for(lambda: state_of(cluster, "host-0000") == "<gone>", what="host deleted")
+        wait_for(lambda: _absent(cluster, "host-0000"), what="hoststate collected")
+        machine = sim.machine("redfish://bmc-0000.demo.example/redfish/v1/Systems/1")
+        assert machine.disk_image is None and machine.node_id == "" and not machine.powered_on
+        assert state_of(cluster, "host-0001") == "provisioned"  # the other host was not touched
+
+
+def _absent(cluster: Cluster, name: str) -> bool:
+    try:
+        hoststate(cluster, name)
+    except NotFound:
+        return True
+    return False
+
+
+def test_removing_the_image_deprovisions(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster):
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"image": None}})
+        wait_for(lambda: state_of(cluster, "host-0000") == "available", what="deprovisioned")
+        state = hoststate(cluster, "host-0000")
+        assert state["status"]["chapters"][-1]["name"] == "preparation"
+        assert any(h["reason"] == "ImageRemoved" for h in state["status"]["history"])
+
+
+def test_missing_secret_then_created(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster):
+        cluster.create(HOSTS, host_manifest(NS, 7))
+        wait_for(lambda: hoststate(cluster, "host-0007")["status"]["provisioning"]["errorCount"] >= 1)
+        state = hoststate(cluster, "host-0007")
+        assert state["status"]["phase"] == "Failed"
+        assert condition(state, "Degraded")["reason"] == "RegistrationError"
+        message = condition(state, "Degraded")["message"]
+        assert 'Secret "host-0007-bmc" not found' in message and "username" in message
+        cluster.create(SECRETS, secret_manifest(NS, "host-0007-bmc", "admin", "pw"))
+        wait_for(lambda: state_of(cluster, "host-0007") == "provisioned", what="recovery on secret")
+
+
+def test_secret_without_password_is_named(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster):
+        secret = secret_manifest(NS, "host-0003-bmc", "admin", "pw")
+        del secret["data"]["password"]
+        cluster.create(SECRETS, secret)
+        cluster.create(HOSTS, host_manifest(NS, 3))
+        wait_for(lambda: state_of(cluster, "host-0003") == "registering")
+        wait_for(lambda: cluster.get(HOSTS, NS, "host-0003")["status"]["errorMessage"])
+        host = cluster.get(HOSTS, NS, "host-0003")
+        assert host["status"]["errorType"] == "registration error"
+        assert 'has no "password" key' in host["status"]["errorMessage"]

@@ -13,10 +13,8 @@ def rfc3339(ts: float) -> str:
 
 def rfc3339_ms(ts: float) -> str:
     """Millisecond precision, for history and time-in-state where order matters."""
-    whole = int(ts)
-    return (
-        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((ts - whole) * 1000):03d}Z"
-    )
+    whole, ms = divmod(round(ts * 1000), 1000)  # round, so parse(format(t)) formats the same
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{ms:03d}Z"
 
 
 def parse_rfc3339(value: str | None) -> float | None:

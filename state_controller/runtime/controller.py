@@ -166,9 +166,10 @@ class HostController:
 
 
 def _secret_of(host: Obj | None) -> str | None:
-    if host is None:
+    spec = (host or {}).get("spec")
+    if host is None or not isinstance(spec, dict):
         return None
-    bmc = (host.get("spec") or {}).get("bmc")
+    bmc = spec.get("bmc")
     if not isinstance(bmc, dict) or not bmc.get("credentialsName"):
         return None
     return f"{host['metadata'].get('namespace', '')}/{bmc['credentialsName']}"

@@ -38,7 +38,9 @@ def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any
     with run_controller(cluster) as running:
         create_fleet(cluster, NS, 5)
         for i in range(5):
-            wait_for(lambda i=i: state_of(cluster, f"host-{i:04d}") == "provisioned", what="provisioned")
+            wait_for(
+                lambda i=i: state_of(cluster, f"host-{i:04d}") == "provisioned", what="provisioned"
+            )
         wait_for(running.controller.idle)
         state = hoststate(cluster, "host-0000")
         status = state["status"]
@@ -60,10 +62,18 @@ def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any
         reasons = [e["reason"] for e in events_for(cluster, "host-0000")]
         assert {"Registered", "InspectionComplete", "ImageRequested"} <= set(reasons)
         assert running.sample("hoststate_hosts", {"state": "provisioned"}) == 5
-        assert running.sample(
-            "hoststate_transitions_total", {"from": "provisioning", "to": "provisioned"}
-        ) == 5
-        assert running.sample("controller_runtime_reconcile_total", {"controller": "host", "result": "success"}) >= 5
+        assert (
+            running.sample(
+                "hoststate_transitions_total", {"from": "provisioning", "to": "provisioned"}
+            )
+            == 5
+        )
+        assert (
+            running.sample(
+                "controller_runtime_reconcile_total", {"controller": "host", "result": "success"}
+            )
+            >= 5
+        )
 
 
 def test_nothing_is_written_once_settled(cluster: Cluster, run_controller: Any) -> None:
@@ -77,10 +87,17 @@ def test_nothing_is_written_once_settled(cluster: Cluster, run_controller: Any) 
         after = dict(cluster.stats)  # type: ignore[attr-defined]
         writes = ("create", "update", "update_status", "patch", "delete")
         assert {k: after[k] - before[k] for k in writes} == dict.fromkeys(writes, 0)
-        assert running.sample("hoststate_status_writes_total", {"resource": "hosts", "outcome": "unchanged"}) >= 1
+        assert (
+            running.sample(
+                "hoststate_status_writes_total", {"resource": "hosts", "outcome": "unchanged"}
+            )
+            >= 1
+        )
 
 
-def test_errors_back_off_and_recover_with_visible_cause(cluster: Cluster, run_controller: Any) -> None:
+def test_errors_back_off_and_recover_with_visible_cause(
+    cluster: Cluster, run_controller: Any
+) -> None:
     plan = FaultPlan({f"{NS}/host-0000": [Fault("credentials", times=2)]})
     with run_controller(cluster, SimulatedProvisioner(faults=plan)) as running:
         create_fleet(cluster, NS, 2)
@@ -100,8 +117,12 @@ def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: An
     from state_controller.runtime.config import ControllerConfig
     from tests.conftest import FAST_BACKOFF
 
-    plan = FaultPlan({f"{NS}/host-0000": [Fault("hang", times=1, operation="inspect", seconds=1.5)]})
-    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=StuckPolicy({S.INSPECTING: 0.5}))
+    plan = FaultPlan(
+        {f"{NS}/host-0000": [Fault("hang", times=1, operation="inspect", seconds=1.5)]}
+    )
+    config = ControllerConfig(
+        workers=2, backoff=FAST_BACKOFF, stuck=StuckPolicy({S.INSPECTING: 0.5})
+    )
     with run_controller(cluster, SimulatedProvisioner(faults=plan), config) as running:
         create_fleet(cluster, NS, 1)
         wait_for(lambda: hoststate(cluster, "host-0000")["status"]["stuck"], what="stuck flag")
@@ -115,7 +136,9 @@ def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: An
         assert running.sample("hoststate_stuck_hosts", {"state": "inspecting"}) == 0
 
 
-def test_deletion_deprovisions_and_removes_everything(cluster: Cluster, run_controller: Any) -> None:
+def test_deletion_deprovisions_and_removes_everything(
+    cluster: Cluster, run_controller: Any
+) -> None:
     sim = SimulatedProvisioner()
     with run_controller(cluster, sim):
         create_fleet(cluster, NS, 2)
@@ -150,7 +173,9 @@ def test_removing_the_image_deprovisions(cluster: Cluster, run_controller: Any) 
 def test_missing_secret_then_created(cluster: Cluster, run_controller: Any) -> None:
     with run_controller(cluster):
         cluster.create(HOSTS, host_manifest(NS, 7))
-        wait_for(lambda: hoststate(cluster, "host-0007")["status"]["provisioning"]["errorCount"] >= 1)
+        wait_for(
+            lambda: hoststate(cluster, "host-0007")["status"]["provisioning"]["errorCount"] >= 1
+        )
         state = hoststate(cluster, "host-0007")
         assert state["status"]["phase"] == "Failed"
         assert condition(state, "Degraded")["reason"] == "RegistrationError"

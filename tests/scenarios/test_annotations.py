@@ -1,0 +1,166 @@
+"""paused, detached, status, inspect, reboot and hardware-details, end to end."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from state_controller.api import annotations as ann
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
+from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
+from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from state_controller.provisioning.simulated import SimulatedProvisioner
+from tests.conftest import wait_for
+from tests.scenarios.test_lifecycle import condition, events_for, state_of
+
+NS = "fleet"
+WRITES = ("create", "update", "update_status", "patch", "delete")
+ADDRESS0 = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"
+
+
+def annotate(cluster: Cluster, name: str, **values: str | None) -> None:
+    mapped = {getattr(ann, k.upper()): v for k, v in values.items()}
+    cluster.patch(HOSTS, NS, name, {"metadata": {"annotations": mapped}})
+
+
+def writes(cluster: Cluster) -> dict[str, int]:
+    stats = cluster.stats  # type: ignore[attr-defined]
+    return {k: stats[k] for k in WRITES}
+
+
+def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_controller: Any) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        annotate(cluster, "host-0000", paused="")
+        wait_for(running.controller.idle)
+        before = writes(cluster)
+        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"online": False}})
+        wait_for(lambda: running.controller.reconciles > 0 and running.controller.idle())
+        after = writes(cluster)
+        assert after["patch"] - before["patch"] == 1  # only the test's own patch
+        assert after["update_status"] == before["update_status"]
+        assert sim.machine(ADDRESS0).powered_on  # nobody touched the machine
+        annotate(cluster, "host-0000", paused=None)
+        wait_for(lambda: not sim.machine(ADDRESS0).powered_on, what="power-off after unpause")
+
+
+def test_detach_then_reattach_adopts_without_redeploy(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        annotate(cluster, "host-0000", detached="")
+        wait_for(
+            lambda: cluster.get(HOSTS, NS, "host-0000")["status"]["operationalStatus"] == "detached"
+        )
+        assert sim.machine(ADDRESS0).node_id == ""
+        state = cluster.get(HOSTSTATES, NS, "host-0000")
+        assert state["status"]["phase"] == "Detached"
+        annotate(cluster, "host-0000", detached=None)
+        wait_for(lambda: cluster.get(HOSTS, NS, "host-0000")["status"]["operationalStatus"] == "OK")
+        wait_for(
+            lambda: (
+                cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"][-1]["reason"]
+                == "Adopted"
+            )
+        )
+        assert sim.machine(ADDRESS0).started["provision"] == 1
+        assert sim.machine(ADDRESS0).node_id != ""
+
+
+def test_status_annotation_restores_status_after_a_move(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """The pivot case: a Host arrives with empty status and a status annotation."""
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        saved = cluster.get(HOSTS, NS, "host-0000")["status"]
+    moved = host_manifest(NS, 1)
+    moved["metadata"]["annotations"] = {ann.STATUS: json.dumps(saved)}
+    moved["spec"]["bmc"]["address"] = ADDRESS0  # the same machine, now host-0001
+    cluster.create(SECRETS_RESOURCE, secret_manifest(NS, "host-0001-bmc", "admin", "pw"))
+    cluster.create(HOSTS, moved)
+    with run_controller(cluster, sim):
+        wait_for(lambda: state_of(cluster, "host-0001") == "provisioned")
+        wait_for(
+            lambda: (
+                ann.STATUS
+                not in cluster.get(HOSTS, NS, "host-0001")["metadata"].get("annotations", {})
+            )
+        )
+        assert sim.machine(ADDRESS0).started["provision"] == 1  # not provisioned again
+        assert (
+            cluster.get(HOSTS, NS, "host-0001")["status"]["provisioning"]["id"]
+            == saved["provisioning"]["id"]
+        )
+
+
+def test_inspect_annotation_reinspects_and_is_removed(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"image": None}})
+        wait_for(lambda: state_of(cluster, "host-0000") == "available")
+        annotate(cluster, "host-0000", inspect="")
+        wait_for(lambda: sim.machine(ADDRESS0).started["inspect"] == 2, what="second inspection")
+        wait_for(
+            lambda: (
+                ann.INSPECT
+                not in cluster.get(HOSTS, NS, "host-0000")["metadata"].get("annotations", {})
+            )
+        )
+
+
+def test_reboot_annotation_power_cycles_once(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster):
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        annotate(cluster, "host-0000", reboot="")
+        wait_for(
+            lambda: (
+                ann.REBOOT
+                not in cluster.get(HOSTS, NS, "host-0000")["metadata"].get("annotations", {})
+            )
+        )
+        history = cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"]
+        assert [h["reason"] for h in history].count("Rebooted") == 1
+
+
+def test_inspection_disabled_with_invalid_hardware_details(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        host = host_manifest(NS, 0)
+        host["metadata"]["annotations"] = {
+            ann.INSPECT: "disabled",
+            ann.HARDWARE_DETAILS: "{not json",
+        }
+        cluster.create(SECRETS_RESOURCE, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+        cluster.create(HOSTS, host)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        state = cluster.get(HOSTSTATES, NS, "host-0000")
+        degraded = condition(state, "Degraded")
+        assert degraded["reason"] == "InvalidAnnotation"
+        assert (
+            ann.HARDWARE_DETAILS in degraded["message"]
+            and "fix or remove it" in degraded["message"]
+        )
+        assert any(e["reason"] == "InvalidAnnotation" for e in events_for(cluster, "host-0000"))
+        assert sim.machine(ADDRESS0).started["inspect"] == 0
+        good = json.dumps({"cpu": {"arch": "x86_64", "count": 8}, "ramMebibytes": 4096})
+        annotate(cluster, "host-0000", hardware_details=good)
+        wait_for(
+            lambda: (
+                condition(cluster.get(HOSTSTATES, NS, "host-0000"), "Degraded")["status"] == "False"
+            )
+        )

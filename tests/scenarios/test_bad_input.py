@@ -1,0 +1,93 @@
+"""Bad input is rejected with the field named, or lands in a defined state; nothing crashes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Invalid
+from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from tests.conftest import wait_for
+from tests.scenarios.test_lifecycle import condition, events_for, state_of
+
+NS = "fleet"
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "fix"),
+    [
+        ({"bmc": {"address": "ipmb://10.0.0.1"}}, "spec.bmc.address", "use one of"),
+        ({"bmc": {"address": "not an address"}}, "spec.bmc.address", "<type>://<host>"),
+        (
+            {"image": {"url": "http://x/os.img", "checksum": None}},
+            "spec.image.checksum",
+            "checksum",
+        ),
+        ({"bootMACAddress": "zz:zz"}, "spec.bootMACAddress", "six hex pairs"),
+        ({"bmc": {"credentialsName": "Not_A_Name"}}, "spec.bmc.credentialsName", "Secret"),
+    ],
+)
+def test_schema_rejects_invalid_specs_naming_field_and_fix(
+    cluster: Cluster, change: dict[str, Any], field: str, fix: str
+) -> None:
+    host = host_manifest(NS, 0)
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(host["spec"].get(key), dict):
+            host["spec"][key] = {
+                k: v for k, v in {**host["spec"][key], **value}.items() if v is not None
+            }
+        else:
+            host["spec"][key] = value
+    with pytest.raises(Invalid) as caught:
+        cluster.create(HOSTS, host)
+    assert field in caught.value.message and fix in caught.value.message
+    assert any(c.field == field for c in caught.value.causes)
+
+
+def test_unknown_field_is_kept_and_named(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster):
+        host = host_manifest(NS, 0)
+        host["spec"]["onlin"] = False
+        cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+        cluster.create(HOSTS, host)
+        wait_for(lambda: cluster.get(HOSTSTATES, NS, "host-0000")["status"]["phase"] == "Failed")
+        state = cluster.get(HOSTSTATES, NS, "host-0000")
+        spec_valid = condition(state, "SpecValid")
+        assert spec_valid["status"] == "False" and spec_valid["reason"] == "UnknownField"
+        assert "did you mean spec.online?" in spec_valid["message"]
+        assert cluster.get(HOSTS, NS, "host-0000")["spec"]["onlin"] is False  # nothing lost
+        wait_for(lambda: any(e["type"] == "Warning" for e in events_for(cluster, "host-0000")))
+        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"onlin": None}})
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="fix applied")
+
+
+def test_objects_that_slipped_past_validation_do_not_stop_the_fleet(run_controller: Any) -> None:
+    """A store without schema validation (an older CRD, a restore from backup)."""
+    loose = EmbeddedCluster()
+    try:
+        with run_controller(loose):
+            broken = [
+                {"bmc": {"address": "ipmb://10.0.0.1", "credentialsName": "c"}},
+                {"bmc": {"address": "redfish://x", "credentialsName": "c"}, "image": {"url": "x"}},
+                "not even an object",
+                {"bmc": ["a list"], "online": "sometimes"},
+            ]
+            for index, spec in enumerate(broken, start=10):
+                host = host_manifest(NS, index)
+                host["spec"] = spec
+                loose.create(HOSTS, host)
+            create_fleet(loose, NS, 3)
+            wait_for(
+                lambda: all(state_of(loose, f"host-{i:04d}") == "provisioned" for i in range(3))
+            )
+            for index in range(10, 14):
+                name = f"host-{index:04d}"
+                wait_for(lambda name=name: loose.get(HOSTS, NS, name)["status"]["errorMessage"])
+                host = loose.get(HOSTS, NS, name)
+                assert host["status"]["provisioning"]["state"] == "registering"
+                assert host["status"]["errorType"] == "registration error"
+                assert host["status"]["errorMessage"].startswith("spec")
+    finally:
+        loose.close()

@@ -30,6 +30,12 @@ def _parser() -> argparse.ArgumentParser:
         default=",".join(FAULT_KINDS),
         help=f"comma-separated subset of: {', '.join(FAULT_KINDS)}",
     )
+    demo.add_argument(
+        "--fault-attempts",
+        type=int,
+        default=2,
+        help="attempts each fault fails before the host recovers (0: it never does)",
+    )
     demo.add_argument("--seed", type=int, default=1, help="seed for faults and hardware")
     demo.add_argument("--speed", type=float, default=1.0, help="time scale (2 = twice as fast)")
     demo.add_argument("--workers", type=int, default=4)
@@ -81,8 +87,16 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.hosts < 1 or args.speed <= 0 or not 0 <= args.fault_rate <= 1:
-        print("--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1", file=sys.stderr)
+    if (
+        args.hosts < 1
+        or args.speed <= 0
+        or not 0 <= args.fault_rate <= 1
+        or args.fault_attempts < 0
+    ):
+        print(
+            "--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1, --fault-attempts ≥ 0",
+            file=sys.stderr,
+        )
         return 2
     opts = DemoOptions(
         hosts=args.hosts,
@@ -90,6 +104,7 @@ def _demo(args: argparse.Namespace) -> int:
         faults=args.faults,
         fault_rate=args.fault_rate,
         fault_kinds=kinds,
+        fault_attempts=args.fault_attempts,
         seed=args.seed,
         speed=args.speed,
         workers=args.workers,

@@ -53,6 +53,7 @@ class DemoOptions:
     faults: bool = False
     fault_rate: float = 0.3
     fault_kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    fault_attempts: int = 2  # 0: the fault never clears
     seed: int = 1
     speed: float = 1.0  # 2.0: twice as fast
     workers: int = 4
@@ -171,7 +172,7 @@ def run_demo(opts: DemoOptions) -> int:
             kinds=opts.fault_kinds,
             seed=opts.seed,
             hang_seconds=hang,
-            times=2,
+            times=opts.fault_attempts or None,
         )
     timings = Timings.demo()
     timings = Timings(**{k: v / opts.speed for k, v in vars(timings).items()})

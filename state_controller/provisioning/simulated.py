@@ -122,7 +122,7 @@ class FaultPlan:
         kinds: Iterable[FaultKind] = FAULT_KINDS,
         seed: int = 0,
         hang_seconds: float = 30.0,
-        times: int = 3,
+        times: int | None = 3,
     ) -> FaultPlan:
         rng = random.Random(seed)
         kinds = list(kinds)

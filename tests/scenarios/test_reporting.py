@@ -1,0 +1,137 @@
+"""Reports leave the process correctly: /metrics over HTTP, traces, and no secret anywhere."""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+from typing import Any
+
+import pytest
+from prometheus_client import generate_latest, start_http_server
+
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
+from state_controller.demo import host_manifest, secret_manifest
+from state_controller.observability.events import EventRecorder
+from state_controller.observability.instrumented import InstrumentedProvisioner
+from state_controller.observability.metrics import Metrics
+from state_controller.observability.reporter import Observability
+from state_controller.observability.tracing import make_tracer
+from state_controller.provisioning.simulated import Fault, FaultPlan, SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.controller import HostController
+from tests.conftest import FAST_BACKOFF, wait_for
+from tests.scenarios.test_lifecycle import state_of
+
+NS = "fleet"
+PASSWORD = "Tr0ub4dor-never-printed"
+
+REQUIRED_FAMILIES = [
+    "hoststate_hosts",
+    "hoststate_host_state_entered_timestamp_seconds",
+    "hoststate_stuck_hosts",
+    "hoststate_transitions_total",
+    "hoststate_state_duration_seconds_bucket",
+    "hoststate_errors_total",
+    "hoststate_provisioner_requests_total",
+    "hoststate_provisioner_request_duration_seconds_bucket",
+    "hoststate_status_writes_total",
+    "controller_runtime_reconcile_total",
+    "controller_runtime_reconcile_time_seconds_bucket",
+    "controller_runtime_max_concurrent_reconciles",
+    "controller_runtime_active_workers",
+    "workqueue_depth",
+    "workqueue_adds_total",
+    "workqueue_queue_duration_seconds_bucket",
+    "workqueue_work_duration_seconds_bucket",
+    "workqueue_retries_total",
+    "workqueue_unfinished_work_seconds",
+    "workqueue_longest_running_processor_seconds",
+]
+
+
+@pytest.fixture
+def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
+    caplog.set_level(logging.DEBUG)
+    plan = FaultPlan(
+        {
+            f"{NS}/host-0000": [Fault("credentials", times=1)],
+            f"{NS}/host-0001": [Fault("provisioning", times=1)],
+        }
+    )
+    metrics = Metrics()
+    tracer, spans = make_tracer("memory")
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF)
+    controller = HostController(
+        cluster,
+        InstrumentedProvisioner(SimulatedProvisioner(faults=plan), metrics, tracer),
+        config=config,
+        reporter=Observability(metrics, EventRecorder(cluster), tracer),
+        queue_metrics=metrics,
+    )
+    metrics.watch_books(lambda: controller.books, config.stuck)
+    metrics.watch_workers(
+        config.workers,
+        lambda: controller.active_workers,
+        controller.queue.unfinished_work_seconds,
+        controller.queue.longest_running_seconds,
+    )
+    controller.start()
+    for index in range(3):
+        cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))
+        cluster.create(HOSTS, host_manifest(NS, index))
+    try:
+        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_for(controller.idle)
+        yield metrics, spans
+    finally:
+        controller.stop()
+
+
+def test_metrics_are_served_over_http(observed: Any) -> None:
+    metrics, _ = observed
+    server, thread = start_http_server(0, addr="127.0.0.1", registry=metrics.registry)
+    try:
+        port = server.server_address[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            body = response.read().decode()
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+    names = {
+        line.split("{")[0].split(" ")[0] for line in body.splitlines() if line and line[0] != "#"
+    }
+    missing = [n for n in REQUIRED_FAMILIES if n not in names]
+    assert missing == []
+    assert 'hoststate_hosts{state="provisioned"} 3.0' in body
+    assert 'hoststate_errors_total{type="registration error"} 1.0' in body
+    assert 'hoststate_errors_total{type="provisioning error"} 1.0' in body
+    per_host = [s for s in body.splitlines() if s.startswith("hoststate_host_state_entered")]
+    assert len(per_host) == 3  # one series per host, not per host and state
+
+
+def test_traces_have_a_span_per_reconcile_with_transitions(observed: Any) -> None:
+    _, spans = observed
+    finished = spans.get_finished_spans()
+    reconciles = [s for s in finished if s.name == "reconcile"]
+    assert reconciles and all("hoststate.host" in s.attributes for s in reconciles)
+    transitions = [e for s in reconciles for e in s.events if e.name == "transition"]
+    assert {e.attributes["to"] for e in transitions} >= {"registering", "provisioned"}
+    assert any(s.name == "provisioner.provision" for s in finished)
+
+
+def test_the_bmc_password_appears_nowhere(
+    observed: Any, cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    metrics, spans = observed
+    places = {
+        "hosts": json.dumps(cluster.list(HOSTS)[0]),
+        "hoststates": json.dumps(cluster.list(HOSTSTATES)[0]),
+        "events": json.dumps(cluster.list(EVENTS)[0]),
+        "metrics": generate_latest(metrics.registry).decode(),
+        "traces": "".join(s.to_json() for s in spans.get_finished_spans()),
+        "logs": caplog.text,
+    }
+    assert len(places["events"]) > 100  # there is something to scan
+    leaked = [where for where, text in places.items() if PASSWORD in text]
+    assert leaked == []

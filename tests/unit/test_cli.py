@@ -1,0 +1,78 @@
+"""The command line as a user runs it: demo exit codes, JSON summary, get, gen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+
+CLI = [sys.executable, "-m", "state_controller.cli"]
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
+    store = tmp_path / "demo.db"
+    done = run(
+        "demo", "--hosts", "12", "--speed", "20", "--faults", "--fault-rate", "0.5",
+        "--exit-when-settled", "--json", "--store", str(store), "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["settled"] is True
+    assert summary["at_target"] == 12 and summary["by_state"] == {"provisioned": 12}
+    assert summary["faults"], "the seed must have injected faults"
+    assert "metrics: http://127.0.0.1:" in done.stderr
+
+    table = run("get", "hoststates", "--store", str(store), "-n", "demo")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split() == ["NAME"] + [
+        c.name.upper() for c in HOSTSTATE_COLUMNS if not c.priority
+    ]
+    assert len(lines) == 13 and all("Provisioned" in line for line in lines[1:])
+
+    wide = run("get", "hs", "--store", str(store), "-o", "wide")
+    assert wide.stdout.splitlines()[0].split()[:2] == ["NAMESPACE", "NAME"]
+    assert "REGISTERED" in wide.stdout.splitlines()[0]
+
+    hosts = run("get", "hosts", "--store", str(store), "-n", "demo")
+    assert hosts.stdout.splitlines()[0].split() == ["NAME"] + [
+        c.name.upper() for c in HOST_COLUMNS if not c.priority
+    ]
+    as_json = json.loads(run("get", "hosts", "--store", str(store), "-o", "json").stdout)
+    assert len(as_json["items"]) == 12
+
+
+def test_demo_that_cannot_settle_exits_non_zero(tmp_path: Path) -> None:
+    done = run(
+        "demo", "--hosts", "4", "--speed", "20", "--faults", "--fault-rate", "1",
+        "--fault-kinds", "credentials", "--fault-attempts", "0",
+        "--exit-when-settled", "--json", "--timeout", "3",
+    )  # fmt: skip
+    assert done.returncode == 1
+    summary = json.loads(done.stdout)
+    assert summary["settled"] is False and len(summary["not_at_target"]) == 4
+    assert summary["by_state"] == {"registering": 4}
+
+
+def test_bad_arguments_name_the_flag() -> None:
+    done = run("demo", "--fault-kinds", "gremlins")
+    assert done.returncode == 2 and "--fault-kinds" in done.stderr and "credentials" in done.stderr
+    missing = run("get", "hosts", "--store", "/nonexistent/x.db")
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_gen_crds_writes_the_committed_files(tmp_path: Path) -> None:
+    done = run("gen", "crds", "--out", str(tmp_path))
+    assert done.returncode == 0
+    root = Path(__file__).resolve().parents[2] / "api" / "v1alpha1"
+    for path in root.glob("*.yaml"):
+        assert (tmp_path / path.name).read_text() == path.read_text()

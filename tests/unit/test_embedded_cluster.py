@@ -603,3 +603,17 @@ def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
         EmbeddedCluster.open_snapshot(tmp_path / "missing.db")
     with pytest.raises(ValueError):
         EmbeddedCluster(read_only=True)
+
+
+def test_events_beyond_the_limit_expire_oldest_first() -> None:
+    from state_controller.cluster.interface import EVENTS
+
+    store = EmbeddedCluster(max_events=3)
+    for i in range(5):
+        store.create(
+            EVENTS,
+            {"metadata": {"name": f"e{i}", "namespace": "ns"}, "reason": "R", "message": str(i)},
+        )
+    names = [e["metadata"]["name"] for e in store.list(EVENTS)[0]]
+    assert sorted(names) == ["e2", "e3", "e4"]
+    store.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 # scheme -> default port (None: the protocol's usual HTTPS port is implied)
@@ -52,6 +53,7 @@ class BMCAddress:
         return self.scheme.split("+", 1)[0].replace("-virtualmedia", "")
 
 
+@lru_cache(maxsize=65536)
 def parse_bmc_address(address: str) -> BMCAddress:
     example = "e.g. ipmi://192.0.2.10:623 or redfish://bmc.example.com/redfish/v1/Systems/1"
     if not _ADDRESS_RE.match(address):

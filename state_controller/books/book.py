@@ -47,6 +47,7 @@ class Book:
         self.pending: list[Transition] = []  # for sinks (metrics, events, traces)
         self.stamps: dict[str, tuple[str, float]] = {}
         self.conditions: dict[str, conditions.Cond] = {}
+        self._changed_at: float | None = None  # first change not yet stamped
         self.stuck_reported = False
         self._restamp(now)
 
@@ -174,11 +175,27 @@ class Book:
         chapter.transitions += 1
 
     def _restamp(self, now: float) -> None:
-        self.conditions = conditions.derive(self.cursor, self.facts, self.seen)
-        for ctype, cond in self.conditions.items():
-            stamp = self.stamps.get(ctype)
-            if stamp is None or stamp[0] != cond.status:
-                self.stamps[ctype] = (cond.status, now)
+        """Note that conditions may have changed; they are derived when next read.
+
+        A step makes several changes at the same instant; deriving once when
+        the projection reads them (instead of after every change) halves the
+        cost of a step, and stamps each changed condition with the time of
+        the first change since the last read.
+        """
+        if self._changed_at is None:
+            self._changed_at = now
+
+    def current_conditions(self) -> dict[str, conditions.Cond]:
+        """Every condition but Stuck, with stamps brought up to date."""
+        at = self._changed_at
+        if at is not None:
+            self._changed_at = None
+            self.conditions = conditions.derive(self.cursor, self.facts, self.seen)
+            for ctype, cond in self.conditions.items():
+                stamp = self.stamps.get(ctype)
+                if stamp is None or stamp[0] != cond.status:
+                    self.stamps[ctype] = (cond.status, at)
+        return self.conditions
 
 
 def _outcome(last_state: str, *, left_in_error: bool) -> str:

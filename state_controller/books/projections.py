@@ -156,7 +156,7 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
 
 def _conditions(book: Book) -> dict[str, dict[str, Any]]:
     out = {}
-    for ctype, cond in book.conditions.items():
+    for ctype, cond in book.current_conditions().items():
         stamp = book.stamps.get(ctype)
         at = stamp[1] if stamp is not None else book.cursor.entered_at
         out[ctype] = {

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339, rfc3339_ms
 
 
+@lru_cache(maxsize=1024)
 def camel(words: str) -> str:
     """``registration error`` -> ``RegistrationError``: a value usable as a condition reason."""
     return "".join(w[:1].upper() + w[1:] for w in words.replace("-", " ").split())
@@ -66,21 +68,22 @@ class Transition:
     recorded: bool = True
     time_in_previous_state: float | None = None
     error_type: ErrorType | None = None
-    _wire: dict[str, Any] | None = field(default=None, repr=False)
+    _at: str = field(default="", repr=False)
 
     def wire(self) -> dict[str, Any]:
-        """The API form (cached: history is re-projected on every write)."""
-        if self._wire is None:
-            self._wire = {
-                "seq": self.seq,
-                "chapter": self.chapter,
-                "from": self.from_state,
-                "to": self.to_state,
-                "at": rfc3339_ms(self.at),
-                "reason": self.reason,
-                "message": self.message,
-            }
-        return self._wire
+        """The API form. Only the formatted time is cached: a dict per transition would
+        cost more memory than the rest of the book (see benchmarks/scale.py)."""
+        if not self._at:
+            self._at = rfc3339_ms(self.at)
+        return {
+            "seq": self.seq,
+            "chapter": self.chapter,
+            "from": self.from_state,
+            "to": self.to_state,
+            "at": self._at,
+            "reason": self.reason,
+            "message": self.message,
+        }
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Transition:

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339
-from . import conditions
 from .book import Book, Limits
 from .records import Chapter, Transition
 
@@ -43,9 +42,8 @@ def restore(
         at = parse_rfc3339(cond.get("lastTransitionTime"))
         if "type" in cond and at is not None:
             book.stamps[str(cond["type"])] = (str(cond.get("status", "")), at)
-    # Derive without re-stamping: the goal is not known until the next step, and a
-    # condition whose status did not really change must keep its transition time.
-    book.conditions = conditions.derive(book.cursor, book.facts, book.seen)
+    # Conditions are derived when first read, after the next step has set the
+    # host's goal: one whose status did not really change keeps its time.
     book.pending.clear()
     return book
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import NoOpTracer, Tracer
 
 from ..provisioning.provisioner import HostView, Provisioner
 from ..provisioning.results import Result
@@ -18,19 +18,22 @@ class InstrumentedProvisioner:
         self.backend = inner.backend
         self.metrics = metrics
         self.tracer = tracer
+        self.tracing = not isinstance(tracer, NoOpTracer)
 
     def _call(self, operation: str, host: HostView, call: Callable[[], Result]) -> Result:
-        with self.tracer.start_as_current_span(
-            f"provisioner.{operation}", attributes={"hoststate.host": host.key}
-        ) as span:
-            started = time.perf_counter()
+        started = time.perf_counter()
+        if self.tracing:
+            with self.tracer.start_as_current_span(
+                f"provisioner.{operation}", attributes={"hoststate.host": host.key}
+            ) as span:
+                result = call()
+                span.set_attribute("hoststate.result", result.outcome.value)
+        else:
             result = call()
-            elapsed = time.perf_counter() - started
-            span.set_attribute("hoststate.result", result.outcome.value)
-        self.metrics.provisioner_requests.labels(
-            self.backend, operation, result.outcome.value
-        ).inc()
-        self.metrics.provisioner_latency.labels(self.backend, operation).observe(elapsed)
+        elapsed = time.perf_counter() - started
+        m = self.metrics
+        m.child(m.provisioner_requests, self.backend, operation, result.outcome.value).inc()
+        m.child(m.provisioner_latency, self.backend, operation).observe(elapsed)
         return result
 
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:

@@ -210,6 +210,7 @@ class Metrics:
             ["controller", "name"],
             registry=r,
         )
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         c = controller
         self._q = (c, c)
         self._depth = self.queue_depth.labels(*self._q)
@@ -218,6 +219,14 @@ class Metrics:
         self._work = self.work_duration.labels(*self._q)
         self._retries = self.queue_retries.labels(*self._q)
         self._rtime = self.reconcile_time.labels(c)
+
+    def child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, memoised: it is called for every transition."""
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     # -- wiring -------------------------------------------------------------------------
 
@@ -256,14 +265,15 @@ class Metrics:
 
     def transition(self, record: Transition) -> None:
         if record.error_type is not None:
-            self.errors.labels(record.error_type.value).inc()
+            self.child(self.errors, record.error_type.value).inc()
         if record.from_state != record.to_state:
-            self.transitions.labels(record.from_state, record.to_state).inc()
+            self.child(self.transitions, record.from_state, record.to_state).inc()
             if record.time_in_previous_state is not None:
-                self.state_seconds.labels(record.from_state).observe(record.time_in_previous_state)
+                seconds = record.time_in_previous_state
+                self.child(self.state_seconds, record.from_state).observe(seconds)
 
     def reconciled(self, result: str, seconds: float) -> None:
-        self.reconcile_total.labels(self.controller, result).inc()
+        self.child(self.reconcile_total, self.controller, result).inc()
         if result == "error":
-            self.reconcile_errors.labels(self.controller).inc()
+            self.child(self.reconcile_errors, self.controller).inc()
         self._rtime.observe(seconds)

@@ -58,7 +58,8 @@ class HostController:
             reporter=self.reporter,
             clock=clock,
         )
-        self._by_secret: dict[str, set[str]] = {}
+        self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
+        self._secret_of_host: dict[str, str] = {}  # Host key -> Secret key ("" for none)
         self._index_lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
@@ -97,29 +98,33 @@ class HostController:
 
     # -- event handlers: they only enqueue ----------------------------------------------
 
-    def _on_host(self, key: str, old: Obj | None, new: Obj | None) -> None:
-        self._index_secret(key, old, new)
+    def _on_host(self, key: str, host: Obj | None) -> None:
+        self._index_secret(key, _secret_of(host))
         self.queue.add(key)
 
-    def _on_hoststate(self, key: str, old: Obj | None, new: Obj | None) -> None:
-        if self.hosts.get(key) is not None:
+    def _on_hoststate(self, key: str, state: Obj | None) -> None:
+        if key in self._secret_of_host:  # a known host
             self.queue.add(key)
 
-    def _on_secret(self, key: str, old: Obj | None, new: Obj | None) -> None:
+    def _on_secret(self, key: str, secret: Obj | None) -> None:
         with self._index_lock:
             hosts = list(self._by_secret.get(key, ()))
         for host in hosts:
             self.queue.add(host)
 
-    def _index_secret(self, key: str, old: Obj | None, new: Obj | None) -> None:
-        before, after = _secret_of(old), _secret_of(new)
-        if before == after:
-            return
+    def _index_secret(self, key: str, secret: str | None) -> None:
         with self._index_lock:
-            if before is not None:
+            before = self._secret_of_host.get(key, "")
+            if before == secret:
+                return
+            if before:
                 self._by_secret.get(before, set()).discard(key)
-            if after is not None:
-                self._by_secret.setdefault(after, set()).add(key)
+            if secret is None:
+                self._secret_of_host.pop(key, None)
+                return
+            self._secret_of_host[key] = secret
+            if secret:
+                self._by_secret.setdefault(secret, set()).add(key)
 
     # -- workers ------------------------------------------------------------------------
 
@@ -166,10 +171,11 @@ class HostController:
 
 
 def _secret_of(host: Obj | None) -> str | None:
-    spec = (host or {}).get("spec")
-    if host is None or not isinstance(spec, dict):
+    """The Secret a Host names: None for a deleted Host, "" for one that names none."""
+    if host is None:
         return None
-    bmc = spec.get("bmc")
+    spec = host.get("spec")
+    bmc = spec.get("bmc") if isinstance(spec, dict) else None
     if not isinstance(bmc, dict) or not bmc.get("credentialsName"):
-        return None
+        return ""
     return f"{host['metadata'].get('namespace', '')}/{bmc['credentialsName']}"

@@ -110,7 +110,8 @@ class HostReconciler:
         decision = self.machine.step(book, inputs, now)
 
         host = self._write_host_status(host, book)
-        self._write_hoststate(host, book, now)
+        if not decision.remove_finalizer:  # else the HostState is about to go with its Host
+            self._write_hoststate(host, book, now)
         self._report(host, book, decision.events, now)
 
         removals = set(decision.remove_annotations)

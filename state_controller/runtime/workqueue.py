@@ -184,6 +184,8 @@ class WorkQueue(Generic[T]):
 
     def forget(self, item: T) -> None:
         """Resets the item's back-off, typically after a successful reconcile."""
+        if item not in self._failures:  # the common case needs no lock (a dict read is atomic)
+            return
         with self._lock:
             self._failures.pop(item, None)
 

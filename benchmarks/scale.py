@@ -1,0 +1,132 @@
+"""Scale run on the embedded cluster with the simulated provisioner at zero latency.
+
+N hosts (default 10,000) from creation to provisioned, 60 s of idle, then
+all deleted. Prints transitions per second, CPU seconds per 1,000
+transitions, peak RSS, API writes per transition (by kind) and the writes
+made while idle. The full controller runs, with metrics and Events.
+
+    .venv/bin/python benchmarks/scale.py [--hosts 10000] [--idle 60] [--workers 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTS
+from state_controller.demo import create_fleet
+from state_controller.observability.events import EventRecorder
+from state_controller.observability.instrumented import InstrumentedProvisioner
+from state_controller.observability.metrics import Metrics
+from state_controller.observability.reporter import Observability
+from state_controller.observability.tracing import make_tracer
+from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.controller import HostController
+
+WRITES = ("create", "update", "update_status", "patch", "delete")
+
+
+def transitions(metrics: Metrics) -> float:
+    total = 0.0
+    for family in metrics.transitions.collect():
+        total += sum(s.value for s in family.samples if s.name.endswith("_total"))
+    return total
+
+
+def wait(predicate: object, label: str, started: float, every: float = 5.0) -> None:
+    last = time.monotonic()
+    while not predicate():  # type: ignore[operator]
+        time.sleep(0.05)
+        if time.monotonic() - last >= every:
+            print(f"  … {label} ({time.monotonic() - started:.0f}s)", flush=True)
+            last = time.monotonic()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hosts", type=int, default=10_000)
+    parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+
+    cluster = EmbeddedCluster()
+    metrics = Metrics()
+    tracer, _ = make_tracer("none")
+    config = ControllerConfig(workers=args.workers)
+    controller = HostController(
+        cluster,
+        InstrumentedProvisioner(SimulatedProvisioner(), metrics, tracer),
+        config=config,
+        reporter=Observability(metrics, EventRecorder(cluster), tracer),
+        queue_metrics=metrics,
+    )
+    metrics.watch_books(lambda: controller.books, config.stuck)
+    controller.start()
+    books = controller.books
+    n = args.hosts
+    print(f"scale run: {n} hosts, {args.workers} workers, simulated provisioner at zero latency")
+
+    # -- creation to provisioned -----------------------------------------------------------
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    created = dict(cluster.stats)
+    create_fleet(cluster, "scale", n)
+    wait(
+        lambda: len(books) == n
+        and controller.idle()
+        and all(b.cursor.state.value == "provisioned" for b in list(books.values())),
+        "provisioning",
+        wall0,
+    )
+    up_wall, up_cpu = time.monotonic() - wall0, time.process_time() - cpu0
+    up_transitions = transitions(metrics)
+    up_writes = {k: cluster.stats[k] - created[k] for k in WRITES}
+    up_writes["create"] -= 2 * n  # the fleet's Secrets and Hosts are ours, not the controller's
+
+    # -- idle ------------------------------------------------------------------------------
+    before_idle = dict(cluster.stats)
+    time.sleep(args.idle)
+    idle_writes = sum(cluster.stats[k] - before_idle[k] for k in WRITES)
+
+    # -- deletion --------------------------------------------------------------------------
+    cpu1, wall1 = time.process_time(), time.monotonic()
+    deleted = dict(cluster.stats)
+    for i in range(n):
+        cluster.delete(HOSTS, "scale", f"host-{i:04d}")
+    wait(lambda: not books and controller.idle(), "deletion", wall1)
+    down_wall, down_cpu = time.monotonic() - wall1, time.process_time() - cpu1
+    down_transitions = transitions(metrics) - up_transitions
+    down_writes = {k: cluster.stats[k] - deleted[k] for k in WRITES}
+    down_writes["delete"] -= n  # the benchmark's own deletes
+    controller.stop()
+    cluster.close()
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    total_t = up_transitions + down_transitions
+    total_wall, total_cpu = up_wall + down_wall, up_cpu + down_cpu
+
+    def per(writes: dict[str, int], count: float) -> str:
+        total = sum(writes.values())
+        kinds = ", ".join(f"{k} {v / count:.2f}" for k, v in writes.items() if v)
+        return f"{total / count:.2f} ({kinds})"
+
+    events_up = up_writes["create"]  # controller creates: HostStates and Events
+    print()
+    print(f"provisioning: {up_transitions:.0f} transitions in {up_wall:.1f}s "
+          f"= {up_transitions / up_wall:,.0f}/s; CPU {1000 * up_cpu / up_transitions:.2f}s per 1,000")
+    print(f"  writes per transition: {per(up_writes, up_transitions)}")
+    print(f"  of which creates (HostStates + Events): {events_up}")
+    print(f"deletion: {down_transitions:.0f} transitions in {down_wall:.1f}s "
+          f"= {down_transitions / down_wall:,.0f}/s; CPU {1000 * down_cpu / down_transitions:.2f}s per 1,000")
+    print(f"  writes per transition: {per(down_writes, down_transitions)}")
+    print(f"overall: {total_t:.0f} transitions, {total_t / total_wall:,.0f}/s, "
+          f"CPU {1000 * total_cpu / total_t:.2f}s per 1,000 transitions")
+    print(f"writes during {args.idle:.0f}s idle after settling: {idle_writes}")
+    print(f"peak RSS: {peak_mb:.0f} MB")
+    print(f"reconciles: {controller.reconciles}")
+
+
+if __name__ == "__main__":
+    main()

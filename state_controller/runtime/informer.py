@@ -87,7 +87,17 @@ class Informer:
     # -- writing through ----------------------------------------------------------------
 
     def mutate(self, obj: Obj) -> None:
-        """Take the server's answer to our own write, unless the cache already has newer."""
+        """Take the server's answer to our own write, unless the cache already has newer.
+
+        An answer for an object that is being deleted and has no finalizers left
+        describes an object that no longer exists (the write that removed the last
+        finalizer deleted it); its DELETED event may already have been handled, so
+        taking it would bring back a ghost.
+        """
+        meta = obj.get("metadata", {})
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self.forget(object_key(obj))
+            return
         key = object_key(obj)
         entry = _entry(obj)
         with self._lock:

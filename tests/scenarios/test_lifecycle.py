@@ -140,11 +140,13 @@ def test_deletion_deprovisions_and_removes_everything(
     cluster: Cluster, run_controller: Any
 ) -> None:
     sim = SimulatedProvisioner()
-    with run_controller(cluster, sim):
+    with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 2)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
         cluster.delete(HOSTS, NS, "host-0000")
         wait_for(lambda: state_of(cluster, "host-0000") == "<gone>", what="host deleted")
+        wait_for(lambda: running.book(f"{NS}/host-0000") is None, what="book dropped")
+        assert running.controller.hosts.get(f"{NS}/host-0000") is None
         wait_for(lambda: _absent(cluster, "host-0000"), what="hoststate collected")
         machine = sim.machine("redfish://bmc-0000.demo.example/redfish/v1/Systems/1")
         assert machine.disk_image is None and machine.node_id == "" and not machine.powered_on

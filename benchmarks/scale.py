@@ -36,6 +36,13 @@ def transitions(metrics: Metrics) -> float:
     return total
 
 
+def rate(phase: str, transitions: float, wall: float, cpu: float) -> str:
+    return (
+        f"{phase}: {transitions:.0f} transitions in {wall:.1f}s = {transitions / wall:,.0f}/s; "
+        f"CPU {1000 * cpu / transitions:.2f}s per 1,000"
+    )
+
+
 def wait(predicate: object, label: str, started: float, every: float = 5.0) -> None:
     last = time.monotonic()
     while not predicate():  # type: ignore[operator]
@@ -74,9 +81,11 @@ def main() -> None:
     created = dict(cluster.stats)
     create_fleet(cluster, "scale", n)
     wait(
-        lambda: len(books) == n
-        and controller.idle()
-        and all(b.cursor.state.value == "provisioned" for b in list(books.values())),
+        lambda: (
+            len(books) == n
+            and controller.idle()
+            and all(b.cursor.state.value == "provisioned" for b in list(books.values()))
+        ),
         "provisioning",
         wall0,
     )
@@ -112,17 +121,15 @@ def main() -> None:
         kinds = ", ".join(f"{k} {v / count:.2f}" for k, v in writes.items() if v)
         return f"{total / count:.2f} ({kinds})"
 
-    events_up = up_writes["create"]  # controller creates: HostStates and Events
     print()
-    print(f"provisioning: {up_transitions:.0f} transitions in {up_wall:.1f}s "
-          f"= {up_transitions / up_wall:,.0f}/s; CPU {1000 * up_cpu / up_transitions:.2f}s per 1,000")
+    print(rate("provisioning", up_transitions, up_wall, up_cpu))
     print(f"  writes per transition: {per(up_writes, up_transitions)}")
-    print(f"  of which creates (HostStates + Events): {events_up}")
-    print(f"deletion: {down_transitions:.0f} transitions in {down_wall:.1f}s "
-          f"= {down_transitions / down_wall:,.0f}/s; CPU {1000 * down_cpu / down_transitions:.2f}s per 1,000")
+    print(rate("deletion", down_transitions, down_wall, down_cpu))
     print(f"  writes per transition: {per(down_writes, down_transitions)}")
-    print(f"overall: {total_t:.0f} transitions, {total_t / total_wall:,.0f}/s, "
-          f"CPU {1000 * total_cpu / total_t:.2f}s per 1,000 transitions")
+    print(
+        f"overall: {total_t:.0f} transitions, {total_t / total_wall:,.0f}/s, "
+        f"CPU {1000 * total_cpu / total_t:.2f}s per 1,000 transitions"
+    )
     print(f"writes during {args.idle:.0f}s idle after settling: {idle_writes}")
     print(f"peak RSS: {peak_mb:.0f} MB")
     print(f"reconciles: {controller.reconciles}")

@@ -31,9 +31,17 @@ BMC_SCHEMES: dict[str, int | None] = {
     "irmc": None,
 }
 
-# The rough shape, enforced by the CRD schema: scheme://host[:port][/path]
-ADDRESS_PATTERN = r"^[a-z0-9][a-z0-9+.-]*://[^\s/]+(/\S*)?$"
-_ADDRESS_RE = re.compile(ADDRESS_PATTERN)
+# The shape, enforced by the CRD schema too: <known type>://host[:port][/path]
+_SHAPE = r"^[a-z0-9][a-z0-9+.-]*://[^\s/]+(/\S*)?$"
+_ADDRESS_RE = re.compile(_SHAPE)
+ADDRESS_PATTERN = (
+    "^(" + "|".join(re.escape(s) for s in sorted(BMC_SCHEMES)) + r")://[^\s/]+(/\S*)?$"
+)
+ADDRESS_FIX = (
+    "write it as <type>://<host>[:port][/path] with <type> one of "
+    + ", ".join(sorted(BMC_SCHEMES))
+    + ", e.g. ipmi://192.0.2.10:623"
+)
 
 
 class BMCAddressError(ValueError):

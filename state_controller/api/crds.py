@@ -39,6 +39,7 @@ _KEEP = {
     "default",
     "additionalProperties",
     "maxItems",
+    "x-kubernetes-validations",
 }
 
 

@@ -7,12 +7,15 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ValidationError
 
+from .bmc import ADDRESS_FIX
+from .host import IMAGE_URL_FIX, MAC_FIX, SECRET_NAME_FIX
+
 FIXES: dict[str, str] = {
     "image.checksum": "add the image's checksum, or the URL of a checksum file",
-    "image.url": "use an http://, https:// or file:// URL",
-    "bmc.address": "write it as <type>://<host>[:port][/path], e.g. ipmi://192.0.2.10:623",
-    "bmc.credentialsName": "name a Secret in the Host's namespace with username and password",
-    "bootMACAddress": "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56",
+    "image.url": IMAGE_URL_FIX,
+    "bmc.address": ADDRESS_FIX,
+    "bmc.credentialsName": SECRET_NAME_FIX,
+    "bootMACAddress": MAC_FIX,
 }
 
 

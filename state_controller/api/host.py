@@ -12,11 +12,28 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from .base import DNS_SUBDOMAIN, SpecModel, StatusModel
-from .bmc import ADDRESS_PATTERN, parse_bmc_address
+from .bmc import ADDRESS_FIX, ADDRESS_PATTERN, parse_bmc_address
 from .states import ErrorType, OperationalStatus, ProvisioningState
 
 MAC_PATTERN = r"^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$"
 IMAGE_URL_PATTERN = r"^(https?|file)://\S+$"
+
+
+def cel(pattern: str, field: str, fix: str) -> dict[str, object]:
+    """A CEL rule repeating a pattern, so the API server's error says how to fix the value."""
+    return {
+        "x-kubernetes-validations": [
+            {"rule": f"self.matches(r'{pattern}')", "message": f"{field}: {fix}"}
+        ]
+    }
+
+
+SECRET_NAME_FIX = (
+    "name a Secret in the Host's namespace with keys username and password "
+    "(lowercase letters, digits, '-' and '.')"
+)
+MAC_FIX = "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56"
+IMAGE_URL_FIX = "use an http://, https:// or file:// URL"
 
 
 class BMCDetails(SpecModel):
@@ -27,6 +44,7 @@ class BMCDetails(SpecModel):
             max_length=2048,
             description="How to reach the management controller, e.g. ipmi://192.0.2.10:623 "
             "or redfish://bmc.example.com/redfish/v1/Systems/1.",
+            json_schema_extra=cel(ADDRESS_PATTERN, "spec.bmc.address", ADDRESS_FIX),
         ),
     ]
     credentials_name: Annotated[
@@ -37,6 +55,7 @@ class BMCDetails(SpecModel):
             max_length=253,
             description="Name of a Secret in the Host's namespace with keys "
             "'username' and 'password'.",
+            json_schema_extra=cel(DNS_SUBDOMAIN, "spec.bmc.credentialsName", SECRET_NAME_FIX),
         ),
     ]
     disable_certificate_verification: bool = False
@@ -51,7 +70,12 @@ class BMCDetails(SpecModel):
 class Image(SpecModel):
     url: Annotated[
         str,
-        Field(pattern=IMAGE_URL_PATTERN, max_length=4096, description="Where to fetch the image."),
+        Field(
+            pattern=IMAGE_URL_PATTERN,
+            max_length=4096,
+            description="Where to fetch the image.",
+            json_schema_extra=cel(IMAGE_URL_PATTERN, "spec.image.url", IMAGE_URL_FIX),
+        ),
     ]
     checksum: Annotated[
         str,
@@ -80,9 +104,17 @@ class HostSpec(SpecModel):
     bmc: BMCDetails | None = Field(
         default=None, description="Without a BMC the host stays unmanaged."
     )
-    boot_mac_address: Annotated[str, Field(pattern=MAC_PATTERN)] | None = Field(
-        default=None, alias="bootMACAddress"
-    )
+    boot_mac_address: (
+        Annotated[
+            str,
+            Field(
+                pattern=MAC_PATTERN,
+                max_length=17,
+                json_schema_extra=cel(MAC_PATTERN, "spec.bootMACAddress", MAC_FIX),
+            ),
+        ]
+        | None
+    ) = Field(default=None, alias="bootMACAddress")
     online: bool = Field(default=False, description="Whether the host should be powered on.")
     image: Image | None = Field(
         default=None, description="Provision this image; removing it deprovisions the host."

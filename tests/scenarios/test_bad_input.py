@@ -18,7 +18,7 @@ NS = "fleet"
 @pytest.mark.parametrize(
     ("change", "field", "fix"),
     [
-        ({"bmc": {"address": "ipmb://10.0.0.1"}}, "spec.bmc.address", "use one of"),
+        ({"bmc": {"address": "ipmb://10.0.0.1"}}, "spec.bmc.address", "one of idrac"),
         ({"bmc": {"address": "not an address"}}, "spec.bmc.address", "<type>://<host>"),
         (
             {"image": {"url": "http://x/os.img", "checksum": None}},

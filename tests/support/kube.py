@@ -1,0 +1,116 @@
+"""A real control plane for the tests: built once, started once per session, CRDs installed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.support.control_plane import ControlPlane
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMESPACES = ("fleet", "metal")
+
+
+BUILD = ROOT / "tools" / "k8s" / "build.sh"
+BUILD_TIMEOUT = 1800.0  # cached: instant; cold: ~10 min on 2 cores (scripts/test builds first)
+MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
+MANIFESTS = ROOT / "manifests"
+
+
+def k8s_bin_dir() -> Path:
+    """The cached Kubernetes binaries, built by tools/k8s/build.sh on first use."""
+    how = "run scripts/test (or tools/k8s/build.sh) to build etcd, kube-apiserver and kubectl"
+    proc = subprocess.Popen(
+        [str(BUILD)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # build.sh and its go builds
+        proc.communicate()
+        raise RuntimeError(
+            f"tools/k8s/build.sh did not finish in {BUILD_TIMEOUT:.0f}s: {how}"
+        ) from None
+    lines = out.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = "\n".join(err.strip().splitlines()[-10:])
+        raise RuntimeError(f"tools/k8s/build.sh failed ({proc.returncode}): {how}\n{tail}")
+    return Path(lines[-1])
+
+
+def kubectl(
+    plane: ControlPlane, *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        plane.kubectl_argv(*args), capture_output=True, text=True, check=check, timeout=120
+    )
+
+
+@contextmanager
+def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
+    with ControlPlane(k8s_bin_dir(), workdir) as plane:
+        crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
+        crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
+        kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
+        kubectl(
+            plane, "wait", "--for=condition=Established", "--timeout=60s",
+            "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io",
+            "crd/servicemonitors.monitoring.coreos.com",
+            "crd/prometheusrules.monitoring.coreos.com",
+        )  # fmt: skip
+        for namespace in NAMESPACES:
+            kubectl(plane, "create", "namespace", namespace)
+        wait_for_garbage_collection(plane)
+        yield plane
+
+
+def wait_for_garbage_collection(plane: ControlPlane, timeout: float = 90.0) -> None:
+    """kube-controller-manager discovers new CRDs every 30 s; until then a HostState
+    outlives its Host. Wait until it collects one, so scenarios see a settled cluster."""
+    from state_controller.cluster.interface import HOSTS, HOSTSTATES, NotFound
+    from state_controller.cluster.kube import KubeCluster
+
+    kube = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+    try:
+        owner = kube.create(
+            HOSTS, {"metadata": {"name": "gc-probe", "namespace": "metal"}, "spec": {}}
+        )
+        kube.create(
+            HOSTSTATES,
+            {
+                "metadata": {
+                    "name": "gc-probe",
+                    "namespace": "metal",
+                    "ownerReferences": [
+                        {"apiVersion": owner["apiVersion"], "kind": "Host", "name": "gc-probe",
+                         "uid": owner["metadata"]["uid"]}
+                    ],
+                },
+                "spec": {},
+            },
+        )  # fmt: skip
+        kube.delete(HOSTS, "metal", "gc-probe")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                kube.get(HOSTSTATES, "metal", "gc-probe")
+            except NotFound:
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"garbage collector did not collect a HostState in {timeout}s")
+    finally:
+        kube.close()
+
+
+def apply_manifests(plane: ControlPlane) -> subprocess.CompletedProcess[str]:
+    return kubectl(plane, "apply", "-k", str(MANIFESTS), "--server-side")

@@ -11,6 +11,7 @@ import pytest
 
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import Cluster, NotFound
+from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
 from state_controller.observability.events import EventRecorder
 from state_controller.observability.instrumented import InstrumentedProvisioner
@@ -23,6 +24,7 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
+SCENARIO_NAMESPACE = "fleet"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
@@ -39,12 +41,56 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "c
         time.sleep(0.02)
 
 
-@pytest.fixture(params=["embedded"])
+@pytest.fixture(params=["embedded", "kube"])
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    """Every end-to-end scenario runs against each backend listed in ``params``."""
-    store = EmbeddedCluster(validators=validators())
-    yield store
-    store.close()
+    """Every end-to-end scenario runs against both backends: in process, and a real
+    kube-apiserver + etcd (one per session, emptied between tests)."""
+    if request.param == "embedded":
+        store = EmbeddedCluster(validators=validators())
+        yield store
+        store.close()
+        return
+    plane = request.getfixturevalue("control_plane")
+    kube = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+    yield kube
+    empty_namespace(kube, SCENARIO_NAMESPACE)
+    kube.close()
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """etcd + kube-apiserver + kube-controller-manager, CRDs installed: one per session."""
+    from tests.support.kube import started_control_plane
+
+    with started_control_plane(tmp_path_factory.mktemp("k8s")) as plane:
+        yield plane
+
+
+@pytest.fixture(scope="session")
+def manifests(control_plane: Any) -> Any:
+    """manifests/ applied (kubectl apply -k --server-side) to the session's control plane."""
+    from tests.support.kube import apply_manifests
+
+    return apply_manifests(control_plane)
+
+
+def empty_namespace(cluster: Cluster, namespace: str) -> None:
+    """Remove every object a scenario made, finalizers included (the controller is gone)."""
+    from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS
+
+    for resource in (HOSTS, HOSTSTATES, SECRETS, EVENTS):
+        for obj in cluster.list(resource, namespace)[0]:
+            name = obj["metadata"]["name"]
+            try:
+                if obj["metadata"].get("finalizers"):
+                    cluster.patch(resource, namespace, name, {"metadata": {"finalizers": None}})
+                cluster.delete(resource, namespace, name)
+            except NotFound:
+                pass
+    wait_for(
+        lambda: all(not cluster.list(r, namespace)[0] for r in (HOSTS, HOSTSTATES, SECRETS)),
+        what=f"namespace {namespace} emptied",
+    )
 
 
 class Running:

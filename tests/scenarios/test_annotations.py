@@ -58,8 +58,7 @@ def test_detach_then_reattach_adopts_without_redeploy(
             lambda: cluster.get(HOSTS, NS, "host-0000")["status"]["operationalStatus"] == "detached"
         )
         assert sim.machine(ADDRESS0).node_id == ""
-        state = cluster.get(HOSTSTATES, NS, "host-0000")
-        assert state["status"]["phase"] == "Detached"
+        wait_for(lambda: cluster.get(HOSTSTATES, NS, "host-0000")["status"]["phase"] == "Detached")
         annotate(cluster, "host-0000", detached=None)
         wait_for(lambda: cluster.get(HOSTS, NS, "host-0000")["status"]["operationalStatus"] == "OK")
         wait_for(
@@ -148,6 +147,12 @@ def test_inspection_disabled_with_invalid_hardware_details(
         cluster.create(SECRETS_RESOURCE, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
         cluster.create(HOSTS, host)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        wait_for(
+            lambda: (
+                cluster.get(HOSTSTATES, NS, "host-0000")["status"]["provisioning"]["state"]
+                == "provisioned"
+            )
+        )
         state = cluster.get(HOSTSTATES, NS, "host-0000")
         degraded = condition(state, "Degraded")
         assert degraded["reason"] == "InvalidAnnotation"

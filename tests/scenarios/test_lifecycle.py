@@ -14,11 +14,17 @@ NS = "fleet"
 
 
 def state_of(cluster: Cluster, name: str) -> str:
+    """The host's provisioning state once its HostState reports the same (both writes landed)."""
     try:
         host = cluster.get(HOSTS, NS, name)
     except NotFound:
         return "<gone>"
-    return str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
+    state = str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
+    try:
+        reported = cluster.get(HOSTSTATES, NS, name).get("status") or {}
+    except NotFound:
+        return "<not reported>"
+    return state if reported.get("provisioning", {}).get("state") == state else "<reporting>"
 
 
 def hoststate(cluster: Cluster, name: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``state-controller``: demo | get | gen."""
+"""``state-controller``: demo | run | get | gen."""
 
 from __future__ import annotations
 
@@ -51,6 +51,32 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
     demo.add_argument("--trace", choices=["none", "console"], default="none")
 
+    run = sub.add_parser("run", help="run the controller against a Kubernetes cluster")
+    run.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
+    run.add_argument("--context", help="kubeconfig context")
+    run.add_argument(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        help="watch this namespace (repeat, or comma-separate, for several; default all)",
+    )
+    run.add_argument("--metrics-bind-address", default=":8080", help="'0' disables")
+    run.add_argument("--health-probe-bind-address", default=":8081", help="'0' disables")
+    run.add_argument("--leader-elect", action="store_true", help="reconcile only as leader")
+    run.add_argument("--leader-election-namespace", default="hoststate-system")
+    run.add_argument("--leader-election-id", default="hoststate-controller")
+    run.add_argument("--lease-duration", type=int, default=15, help="whole seconds")
+    run.add_argument("--renew-deadline", type=int, default=10, help="whole seconds")
+    run.add_argument("--retry-period", type=int, default=2, help="whole seconds")
+    run.add_argument("--workers", type=int, default=4)
+    run.add_argument(
+        "--simulated-timings",
+        choices=["zero", "demo"],
+        default="zero",
+        help="timings of the simulated provisioner",
+    )
+    run.add_argument("--trace", choices=["none", "console"], default="none")
+
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
     get.add_argument("kind", choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst"])
     get.add_argument("--store", required=True, help="sqlite file of an embedded cluster")
@@ -71,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "demo":
         return _demo(args)
+    if args.command == "run":
+        return _run(args)
     if args.command == "get":
         return _get(args)
     return _gen(args)
@@ -117,6 +145,53 @@ def _demo(args: argparse.Namespace) -> int:
         trace=args.trace,
     )
     return run_demo(opts)
+
+
+def leader_election_problem(lease: int, renew: int, retry: int) -> str:
+    """The client's LeaderElection exits its thread on these; say so before starting."""
+    if retry < 1:
+        return "--retry-period must be at least 1 second"
+    if renew <= 1.2 * retry:
+        return "--renew-deadline must be longer than 1.2 times --retry-period"
+    if lease <= renew:
+        return "--lease-duration must be longer than --renew-deadline"
+    return ""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .run import RunOptions, run_controller
+
+    if not args.verbose:
+        logging.getLogger().setLevel(logging.INFO)
+    namespaces = tuple(
+        n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
+    )
+    problem = leader_election_problem(args.lease_duration, args.renew_deadline, args.retry_period)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    try:
+        return run_controller(
+            RunOptions(
+                kubeconfig=args.kubeconfig,
+                context=args.context,
+                namespaces=namespaces or None,
+                metrics_bind_address=args.metrics_bind_address,
+                health_probe_bind_address=args.health_probe_bind_address,
+                leader_elect=args.leader_elect,
+                leader_election_namespace=args.leader_election_namespace,
+                leader_election_id=args.leader_election_id,
+                lease_duration=args.lease_duration,
+                renew_deadline=args.renew_deadline,
+                retry_period=args.retry_period,
+                workers=args.workers,
+                simulated_timings=args.simulated_timings,
+                trace=args.trace,
+            )
+        )
+    except ValueError as err:
+        print(str(err), file=sys.stderr)
+        return 2
 
 
 def _get(args: argparse.Namespace) -> int:

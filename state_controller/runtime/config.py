@@ -12,7 +12,7 @@ from ..provisioning.backoff import Backoff
 @dataclass(frozen=True)
 class ControllerConfig:
     workers: int = 4
-    namespace: str | None = None  # None: all namespaces
+    namespaces: tuple[str, ...] | None = None  # None: all namespaces
     limits: Limits = field(default_factory=Limits)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
     backoff: Backoff = field(default_factory=Backoff)

@@ -20,7 +20,7 @@ from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from .config import ControllerConfig
 from .host_reconciler import HostReconciler, Outcome
-from .informer import Informer
+from .informer import InformerSet
 from .reporting import NoReporter, Reporter
 from .workqueue import QueueMetricsSink, WorkQueue
 
@@ -43,11 +43,11 @@ class HostController:
         self.config = config or ControllerConfig()
         self.reporter = reporter or NoReporter()
         self.cluster = cluster
-        ns = self.config.namespace
+        ns = self.config.namespaces
         self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics)
-        self.hosts = Informer(cluster, HOSTS, ns, handlers=[self._on_host])
-        self.hoststates = Informer(cluster, HOSTSTATES, ns, handlers=[self._on_hoststate])
-        self.secrets = Informer(cluster, SECRETS, ns, handlers=[self._on_secret])
+        self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host])
+        self.hoststates = InformerSet(cluster, HOSTSTATES, ns, handlers=[self._on_hoststate])
+        self.secrets = InformerSet(cluster, SECRETS, ns, handlers=[self._on_secret])
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -64,6 +64,7 @@ class HostController:
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
+        self.synced = False
 
     @property
     def books(self) -> dict[str, Any]:
@@ -72,11 +73,19 @@ class HostController:
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self, *, sync_timeout: float = 60.0) -> None:
+        self.start_caches(sync_timeout=sync_timeout)
+        self.start_workers()
+
+    def start_caches(self, *, sync_timeout: float = 60.0) -> None:
+        """Fill the caches (a standby replica does this too, to take over at once)."""
         for informer in (self.secrets, self.hoststates, self.hosts):
             informer.start()
         for informer in (self.secrets, self.hoststates, self.hosts):
             if not informer.wait_synced(sync_timeout):
                 raise TimeoutError(f"cache of {informer.resource} did not sync in {sync_timeout}s")
+        self.synced = True
+
+    def start_workers(self) -> None:
         for index in range(self.config.workers):
             worker = threading.Thread(target=self._work, name=f"worker-{index}", daemon=True)
             worker.start()

@@ -44,7 +44,7 @@ from ..cluster.interface import (
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .host_inputs import SpecCache, gather, hardware_details
-from .informer import Informer
+from .informer import Informer, InformerSet
 from .reporting import Reporter
 
 log = logging.getLogger(__name__)
@@ -65,9 +65,9 @@ class HostReconciler:
         self,
         cluster: Cluster,
         *,
-        hosts: Informer,
-        hoststates: Informer,
-        secrets: Informer,
+        hosts: Informer | InformerSet,
+        hoststates: Informer | InformerSet,
+        secrets: Informer | InformerSet,
         machine: HostMachine,
         config: ControllerConfig,
         reporter: Reporter,
@@ -229,7 +229,7 @@ class HostReconciler:
         return created
 
     def _update_status(
-        self, resource: Resource, informer: Informer, obj: Obj, status: dict[str, Any]
+        self, resource: Resource, informer: Informer | InformerSet, obj: Obj, status: dict[str, Any]
     ) -> Obj:
         meta = obj["metadata"]
         body: Obj = {

@@ -190,3 +190,60 @@ class Informer:
                 handler(key, obj)
             except Exception:
                 log.exception("handler for %s %s failed", self.resource, key)
+
+
+class InformerSet:
+    """One informer per namespace, read as one cache (for a controller scoped to a list)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        resource: Resource,
+        namespaces: tuple[str, ...] | None,
+        handlers: list[Handler],
+    ) -> None:
+        self.resource = resource
+        scopes: tuple[str | None, ...] = namespaces if namespaces else (None,)
+        self._all = [Informer(cluster, resource, ns, handlers=handlers) for ns in scopes]
+        self._by_namespace = {ns: i for ns, i in zip(scopes, self._all, strict=True)}
+
+    def _for(self, key: str) -> Informer | None:
+        if None in self._by_namespace:
+            return self._by_namespace[None]
+        namespace, _, _ = key.rpartition("/")
+        return self._by_namespace.get(namespace)
+
+    def get(self, key: str) -> Obj | None:
+        informer = self._for(key)
+        return None if informer is None else informer.get(key)
+
+    def mutate(self, obj: Obj) -> None:
+        informer = self._for(object_key(obj))
+        if informer is not None:
+            informer.mutate(obj)
+
+    def forget(self, key: str) -> None:
+        informer = self._for(key)
+        if informer is not None:
+            informer.forget(key)
+
+    def keys(self) -> list[str]:
+        return [k for i in self._all for k in i.keys()]  # noqa: SIM118 (not a dict)
+
+    def items(self) -> list[Obj]:
+        return [o for i in self._all for o in i.items()]
+
+    def start(self) -> None:
+        for informer in self._all:
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self._all:
+            informer.stop()
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        return all(i.wait_synced(timeout) for i in self._all)
+
+    @property
+    def relists(self) -> int:
+        return sum(i.relists for i in self._all)

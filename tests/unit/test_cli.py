@@ -76,3 +76,10 @@ def test_gen_crds_writes_the_committed_files(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2] / "api" / "v1alpha1"
     for path in root.glob("*.yaml"):
         assert (tmp_path / path.name).read_text() == path.read_text()
+
+
+def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:
+    done = run("run", "--leader-elect", "--retry-period", "0")
+    assert done.returncode == 2 and "--retry-period must be at least 1 second" in done.stderr
+    done = run("run", "--lease-duration", "5", "--renew-deadline", "6")
+    assert done.returncode == 2 and "--lease-duration must be longer" in done.stderr

@@ -1,0 +1,136 @@
+"""``state-controller run``: the controller against a real cluster.
+
+Reads a kubeconfig (or the pod's service account), watches Hosts, HostStates
+and Secrets in the given namespaces (or all), serves /metrics and the
+/healthz and /readyz probes, and with ``--leader-elect`` reconciles only
+while it holds the Lease; the standby keeps its caches warm. SIGTERM stops it
+cleanly; losing the lease ends it with exit code 1, for Kubernetes to restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+
+from .cluster.kube import KubeCluster, load_api_client
+from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
+from .observability.events import EventRecorder
+from .observability.instrumented import InstrumentedProvisioner
+from .observability.metrics import Metrics
+from .observability.reporter import Observability
+from .observability.tracing import Exporter, make_tracer
+from .provisioning.simulated import SimulatedProvisioner, Timings
+from .runtime.config import ControllerConfig
+from .runtime.controller import HostController
+from .runtime.leader import LeaderElectionConfig, run_for_leadership
+
+log = logging.getLogger("state_controller.run")
+
+
+@dataclass
+class RunOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespaces: tuple[str, ...] | None = None
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    leader_elect: bool = False
+    leader_election_namespace: str = "hoststate-system"
+    leader_election_id: str = "hoststate-controller"
+    lease_duration: int = 15
+    renew_deadline: int = 10
+    retry_period: int = 2
+    workers: int = 4
+    simulated_timings: str = "zero"
+    trace: Exporter = "none"
+
+
+def run_controller(opts: RunOptions) -> int:
+    metrics_address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
+    probe_address = parse_bind_address(
+        opts.health_probe_bind_address, "--health-probe-bind-address"
+    )
+    api = load_api_client(opts.kubeconfig, opts.context)
+    cluster = KubeCluster(api)
+    metrics = Metrics()
+    tracer, _ = make_tracer(opts.trace)
+    timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
+    config = ControllerConfig(workers=opts.workers, namespaces=opts.namespaces)
+    controller = HostController(
+        cluster,
+        InstrumentedProvisioner(SimulatedProvisioner(timings=timings), metrics, tracer),
+        config=config,
+        reporter=Observability(metrics, EventRecorder(cluster), tracer),
+        queue_metrics=metrics,
+    )
+    metrics.watch_books(lambda: controller.books, config.stuck)
+    metrics.watch_workers(
+        config.workers,
+        lambda: controller.active_workers,
+        controller.queue.unfinished_work_seconds,
+        controller.queue.longest_running_seconds,
+    )
+    servers = []
+    if metrics_address is not None:
+        servers.append(serve_metrics(metrics.registry, metrics_address))
+        print(f"metrics: {metrics_address[0]}:{servers[-1].port}/metrics", file=sys.stderr)
+    if probe_address is not None:
+        servers.append(serve_probes(lambda: controller.synced, probe_address))
+        print(f"probes: {probe_address[0]}:{servers[-1].port}/healthz,/readyz", file=sys.stderr)
+
+    stop = threading.Event()
+    lost = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    scope = ", ".join(opts.namespaces) if opts.namespaces else "all namespaces"
+    try:
+        controller.start_caches()
+        log.info("caches synced for %s", scope)
+        if opts.leader_elect:
+            identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+            log.info(
+                "campaigning for lease %s/%s as %s",
+                opts.leader_election_namespace,
+                opts.leader_election_id,
+                identity,
+            )
+
+            def started() -> None:
+                log.info("became leader; reconciling")
+                controller.start_workers()
+
+            def stopped() -> None:
+                log.error("lost the lease; stopping so that only one replica acts")
+                lost.set()
+                stop.set()
+
+            run_for_leadership(
+                api,
+                LeaderElectionConfig(
+                    namespace=opts.leader_election_namespace,
+                    name=opts.leader_election_id,
+                    identity=identity,
+                    lease_duration=opts.lease_duration,
+                    renew_deadline=opts.renew_deadline,
+                    retry_period=opts.retry_period,
+                ),
+                on_started=started,
+                on_stopped=stopped,
+            )
+        else:
+            controller.start_workers()
+        stop.wait()
+    finally:
+        controller.stop()
+        for server in servers:
+            server.stop()
+        cluster.close()
+    if lost.is_set():
+        os._exit(1)  # the election thread cannot be stopped; leave at once
+    return 0

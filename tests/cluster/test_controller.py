@@ -1,0 +1,268 @@
+"""The controller on a real control plane: its ServiceAccount, kubectl's view, leader
+election across processes, and an API server restart under a running controller."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, ApiError
+from state_controller.cluster.kube import KubeCluster
+from state_controller.demo import create_fleet
+from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.controller import HostController
+from state_controller.tables import rows
+from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.support.control_plane import ControlPlane
+from tests.support.kube import kubectl
+
+NS = "metal"
+SA = "hoststate-controller"
+SA_NS = "hoststate-system"
+
+
+@pytest.fixture
+def admin(control_plane: ControlPlane) -> Iterator[KubeCluster]:
+    kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
+    yield kube
+    empty_namespace(kube, NS)
+    kube.close()
+
+
+def as_service_account(plane: ControlPlane) -> KubeCluster:
+    token = kubectl(plane, "create", "token", SA, "-n", SA_NS, "--duration=1h").stdout.strip()
+    configuration = client.Configuration(host=plane.url)
+    configuration.api_key = {"authorization": token}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.ssl_ca_cert = str(plane.ca_file)
+    return KubeCluster(client.ApiClient(configuration))
+
+
+def states(kube: KubeCluster) -> dict[str, str]:
+    return {
+        h["metadata"]["name"]: (h.get("status") or {}).get("provisioning", {}).get("state", "")
+        for h in kube.list(HOSTS, NS)[0]
+    }
+
+
+def assert_no_transition_twice(kube: KubeCluster) -> None:
+    for state in kube.list(HOSTSTATES, NS)[0]:
+        history = state["status"]["history"]
+        seqs = [h["seq"] for h in history]
+        assert seqs == sorted(set(seqs)), state["metadata"]["name"]
+        moves = [(h["from"], h["to"]) for h in history if h["from"] != h["to"]]
+        assert len(moves) == len(set(moves)), (state["metadata"]["name"], moves)
+
+
+def test_controller_works_as_its_service_account_and_nothing_more(
+    control_plane: ControlPlane, manifests: Any, admin: KubeCluster
+) -> None:
+    identity = as_service_account(control_plane)
+    controller = HostController(
+        identity,
+        SimulatedProvisioner(),
+        config=ControllerConfig(workers=2, namespaces=(NS,), backoff=FAST_BACKOFF),
+    )
+    controller.start()
+    try:
+        create_fleet(admin, NS, 3)
+        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, what="provisioned")
+        admin.delete(HOSTS, NS, "host-0000")
+        wait_for(lambda: "host-0000" not in states(admin), what="deleted through finalizer")
+    finally:
+        controller.stop()
+    for forbidden in (
+        lambda: identity.get(SECRETS, "kube-system", "anything"),
+        lambda: identity.list(SECRETS, "default"),
+        lambda: identity.list(HOSTS, None),
+    ):
+        with pytest.raises(ApiError) as refused:
+            forbidden()
+        assert refused.value.code == 403
+    identity.close()
+
+
+def test_kubectl_get_shows_the_printer_columns(
+    control_plane: ControlPlane, admin: KubeCluster
+) -> None:
+    controller = HostController(
+        admin, SimulatedProvisioner(), config=ControllerConfig(namespaces=(NS,))
+    )
+    controller.start()
+    try:
+        create_fleet(admin, NS, 2)
+        wait_for(lambda: set(states(admin).values()) == {"provisioned"})
+        wait_for(
+            lambda: all(
+                s["status"]["phase"] == "Provisioned" for s in admin.list(HOSTSTATES, NS)[0]
+            )
+        )
+    finally:
+        controller.stop()
+    for kind, columns, resource in (
+        ("hoststates", HOSTSTATE_COLUMNS, HOSTSTATES),
+        ("hosts", HOST_COLUMNS, HOSTS),
+    ):
+        for wide in (False, True):
+            args = ["get", kind, "-n", NS] + (["-o", "wide"] if wide else [])
+            theirs = parse_table(kubectl(control_plane, *args).stdout)
+            ours = rows(admin.list(resource, NS)[0], columns, wide=wide)
+            assert [list(r.values()) for r in theirs] == ours[1:]  # every cell, as kubectl
+            assert list(theirs[0]) == ours[0]
+    state = parse_table(kubectl(control_plane, "get", "hs", "-n", NS, "-o", "wide").stdout)[0]
+    assert (state["PHASE"], state["STATE"], state["STUCK"], state["ERRORS"]) == (
+        "Provisioned", "provisioned", "False", "0",
+    )  # fmt: skip
+    assert [state[c] for c in ("REGISTERED", "INSPECTED", "PREPARED", "PROVISIONED")] == [
+        "True"
+    ] * 4
+
+
+def parse_table(text: str) -> list[dict[str, str]]:
+    """kubectl's table, cut at the header's column starts (cells may be empty)."""
+    lines = text.rstrip("\n").splitlines()
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    out = []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        out.append(dict(zip(names, cells, strict=True)))
+    return out
+
+
+def test_apiserver_restart_under_a_running_controller(
+    control_plane: ControlPlane, admin: KubeCluster
+) -> None:
+    sim = SimulatedProvisioner(timings=Timings(provision=4.0))
+    controller = HostController(
+        admin, sim, config=ControllerConfig(namespaces=(NS,), backoff=FAST_BACKOFF)
+    )
+    controller.start()
+    try:
+        create_fleet(admin, NS, 5)
+        wait_for(lambda: set(states(admin).values()) == {"provisioning"}, what="provisioning")
+        control_plane.stop_apiserver()
+        time.sleep(2)
+        control_plane.start_apiserver()
+        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, timeout=60)
+        wait_for(controller.idle)
+    finally:
+        controller.stop()
+    assert_no_transition_twice(admin)
+    for i in range(5):
+        address = f"redfish://bmc-{i:04d}.demo.example/redfish/v1/Systems/1"
+        assert sim.machine(address).started["provision"] == 1  # polled, never restarted
+
+
+class Replica:
+    """`state-controller run --leader-elect` in its own process."""
+
+    def __init__(self, plane: ControlPlane, workdir: Path, name: str) -> None:
+        self.log = workdir / f"{name}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "state_controller.cli", "run",
+             "--kubeconfig", str(plane.kubeconfig), "--namespace", NS,
+             "--leader-elect", "--leader-election-namespace", SA_NS,
+             "--lease-duration", "4", "--renew-deadline", "3", "--retry-period", "1",
+             "--metrics-bind-address", "127.0.0.1:0",
+             "--health-probe-bind-address", "127.0.0.1:0"],
+            stdout=subprocess.DEVNULL, stderr=self.log.open("w"), stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def port(self, what: str) -> int:
+        def found() -> int | None:
+            match = re.search(rf"{what}: 127\.0\.0\.1:(\d+)", self.log.read_text())
+            return int(match.group(1)) if match else None
+
+        return int(wait_for(found, what=f"{what} port in {self.log.name}"))
+
+    def get(self, path: str) -> tuple[int, str]:
+        import urllib.error
+        import urllib.request
+
+        port = self.port("probes" if path.endswith("z") else "metrics")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, ""
+
+    def reconciles(self) -> float:
+        _, body = self.get("/metrics")
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in body.splitlines()
+            if line.startswith("controller_runtime_reconcile_total{")
+        )
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def lease_holder(plane: ControlPlane) -> str:
+    done = kubectl(
+        plane, "get", "lease", "hoststate-controller", "-n", SA_NS, "-o", "json", check=False
+    )
+    return json.loads(done.stdout)["spec"].get("holderIdentity", "") if done.returncode == 0 else ""
+
+
+def test_one_leader_reconciles_and_the_other_takes_over(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    replicas = [Replica(control_plane, tmp_path, name) for name in ("a", "b")]
+    try:
+        for replica in replicas:
+            wait_for(lambda r=replica: r.get("/readyz")[0] == 200, timeout=30, what="ready")
+        holder = wait_for(lambda: lease_holder(control_plane), timeout=30, what="a leader")
+        create_fleet(admin, NS, 3)
+        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, timeout=30)
+        counts = [r.reconciles() for r in replicas]
+        logs = "\n".join(r.log.read_text()[-1500:] for r in replicas)
+        assert sorted(c > 0 for c in counts) == [False, True], f"{counts}\n{logs}"  # one acts
+        leader = replicas[counts.index(max(counts))]
+        standby = replicas[1 - replicas.index(leader)]
+
+        leader.kill()
+        killed = time.monotonic()
+        wait_for(
+            lambda: lease_holder(control_plane) not in ("", holder), timeout=30, what="failover"
+        )
+        takeover = time.monotonic() - killed
+        assert takeover <= 4 + 2 * 1, f"takeover took {takeover:.1f}s (lease 4 s, retry 1 s)"
+        admin.create(SECRETS, _secret(3))
+        admin.create(HOSTS, _host(3))
+        wait_for(lambda: states(admin).get("host-0003") == "provisioned", timeout=30)
+        assert standby.reconciles() > 0
+        assert_no_transition_twice(admin)
+    finally:
+        for replica in replicas:
+            replica.kill()
+
+
+def _secret(index: int) -> dict[str, Any]:
+    from state_controller.demo import secret_manifest
+
+    return secret_manifest(NS, f"host-{index:04d}-bmc", "admin", "pw")
+
+
+def _host(index: int) -> dict[str, Any]:
+    from state_controller.demo import host_manifest
+
+    return host_manifest(NS, index)

@@ -1,0 +1,444 @@
+"""A real OpenStack Ironic (standalone, fake-hardware) on loopback, for tests.
+
+Usage::
+
+    venv = subprocess.check_output(["tools/ironic/install.sh"], text=True).splitlines()[-1]
+    with IronicServer(venv, tmp_path, fake_delays={"deploy": 5}) as ironic:
+        urllib.request.urlopen(ironic.url + "/v1")  # noauth: no token needed
+        ironic.stop(); ironic.start()              # restart: same DB, same port
+        ironic.wipe_database()                     # empty DB, running again
+
+One ``ironic`` all-in-one process (API + conductor, ``rpc_transport = none``)
+with a SQLite database in the work dir, ``auth_strategy = noauth`` and only the
+``fake-hardware`` hardware type. The process runs in its own session/process
+group; ``stop()`` terminates the whole group (SIGTERM, then SIGKILL), also when
+``start()`` fails half-way. Clients must send ``X-OpenStack-Ironic-API-Version``
+(this Ironic, 39.0.0, goes up to 1.115); without it they get 1.1 semantics.
+
+Real failures with this config (no mocks), per node:
+
+* deploy failed: ``deploy_interface=direct`` and ``instance_info.image_source``
+  an http URL nobody listens on -> ``deploy failed`` in ~0.3 s; with a URL that
+  answers -> ``wait call-back`` -> ``deploy failed`` after ~5 s (timeout).
+* inspect failed: ``inspect_interface=agent`` -> ``inspect wait`` ->
+  ``inspect failed`` after ~5 s.
+* clean failed: ``deploy_interface=direct`` and ``automated_clean=true`` ->
+  ``provide`` ends in ``clean failed`` after ~5 s; or a manual ``clean`` with
+  ``{"interface": "bios", "step": "apply_configuration", "args": {"settings":
+  [{"bad": 1}]}}`` -> ``clean failed`` at once (and maintenance=true).
+* verify (manage) failed: ``power_interface=agent`` -> back to ``enroll``.
+* 409 "Node ... is locked by host ...": any request while a ``fake_delays``
+  operation holds the node lock.
+
+Only ``fake-hardware`` is enabled and ``default_<kind>_interface`` is set for
+it; enabling another hardware type through ``config`` needs those overridden.
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+__all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError", "free_port"]
+
+#: Keys accepted in ``fake_delays`` (``[fake] <key>_delay`` in ironic.conf,
+#: from ironic/conf/fake.py). Values are seconds: a number, or a
+#: ``"min,max"`` string for a triangular random delay weighted on min.
+FAKE_DELAY_KEYS = frozenset(
+    {
+        "power",
+        "boot",
+        "deploy",
+        "vendor",
+        "management",
+        "inspect",
+        "raid",
+        "bios",
+        "storage",
+        "rescue",
+        "firmware",
+    }
+)
+
+#: Interfaces enabled for fake-hardware. The first entry of each list is what
+#: a new node gets by default. ``direct`` deploy and ``agent`` inspect are
+#: extra: they wait for an IPA callback that never comes, which is how tests
+#: get a real ``deploy failed`` / ``inspect failed`` (see the timeouts below).
+DEFAULT_INTERFACES: dict[str, str] = {
+    "bios": "fake,no-bios",
+    "boot": "fake",
+    "console": "fake,no-console",
+    "deploy": "fake,direct",
+    "firmware": "fake,no-firmware",
+    "inspect": "fake,agent,no-inspect",
+    "management": "fake,noop",
+    "network": "noop",
+    "power": "fake,agent",
+    "raid": "fake,agent,no-raid",
+    "rescue": "fake,no-rescue",
+    "storage": "noop,fake",
+    "vendor": "fake,no-vendor",
+}
+
+_READY_TIMEOUT = 60.0
+_STOP_TIMEOUT = 5.0
+# Log lines after which the service will never answer: the cotyledon master
+# stays alive when its API/conductor worker dies (and may respawn it in a
+# loop), so waiting for /v1 would only run into the timeout.
+_FATAL_LOG_MARKERS = (
+    " CRITICAL ",
+    "Traceback (most recent call last)",
+    "Failed to register hardware types",
+    "Successfully stopped conductor",
+    "Forking too fast",
+)
+_PORT_IN_USE = "Address already in use"
+_PORT_ATTEMPTS = 3
+
+
+class IronicServerError(RuntimeError):
+    """Ironic could not be set up, started or stopped."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (racy, good enough for tests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(no log file)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class IronicServer:
+    """Run ``ironic`` from ``venv`` with state in ``workdir``.
+
+    ``fake_delays`` maps :data:`FAKE_DELAY_KEYS` to seconds. ``config``
+    overrides or adds ironic.conf options: ``{"conductor": {"x": "1"}}``.
+    The port is picked once and kept across ``stop()``/``start()``.
+    """
+
+    def __init__(
+        self,
+        venv: str | os.PathLike[str],
+        workdir: str | os.PathLike[str],
+        fake_delays: Mapping[str, float | str] | None = None,
+        *,
+        config: Mapping[str, Mapping[str, str | int | float | bool]] | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        ready_timeout: float = _READY_TIMEOUT,
+        stop_timeout: float = _STOP_TIMEOUT,
+    ) -> None:
+        self.venv = Path(venv).resolve()
+        self.workdir = Path(workdir).resolve()
+        unknown = set(fake_delays or {}) - FAKE_DELAY_KEYS
+        if unknown:
+            raise ValueError(
+                f"unknown fake delay(s) {sorted(unknown)}; use {sorted(FAKE_DELAY_KEYS)}"
+            )
+        self.fake_delays: dict[str, float | str] = dict(fake_delays or {})
+        self.extra_config = {section: dict(opts) for section, opts in (config or {}).items()}
+        self.host = host
+        self.port = port
+        self.ready_timeout = ready_timeout
+        self.stop_timeout = stop_timeout
+        self.config_path = self.workdir / "ironic.conf"
+        self.db_path = self.workdir / "ironic.sqlite"
+        self.log_path = self.workdir / "ironic.log"
+        self.lock_dir = self.workdir / "locks"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._port_was_picked = False
+        for tool in ("ironic", "ironic-dbsync"):
+            if not (self.venv / "bin" / tool).is_file():
+                raise IronicServerError(
+                    f"{self.venv / 'bin' / tool} not found; run tools/ironic/install.sh"
+                )
+
+    # -- public API ---------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:40123`` (append ``/v1/...``)."""
+        if self.port is None:
+            raise IronicServerError("IronicServer has not been started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the ironic master process (also its process group id)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Write the config, create the schema if there is no DB, start and wait for /v1."""
+        if self._proc is not None:
+            raise IronicServerError("ironic is already running; stop() it first")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.lock_dir.mkdir(exist_ok=True)
+        pick_port = self.port is None or self._port_was_picked
+        if self.port is None:
+            self.port = free_port(self.host)
+            self._port_was_picked = True
+        self.write_config()
+        if not self.db_path.exists():
+            self.create_schema()
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            try:
+                self._start_once()
+                return
+            except IronicServerError as e:
+                # free_port() is racy: another process may grab the port
+                # before ironic binds it. Only retry ports we picked ourselves.
+                if not (pick_port and _PORT_IN_USE in str(e)) or attempt == _PORT_ATTEMPTS:
+                    raise
+                self.port = free_port(self.host)
+                self.write_config()
+
+    def _start_once(self) -> None:
+        with self.log_path.open("ab") as log:
+            log.write(f"\n===== hoststate: starting ironic on {self.url} =====\n".encode())
+            log.flush()
+            self._proc = subprocess.Popen(
+                [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+        try:
+            self._wait_ready()
+        except BaseException:
+            # A half-started ironic often ignores SIGTERM: do not wait long.
+            self.stop(grace=1.0)
+            raise
+
+    def stop(self, grace: float | None = None) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds.
+
+        ``grace`` defaults to ``stop_timeout``; ``grace=0`` kills at once (a crash:
+        node locks and in-progress states are left for the next start to recover).
+        """
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        pgid = proc.pid  # start_new_session=True: the master leads its group
+        if grace is None:
+            grace = self.stop_timeout
+        if grace > 0:
+            self._signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and self._group_alive(pgid, proc):
+            time.sleep(0.05)
+        # Ironic's cotyledon workers sometimes ignore SIGTERM while starting or
+        # after a failure; the master can also exit before its workers.
+        self._signal_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=self.stop_timeout)
+        deadline = time.monotonic() + self.stop_timeout
+        while time.monotonic() < deadline and self._group_alive(pgid, proc):
+            time.sleep(0.05)
+        if proc.poll() is None:
+            raise IronicServerError(f"ironic (pid {pgid}) did not exit after SIGKILL")
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def wipe_database(self) -> None:
+        """Stop, delete the SQLite DB, create an empty schema, start again."""
+        self.stop()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
+        shutil.rmtree(self.lock_dir, ignore_errors=True)
+        self.start()
+
+    def create_schema(self) -> None:
+        """``ironic-dbsync create_schema`` on the configured SQLite file."""
+        self.write_config()
+        cmd = [
+            str(self.venv / "bin" / "ironic-dbsync"),
+            "--config-file",
+            str(self.config_path),
+            "create_schema",
+        ]
+        try:
+            res = subprocess.run(
+                cmd, cwd=self.workdir, capture_output=True, text=True, timeout=120, check=False
+            )
+        except subprocess.TimeoutExpired as e:
+            raise IronicServerError(f"{' '.join(cmd)} timed out") from e
+        if res.returncode != 0:
+            out = "\n".join((res.stdout + res.stderr).splitlines()[-40:])
+            raise IronicServerError(
+                f"ironic-dbsync create_schema failed ({res.returncode}):\n{out}"
+            )
+
+    def config_sections(self) -> dict[str, dict[str, str]]:
+        """The ironic.conf content as {section: {option: value}}."""
+        iface = DEFAULT_INTERFACES
+        default: dict[str, str] = {
+            "auth_strategy": "noauth",
+            "rpc_transport": "none",
+            "host": "hoststate-ironic",
+            "use_stderr": "true",
+            "debug": "false",
+            "enabled_hardware_types": "fake-hardware",
+        }
+        for kind, enabled in iface.items():
+            default[f"enabled_{kind}_interfaces"] = enabled
+            default[f"default_{kind}_interface"] = enabled.split(",")[0]
+        sections: dict[str, dict[str, str]] = {
+            "DEFAULT": default,
+            "api": {"host_ip": self.host, "port": str(self.port)},
+            "database": {"connection": f"sqlite:///{self.db_path}"},
+            "dhcp": {"dhcp_provider": "none"},
+            "conductor": {
+                "automated_clean": "false",
+                # Timeouts for the direct-deploy / agent-inspect failure
+                # recipes (nothing ever calls back): fail after ~5-7 s.
+                "deploy_callback_timeout": "5",
+                "inspect_wait_timeout": "5",
+                "clean_callback_timeout": "5",
+                "check_provision_state_interval": "1",
+                # Must stay below the callback timeouts (startup warning).
+                "max_conductor_wait_step_seconds": "2",
+            },
+            # Lets ``agent`` inspect start with the fake boot interface
+            # (unmanaged inspection: power off, PXE, power on, wait).
+            "inspector": {"require_managed_boot": "false"},
+            # Where an IPA would call back (direct deploy / agent inspect);
+            # without it those fail at once with a keystone catalog error.
+            "service_catalog": {"endpoint_override": self.url},
+            "oslo_concurrency": {"lock_path": str(self.lock_dir)},
+            "fake": {f"{k}_delay": str(v) for k, v in sorted(self.fake_delays.items())},
+        }
+        for section, opts in self.extra_config.items():
+            target = sections.setdefault(section, {})
+            for key, value in opts.items():
+                target[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return sections
+
+    def write_config(self) -> Path:
+        lines: list[str] = []
+        for section, opts in self.config_sections().items():
+            lines.append(f"[{section}]")
+            lines.extend(f"{key} = {value}" for key, value in opts.items())
+            lines.append("")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text("\n".join(lines))
+        return self.config_path
+
+    def log_tail(self, lines: int = 40) -> str:
+        return _tail(self.log_path, lines)
+
+    # -- internals ----------------------------------------------------------
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+        deadline = time.monotonic() + self.ready_timeout
+        last_error = "no answer yet"
+        while True:
+            rc = self._proc.poll()
+            if rc is not None:
+                raise IronicServerError(
+                    f"ironic exited with status {rc} during startup; "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/v1", timeout=2) as resp:
+                    body = json.loads(resp.read())
+                if resp.status == 200 and "version" in body:
+                    return
+                last_error = f"HTTP {resp.status}"
+            except (OSError, ValueError) as e:  # URLError/HTTPError/refused/bad JSON
+                last_error = str(e)
+            fatal = self._fatal_log_lines(log_start)
+            if fatal:
+                raise IronicServerError(
+                    f"ironic failed during startup ({' | '.join(fatal)}); "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise IronicServerError(
+                    f"ironic did not answer GET {self.url}/v1 within {self.ready_timeout:g}s "
+                    f"(last: {last_error}); log {self.log_path}:\n{self.log_tail()}"
+                )
+            time.sleep(0.1)
+
+    def _fatal_log_lines(self, offset: int) -> list[str]:
+        """Lines that show startup failed: the markers and, for a traceback, its last line."""
+        try:
+            with self.log_path.open("rb") as f:
+                f.seek(offset)
+                text = f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return []
+        lines = text.splitlines()
+        found: list[str] = []
+        for i, line in enumerate(lines):
+            if not any(marker in line for marker in _FATAL_LOG_MARKERS):
+                continue
+            if line.startswith("Traceback"):
+                # The exception line ends the traceback; wait until it is written.
+                end = next(
+                    (j for j in range(i + 1, len(lines)) if not lines[j].startswith(" ")), None
+                )
+                if end is None:
+                    continue
+                line = lines[end]
+            found.append(line.strip())
+        return found
+
+    @staticmethod
+    def _signal_group(pgid: int, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+
+    @staticmethod
+    def _group_alive(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
+        proc.poll()  # reap the master if it exited, so it does not linger as a zombie
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True

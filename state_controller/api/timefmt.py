@@ -7,8 +7,12 @@ from datetime import UTC, datetime
 
 
 def rfc3339(ts: float) -> str:
-    """Seconds precision, as metav1.Time (conditions, creationTimestamp)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+    """Seconds precision, as metav1.Time (conditions, creationTimestamp).
+
+    Truncates the millisecond-rounded instant, so a time read back from its
+    millisecond form (``rfc3339_ms``) prints the same second as the original.
+    """
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(round(ts * 1000) // 1000))
 
 
 def rfc3339_ms(ts: float) -> str:

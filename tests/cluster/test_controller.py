@@ -27,7 +27,7 @@ from state_controller.runtime.controller import HostController
 from state_controller.tables import rows
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 from tests.support.control_plane import ControlPlane
-from tests.support.kube import kubectl
+from tests.support.kube import kubectl, wait_for_garbage_collection
 
 NS = "metal"
 SA = "hoststate-controller"
@@ -166,6 +166,7 @@ def test_apiserver_restart_under_a_running_controller(
     for i in range(5):
         address = f"redfish://bmc-{i:04d}.demo.example/redfish/v1/Systems/1"
         assert sim.machine(address).started["provision"] == 1  # polled, never restarted
+    wait_for_garbage_collection(control_plane)  # the restarted GC rediscovers CRDs (≤30 s)
 
 
 class Replica:

@@ -74,7 +74,7 @@ def test_gen_crds_writes_the_committed_files(tmp_path: Path) -> None:
     done = run("gen", "crds", "--out", str(tmp_path))
     assert done.returncode == 0
     root = Path(__file__).resolve().parents[2] / "api" / "v1alpha1"
-    for path in root.glob("*.yaml"):
+    for path in root.glob("hoststate.io_*.yaml"):
         assert (tmp_path / path.name).read_text() == path.read_text()
 
 

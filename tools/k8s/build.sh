@@ -15,8 +15,9 @@
 #   - Go module and build caches live in $HOSTSTATE_CACHE/k8s/go (delete it to
 #     reclaim ~4 GiB; only the bin dirs are needed afterwards).
 #   - A cold build needs only the Go module proxy (no GitHub, no dl.k8s.io) and
-#     takes 12-15 minutes on 2 cores (kube-apiserver alone 6-8), peak ~2 GiB RAM;
-#     kube-controller-manager adds a few minutes on a warm build cache.
+#     takes ~10-13 minutes on 2 cores (kube-apiserver alone 6-8, then
+#     kube-controller-manager ~2 as it reuses most of its packages), peak
+#     ~2 GiB RAM.
 set -euo pipefail
 
 # Bump when the way binaries are built changes (flags, ldflags, ...).

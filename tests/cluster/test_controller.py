@@ -234,6 +234,8 @@ def test_one_leader_reconciles_and_the_other_takes_over(
         holder = wait_for(lambda: lease_holder(control_plane), timeout=30, what="a leader")
         create_fleet(admin, NS, 3)
         wait_for(lambda: set(states(admin).values()) == {"provisioned"}, timeout=30)
+        # a reconcile is counted after both its status writes: wait for the count itself
+        wait_for(lambda: sum(r.reconciles() for r in replicas) >= 3, what="reconciles counted")
         counts = [r.reconciles() for r in replicas]
         logs = "\n".join(r.log.read_text()[-1500:] for r in replicas)
         assert sorted(c > 0 for c in counts) == [False, True], f"{counts}\n{logs}"  # one acts

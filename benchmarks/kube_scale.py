@@ -23,14 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.cluster.kube import KubeCluster
 from state_controller.demo import create_fleet
-from state_controller.observability.events import EventRecorder
-from state_controller.observability.instrumented import InstrumentedProvisioner
 from state_controller.observability.metrics import Metrics
-from state_controller.observability.reporter import Observability
-from state_controller.observability.tracing import make_tracer
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.wiring import observed_controller
 from tests.support.kube import started_control_plane
 
 NS = "fleet"
@@ -41,17 +38,8 @@ def controller_for(
     kubeconfig: str, workers: int, sim: SimulatedProvisioner
 ) -> tuple[HostController, KubeCluster, Metrics]:
     kube = KubeCluster.from_kubeconfig(kubeconfig)
-    metrics = Metrics()
-    tracer, _ = make_tracer("none")
-    config = ControllerConfig(workers=workers, namespaces=(NS,))
-    controller = HostController(
-        kube,
-        InstrumentedProvisioner(sim, metrics, tracer),
-        config=config,
-        reporter=Observability(metrics, EventRecorder(kube), tracer),
-        queue_metrics=metrics,
-    )
-    return controller, kube, metrics
+    observed = observed_controller(kube, sim, ControllerConfig(workers=workers, namespaces=(NS,)))
+    return observed.controller, kube, observed.metrics
 
 
 def transitions(metrics: Metrics) -> float:

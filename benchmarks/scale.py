@@ -17,14 +17,10 @@ import time
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS
 from state_controller.demo import create_fleet
-from state_controller.observability.events import EventRecorder
-from state_controller.observability.instrumented import InstrumentedProvisioner
 from state_controller.observability.metrics import Metrics
-from state_controller.observability.reporter import Observability
-from state_controller.observability.tracing import make_tracer
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.controller import HostController
+from state_controller.wiring import observed_controller
 
 WRITES = ("create", "update", "update_status", "patch", "delete")
 
@@ -60,17 +56,10 @@ def main() -> None:
     args = parser.parse_args()
 
     cluster = EmbeddedCluster()
-    metrics = Metrics()
-    tracer, _ = make_tracer("none")
-    config = ControllerConfig(workers=args.workers)
-    controller = HostController(
-        cluster,
-        InstrumentedProvisioner(SimulatedProvisioner(), metrics, tracer),
-        config=config,
-        reporter=Observability(metrics, EventRecorder(cluster), tracer),
-        queue_metrics=metrics,
+    observed = observed_controller(
+        cluster, SimulatedProvisioner(), ControllerConfig(workers=args.workers)
     )
-    metrics.watch_books(lambda: controller.books, config.stuck)
+    controller, metrics = observed.controller, observed.metrics
     controller.start()
     books = controller.books
     n = args.hosts

@@ -27,16 +27,13 @@ from .books.stuck import StuckPolicy
 from .cluster.embedded import EmbeddedCluster
 from .cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from .cluster.schema import validators
-from .observability.events import EventRecorder
-from .observability.instrumented import InstrumentedProvisioner
-from .observability.metrics import Metrics
-from .observability.reporter import Observability
-from .observability.tracing import Exporter, make_tracer
+from .observability.tracing import Exporter
 from .provisioning.backoff import Backoff
 from .provisioning.simulated import FAULT_KINDS, FaultKind, FaultPlan, SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
 from .tables import render, rows
+from .wiring import observed_controller
 
 IMAGE = {
     "url": "http://images.demo.example/os/rhcos-4.16.qcow2",
@@ -177,27 +174,13 @@ def run_demo(opts: DemoOptions) -> int:
     timings = Timings.demo()
     timings = Timings(**{k: v / opts.speed for k, v in vars(timings).items()})
     sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed)
-    metrics = Metrics()
-    tracer, _ = make_tracer(opts.trace)
     config = ControllerConfig(
         workers=opts.workers,
         stuck=policy,
         backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
     )
-    controller = HostController(
-        cluster,
-        InstrumentedProvisioner(sim, metrics, tracer),
-        config=config,
-        reporter=Observability(metrics, EventRecorder(cluster), tracer),
-        queue_metrics=metrics,
-    )
-    metrics.watch_books(lambda: controller.books, policy)
-    metrics.watch_workers(
-        opts.workers,
-        lambda: controller.active_workers,
-        controller.queue.unfinished_work_seconds,
-        controller.queue.longest_running_seconds,
-    )
+    observed = observed_controller(cluster, sim, config, trace=opts.trace)
+    controller, metrics = observed.controller, observed.metrics
     server, server_thread = start_http_server(
         opts.metrics_port, addr="127.0.0.1", registry=metrics.registry
     )

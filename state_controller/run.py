@@ -20,15 +20,11 @@ from dataclasses import dataclass
 
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
-from .observability.events import EventRecorder
-from .observability.instrumented import InstrumentedProvisioner
-from .observability.metrics import Metrics
-from .observability.reporter import Observability
-from .observability.tracing import Exporter, make_tracer
+from .observability.tracing import Exporter
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
-from .runtime.controller import HostController
 from .runtime.leader import LeaderElectionConfig, run_for_leadership
+from .wiring import observed_controller
 
 log = logging.getLogger("state_controller.run")
 
@@ -58,24 +54,12 @@ def run_controller(opts: RunOptions) -> int:
     )
     api = load_api_client(opts.kubeconfig, opts.context)
     cluster = KubeCluster(api)
-    metrics = Metrics()
-    tracer, _ = make_tracer(opts.trace)
     timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
     config = ControllerConfig(workers=opts.workers, namespaces=opts.namespaces)
-    controller = HostController(
-        cluster,
-        InstrumentedProvisioner(SimulatedProvisioner(timings=timings), metrics, tracer),
-        config=config,
-        reporter=Observability(metrics, EventRecorder(cluster), tracer),
-        queue_metrics=metrics,
+    observed = observed_controller(
+        cluster, SimulatedProvisioner(timings=timings), config, trace=opts.trace
     )
-    metrics.watch_books(lambda: controller.books, config.stuck)
-    metrics.watch_workers(
-        config.workers,
-        lambda: controller.active_workers,
-        controller.queue.unfinished_work_seconds,
-        controller.queue.longest_running_seconds,
-    )
+    controller, metrics = observed.controller, observed.metrics
     servers = []
     if metrics_address is not None:
         servers.append(serve_metrics(metrics.registry, metrics_address))

@@ -13,15 +13,12 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import Cluster, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
-from state_controller.observability.events import EventRecorder
-from state_controller.observability.instrumented import InstrumentedProvisioner
 from state_controller.observability.metrics import Metrics
-from state_controller.observability.reporter import Observability
-from state_controller.observability.tracing import make_tracer
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.wiring import observed_controller
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 SCENARIO_NAMESPACE = "fleet"
@@ -119,16 +116,8 @@ def run_controller() -> Iterator[Callable[..., Any]]:
     ) -> Iterator[Running]:
         sim = sim or SimulatedProvisioner()
         config = config or ControllerConfig(workers=2, backoff=FAST_BACKOFF)
-        metrics = Metrics()
-        tracer, _ = make_tracer("none")
-        controller = HostController(
-            cluster,
-            InstrumentedProvisioner(sim, metrics, tracer),
-            config=config,
-            reporter=Observability(metrics, EventRecorder(cluster), tracer),
-            queue_metrics=metrics,
-        )
-        metrics.watch_books(lambda: controller.books, config.stuck)
+        observed = observed_controller(cluster, sim, config)
+        controller, metrics = observed.controller, observed.metrics
         controller.start()
         started.append(controller)
         try:

@@ -12,14 +12,9 @@ from prometheus_client import generate_latest, start_http_server
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.demo import host_manifest, secret_manifest
-from state_controller.observability.events import EventRecorder
-from state_controller.observability.instrumented import InstrumentedProvisioner
-from state_controller.observability.metrics import Metrics
-from state_controller.observability.reporter import Observability
-from state_controller.observability.tracing import make_tracer
 from state_controller.provisioning.simulated import Fault, FaultPlan, SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.controller import HostController
+from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
 from tests.scenarios.test_lifecycle import state_of
 
@@ -59,23 +54,11 @@ def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
             f"{NS}/host-0001": [Fault("provisioning", times=1)],
         }
     )
-    metrics = Metrics()
-    tracer, spans = make_tracer("memory")
     config = ControllerConfig(workers=2, backoff=FAST_BACKOFF)
-    controller = HostController(
-        cluster,
-        InstrumentedProvisioner(SimulatedProvisioner(faults=plan), metrics, tracer),
-        config=config,
-        reporter=Observability(metrics, EventRecorder(cluster), tracer),
-        queue_metrics=metrics,
+    observed = observed_controller(
+        cluster, SimulatedProvisioner(faults=plan), config, trace="memory"
     )
-    metrics.watch_books(lambda: controller.books, config.stuck)
-    metrics.watch_workers(
-        config.workers,
-        lambda: controller.active_workers,
-        controller.queue.unfinished_work_seconds,
-        controller.queue.longest_running_seconds,
-    )
+    controller, metrics, spans = observed.controller, observed.metrics, observed.spans
     controller.start()
     for index in range(3):
         cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))

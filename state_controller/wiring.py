@@ -1,0 +1,51 @@
+"""Assemble a controller with everything it reports through, the one way every entry
+point does it (demo, run, benchmarks, tests): metrics, Events, traces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from .cluster.interface import Cluster
+from .observability.events import EventRecorder
+from .observability.instrumented import InstrumentedProvisioner
+from .observability.metrics import Metrics
+from .observability.reporter import Observability
+from .observability.tracing import Exporter, make_tracer
+from .provisioning.provisioner import Provisioner
+from .runtime.config import ControllerConfig
+from .runtime.controller import HostController
+
+
+@dataclass(frozen=True)
+class Observed:
+    controller: HostController
+    metrics: Metrics
+    spans: InMemorySpanExporter | None  # with trace="memory"
+
+
+def observed_controller(
+    cluster: Cluster,
+    provisioner: Provisioner,
+    config: ControllerConfig,
+    *,
+    trace: Exporter = "none",
+) -> Observed:
+    metrics = Metrics()
+    tracer, spans = make_tracer(trace)
+    controller = HostController(
+        cluster,
+        InstrumentedProvisioner(provisioner, metrics, tracer),
+        config=config,
+        reporter=Observability(metrics, EventRecorder(cluster), tracer),
+        queue_metrics=metrics,
+    )
+    metrics.watch_books(lambda: controller.books, config.stuck)
+    metrics.watch_workers(
+        config.workers,
+        lambda: controller.active_workers,
+        controller.queue.unfinished_work_seconds,
+        controller.queue.longest_running_seconds,
+    )
+    return Observed(controller, metrics, spans)

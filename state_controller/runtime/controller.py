@@ -64,6 +64,7 @@ class HostController:
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
+        self._counts_lock = threading.Lock()  # += on an attribute is not atomic across threads
         self.synced = False
 
     @property
@@ -142,7 +143,8 @@ class HostController:
             key = self.queue.get()
             if key is None:
                 return
-            self.active_workers += 1
+            with self._counts_lock:
+                self.active_workers += 1
             started = time.perf_counter()
             try:
                 with self.reporter.reconcile_span(key):
@@ -154,8 +156,9 @@ class HostController:
             else:
                 result = self._requeue(key, outcome)
             finally:
-                self.active_workers -= 1
-                self.reconciles += 1
+                with self._counts_lock:
+                    self.active_workers -= 1
+                    self.reconciles += 1
                 self.queue.done(key)
             self.reporter.reconciled(result, time.perf_counter() - started)
 

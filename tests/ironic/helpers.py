@@ -1,0 +1,178 @@
+"""Helpers for the scenarios against a real Ironic: its API as a test sees it, a running
+controller, and the host's state as the cluster shows it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote
+
+import urllib3
+
+from state_controller.api.bmc import parse_bmc_address
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster, NotFound
+from state_controller.cluster.schema import validators
+from state_controller.demo import host_manifest
+from state_controller.observability.tracing import Exporter
+from state_controller.provisioning.backoff import Backoff
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.provisioner import Credentials, HostView
+from state_controller.runtime.config import ControllerConfig
+from state_controller.wiring import Observed, observed_controller
+from tests.conftest import wait_for
+
+BACKOFF = Backoff(base=0.1, cap=1.0, jitter=0.0)
+POLL = 0.2
+VERSION = {"X-OpenStack-Ironic-API-Version": "1.115"}
+
+
+class IronicAPI:
+    """Ironic as the test looks at it (never through the code under test)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = urllib3.PoolManager(retries=False)
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any, str]:
+        headers = dict(VERSION)
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        resp = self.http.request(method, self.url + path, body=payload, headers=headers, timeout=30)
+        text = resp.data.decode(errors="replace")
+        return resp.status, (json.loads(text) if text else None), text
+
+    def node(self, name: str) -> dict[str, Any] | None:
+        status, data, _ = self.request("GET", f"/v1/nodes/{quote(name)}")
+        return data if status == 200 else None
+
+    def nodes(self) -> list[dict[str, Any]]:
+        _, data, _ = self.request("GET", "/v1/nodes?fields=uuid,name,provision_state,reservation")
+        return list(data["nodes"])
+
+    def purge(self, timeout: float = 30.0) -> None:
+        """Delete every node (maintenance first), waiting out locks held by fake delays."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self.nodes()
+            if not left:
+                return
+            for node in left:
+                self.request("PUT", f"/v1/nodes/{node['uuid']}/maintenance", {"reason": "purge"})
+                self.request("DELETE", f"/v1/nodes/{node['uuid']}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"could not purge Ironic nodes: {left}")
+            time.sleep(0.2)
+
+
+def provisioner(
+    url: str, overrides: dict[str, dict[str, Any]] | None = None, **kw: Any
+) -> IronicProvisioner:
+    """An IronicProvisioner on fake-hardware; ``overrides`` adds node fields per host name."""
+    table = overrides or {}
+
+    def per_host(host: HostView) -> dict[str, Any]:
+        return dict(table.get(host.name, {}))
+
+    kw.setdefault("poll_delay", POLL)
+    return IronicProvisioner(url, driver="fake-hardware", node_overrides=per_host, **kw)
+
+
+def view_of(ns: str, index: int, *, provider_id: str = "", password: str = "") -> HostView:
+    """The HostView the controller hands over for ``demo.host_manifest(ns, index)``."""
+    manifest = host_manifest(ns, index)
+    spec = manifest["spec"]
+    return HostView(
+        namespace=ns,
+        name=manifest["metadata"]["name"],
+        provider_id=provider_id,
+        bmc=parse_bmc_address(spec["bmc"]["address"]),
+        bmc_address=spec["bmc"]["address"],
+        credentials=Credentials("admin", password or f"pw-{index}"),
+        boot_mac_address=spec["bootMACAddress"],
+        image=dict(spec["image"]),
+        online=spec["online"],
+    )
+
+
+def new_cluster() -> EmbeddedCluster:
+    return EmbeddedCluster(validators=validators())
+
+
+@contextmanager
+def running(
+    cluster: Cluster, prov: IronicProvisioner, *, trace: Exporter = "none", workers: int = 2
+) -> Iterator[Observed]:
+    config = ControllerConfig(workers=workers, backoff=BACKOFF)
+    observed = observed_controller(cluster, prov, config, trace=trace)
+    observed.controller.start()
+    try:
+        yield observed
+    finally:
+        observed.controller.stop()
+
+
+def sample(observed: Observed, name: str, labels: dict[str, str]) -> float:
+    value = observed.metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else value
+
+
+def state_of(cluster: Cluster, ns: str, name: str) -> str:
+    """The host's provisioning state once its HostState reports the same (both writes landed)."""
+    try:
+        host = cluster.get(HOSTS, ns, name)
+    except NotFound:
+        return "<gone>"
+    state = str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
+    try:
+        reported = cluster.get(HOSTSTATES, ns, name).get("status") or {}
+    except NotFound:
+        return "<not reported>"
+    return state if reported.get("provisioning", {}).get("state") == state else "<reporting>"
+
+
+def status(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
+    return dict(cluster.get(HOSTSTATES, ns, name).get("status") or {})
+
+
+def host_status(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
+    return dict(cluster.get(HOSTS, ns, name).get("status") or {})
+
+
+def condition(cluster: Cluster, ns: str, name: str, type_: str) -> dict[str, Any]:
+    conditions = status(cluster, ns, name).get("conditions") or []
+    return next((c for c in conditions if c["type"] == type_), {})
+
+
+def events(cluster: Cluster, ns: str) -> list[dict[str, Any]]:
+    return list(cluster.list(EVENTS, ns)[0])
+
+
+def wait_all(
+    cluster: Cluster, ns: str, names: list[str], state: str, timeout: float = 60.0
+) -> None:
+    try:
+        wait_for(
+            lambda: all(state_of(cluster, ns, n) == state for n in names),
+            timeout=timeout,
+            what=f"hosts {state}",
+        )
+    except AssertionError as e:
+        now = {
+            n: (state_of(cluster, ns, n), status(cluster, ns, n).get("provisioning")) for n in names
+        }
+        raise AssertionError(f"{e}; now: {now}") from None
+
+
+def eventually(predicate: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
+    return wait_for(predicate, timeout=timeout, what=what or "condition")
+
+
+def moves(history: list[dict[str, Any]]) -> list[str]:
+    """The states a host moved to (records that did not move are left out)."""
+    return [h["to"] for h in history if h["from"] != h["to"]]

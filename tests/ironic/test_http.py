@@ -1,0 +1,181 @@
+"""The HTTP edge of the Ironic provisioner against a scripted server (no Ironic needed):
+version negotiation, basic auth, and how refusals and outages become results."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from state_controller.provisioning.ironic import IronicProvisioner, _driver_info, _readable
+from state_controller.provisioning.results import Outcome
+from tests.ironic.helpers import view_of
+from tests.support.ironic_server import free_port
+
+
+class Script:
+    """What the fake Ironic answers: (status, body) per ``METHOD path-prefix``."""
+
+    def __init__(self, version: str = "1.115") -> None:
+        self.version = version
+        self.answers: dict[str, tuple[int, Any]] = {}
+        self.seen: list[tuple[str, str, dict[str, str], Any]] = []
+
+
+@pytest.fixture
+def fake() -> Iterator[tuple[str, Script]]:
+    script = Script()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            script.seen.append((self.command, self.path, headers, body))
+            if self.path == "/v1":
+                status, data = 200, {"version": {"version": script.version, "min_version": "1.1"}}
+            else:
+                status, data = next(
+                    (
+                        answer
+                        for key, answer in script.answers.items()
+                        if f"{self.command} {self.path}".startswith(key)
+                    ),
+                    (404, {"error_message": json.dumps({"faultstring": "not found"})}),
+                )
+            payload = json.dumps(data).encode() if data is not None else b""
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", script
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def fault(text: str) -> dict[str, str]:
+    return {"error_message": json.dumps({"faultcode": "Client", "faultstring": text})}
+
+
+NODE = {"uuid": "u-1", "name": "ns~host-0000", "provision_state": "active", "power_state": None}
+
+
+def test_version_is_negotiated_and_basic_auth_sent(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.version = "1.90"
+    script.answers["GET /v1/nodes/"] = (200, dict(NODE, power_state="power on"))
+    prov = IronicProvisioner(url + "/v1/", username="ironic", password="api-pass")
+    result = prov.register(view_of("ns", 0), credentials_changed=False)
+    assert result.outcome is Outcome.COMPLETE and result.provider_id == "u-1"
+    assert result.powered_on is True
+    assert prov.microversion == "1.90"  # the server's maximum, below ours
+    method, path, headers, _ = script.seen[-1]
+    assert (method, headers["x-openstack-ironic-api-version"]) == ("GET", "1.90")
+    assert headers["authorization"].startswith("Basic ")
+    assert "fields=" in path
+
+
+def test_too_old_an_ironic_is_a_readable_failure(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.version = "1.31"
+    result = IronicProvisioner(url).register(view_of("ns", 0), credentials_changed=False)
+    assert result.outcome is Outcome.FAILED
+    assert "offers API 1.31 at most; hoststate needs 1.47" in result.message
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome", "words"),
+    [
+        (409, Outcome.RETRY_AFTER, "locked by conductor-7"),
+        (503, Outcome.TRANSIENT, "is busy"),
+        (500, Outcome.TRANSIENT, "is failing (HTTP 500)"),
+        (400, Outcome.FAILED, "Ironic refused to active node ns~host-0000"),
+        (403, Outcome.FAILED, "refused hoststate's credentials"),
+    ],
+)
+def test_refusals_move_nothing(
+    fake: tuple[str, Script], status: int, outcome: Outcome, words: str
+) -> None:
+    url, script = fake
+    text = (
+        "Node u-1 is locked by host conductor-7, please retry after the current operation "
+        "is completed."
+        if status == 409
+        else "nope"
+    )
+    script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="available"))
+    script.answers["PATCH /v1/nodes/u-1"] = (200, NODE)
+    script.answers["PUT /v1/nodes/u-1/states/provision"] = (status, fault(text))
+    prov = IronicProvisioner(url, poll_delay=0.5)
+    result = prov.provision(view_of("ns", 0, provider_id="u-1"))
+    assert result.outcome is outcome, result
+    assert words in result.explain()
+    assert prov.actions[("ns~host-0000", "active")] == 0  # nothing counted as started
+    if outcome is Outcome.RETRY_AFTER:
+        assert result.delay == 0.5
+
+
+def test_unreachable_ironic_is_transient() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    result = IronicProvisioner(url, connect_timeout=1).register(
+        view_of("ns", 0), credentials_changed=False
+    )
+    assert result.outcome is Outcome.TRANSIENT
+    assert result.message == f"Ironic at {url} is unreachable"
+    assert result.details == "connection refused"
+
+
+def test_password_is_scrubbed_from_whatever_ironic_says(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = (404, fault("no such node"))
+    script.answers["POST /v1/nodes"] = (400, fault("bad driver_info: password hunter2-xyz"))
+    result = IronicProvisioner(url).register(
+        view_of("ns", 0, password="hunter2-xyz"), credentials_changed=True
+    )
+    assert result.outcome is Outcome.FAILED
+    assert "hunter2-xyz" not in result.explain() and "******" in result.explain()
+    posted = next(body for method, _, _, body in script.seen if method == "POST")
+    assert posted["driver_info"]["redfish_password"] == "hunter2-xyz"  # only in the body
+
+
+def test_driver_info_follows_the_bmc_scheme() -> None:
+    ipmi = _driver_info(_with_address("ipmi://10.0.0.5:6230"))
+    assert ipmi == {
+        "ipmi_address": "10.0.0.5",
+        "ipmi_port": 6230,
+        "ipmi_username": "admin",
+        "ipmi_password": "pw-0",
+    }
+    redfish = _driver_info(_with_address("redfish+http://bmc.example:8000/redfish/v1/Systems/1"))
+    assert redfish["redfish_address"] == "http://bmc.example:8000"
+    assert redfish["redfish_system_id"] == "/redfish/v1/Systems/1"
+
+
+def test_readable_reasons() -> None:
+    assert _readable("Timeout reached while waiting for callback for node u-1").startswith(
+        "the deploy ramdisk never called back"
+    )
+    assert _readable("Something odd happened. More detail here.") == "Something odd happened."
+
+
+def _with_address(address: str) -> Any:
+    from dataclasses import replace
+
+    from state_controller.api.bmc import parse_bmc_address
+
+    view = view_of("ns", 0)
+    return replace(view, bmc=parse_bmc_address(address), bmc_address=address)

@@ -1,0 +1,75 @@
+"""A real OpenStack Ironic (standalone, fake-hardware) on loopback for these scenarios.
+
+``tools/ironic/install.sh`` builds (once, cached) the virtualenv Ironic runs from. Two
+servers per session: ``ironic``, where only the fake management interface is slow
+(setting a boot device holds the node lock for 6 s: a lock to run into), and
+``slow_ironic``, whose fake deploys take 4 s (a deploy to interrupt). Each test starts
+with no nodes in the server(s) it uses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.ironic.helpers import IronicAPI
+from tests.support.ironic_server import IronicServer
+
+ROOT = Path(__file__).resolve().parents[2]
+# Only the fake management interface is slow on the "fast" server: nothing in a host's life
+# calls it, a test does to hold a node's lock (not vendor: its passthru is also a clean step).
+FAST_DELAYS = {"management": 6}
+SLOW_DELAYS = {"deploy": 4}
+
+
+@pytest.fixture(scope="session")
+def ironic_venv() -> str:
+    done = subprocess.run(
+        [str(ROOT / "tools" / "ironic" / "install.sh")],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=1800,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def ironic_server(
+    ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
+    with IronicServer(
+        ironic_venv, tmp_path_factory.mktemp("ironic"), fake_delays=FAST_DELAYS
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def slow_ironic_server(
+    ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
+    with IronicServer(
+        ironic_venv, tmp_path_factory.mktemp("ironic-slow"), fake_delays=SLOW_DELAYS
+    ) as server:
+        yield server
+
+
+@pytest.fixture
+def ironic(ironic_server: IronicServer) -> IronicServer:
+    """The fast Ironic, running and empty."""
+    if not ironic_server.running:
+        ironic_server.start()
+    IronicAPI(ironic_server.url).purge()
+    return ironic_server
+
+
+@pytest.fixture
+def slow_ironic(slow_ironic_server: IronicServer) -> IronicServer:
+    """The Ironic with slow fake deploys, running and empty."""
+    if not slow_ironic_server.running:
+        slow_ironic_server.start()
+    IronicAPI(slow_ironic_server.url).purge()
+    return slow_ironic_server

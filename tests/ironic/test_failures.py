@@ -1,0 +1,158 @@
+"""Real Ironic failures land as readable errors; the BMC password appears nowhere."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+import pytest
+from prometheus_client import generate_latest
+
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
+from state_controller.demo import host_manifest, secret_manifest
+from tests.ironic.helpers import (
+    IronicAPI,
+    condition,
+    eventually,
+    host_status,
+    new_cluster,
+    provisioner,
+    running,
+    state_of,
+    wait_all,
+)
+from tests.support.ironic_server import IronicServer
+
+pytestmark = pytest.mark.slow
+
+UNREACHABLE_IMAGE = "http://127.0.0.1:9/x.img"  # nothing listens on the discard port
+
+
+def create_host(
+    cluster: Cluster, ns: str, index: int, password: str, **spec: Any
+) -> dict[str, Any]:
+    host = host_manifest(ns, index)
+    host["spec"].update(spec)
+    name = host["metadata"]["name"]
+    cluster.create(SECRETS, secret_manifest(ns, f"{name}-bmc", "admin", password))
+    return cluster.create(HOSTS, host)
+
+
+def failing_hosts() -> dict[str, dict[str, Any]]:
+    """host-0000: direct deploy of an image nobody serves; host-0001: agent inspection."""
+    return {
+        "host-0000": {"deploy_interface": "direct"},
+        "host-0001": {"inspect_interface": "agent"},
+    }
+
+
+def bad_image() -> dict[str, Any]:
+    return {"url": UNREACHABLE_IMAGE, "checksum": "0" * 64, "checksumType": "sha256"}
+
+
+def test_deploy_and_inspection_failures_are_readable(ironic: IronicServer) -> None:
+    ns = "failing"
+    prov = provisioner(ironic.url, failing_hosts())
+    cluster = new_cluster()
+    with running(cluster, prov):
+        create_host(cluster, ns, 0, "pw-0", image=bad_image(), automatedCleaningMode="disabled")
+        create_host(cluster, ns, 1, "pw-1")
+
+        deploy = eventually(
+            lambda: (
+                host_status(cluster, ns, "host-0000").get("errorType") == "provisioning error"
+                and condition(cluster, ns, "host-0000", "Degraded")
+            ),
+            what="deploy failure reported",
+        )
+        status = host_status(cluster, ns, "host-0000")
+        assert status["provisioning"]["state"] == "provisioning"
+        message = status["errorMessage"]
+        assert message.startswith(
+            f"deploying the image failed: Ironic could not download the image "
+            f"{UNREACHABLE_IMAGE} (Connection refused); check spec.image.url"
+        ), message
+        assert "(backend said: Failed to prepare to deploy: Validation of image href" in message
+        assert deploy["reason"] == "ProvisioningError"
+        assert "deploying the image failed" in deploy["message"]
+        assert "Failed to prepare to deploy" in deploy["message"]
+
+        inspect = eventually(
+            lambda: (
+                host_status(cluster, ns, "host-0001").get("errorType") == "inspection error"
+                and condition(cluster, ns, "host-0001", "Degraded")
+            ),
+            timeout=60,
+            what="inspection failure reported",
+        )
+        status = host_status(cluster, ns, "host-0001")
+        assert status["provisioning"]["state"] == "inspecting"
+        assert status["errorMessage"].startswith(
+            "inspecting the hardware failed: the inspection ramdisk never reported back"
+        ), status["errorMessage"]
+        assert "(backend said: Timeout reached while inspecting the node" in status["errorMessage"]
+        assert inspect["reason"] == "InspectionError"
+
+        # the failed work is retried (Ironic allows active/inspect again from the failed state)
+        eventually(lambda: prov.actions[(f"{ns}~host-0000", "active")] >= 2, what="deploy retry")
+
+
+SECRET = "Sup3r-Secret-BMC-Passw0rd"
+ROTATED = "R0tated-Secret-BMC-Passw0rd"
+
+
+def test_bmc_password_appears_nowhere(
+    ironic: IronicServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    ns = "secrets"
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url, failing_hosts())
+    cluster = new_cluster()
+    with running(cluster, prov, trace="memory") as observed:
+        create_host(cluster, ns, 0, SECRET, image=bad_image(), automatedCleaningMode="disabled")
+        create_host(cluster, ns, 2, SECRET)
+        wait_all(cluster, ns, ["host-0002"], "provisioned")
+        eventually(
+            lambda: host_status(cluster, ns, "host-0000").get("errorType") == "provisioning error"
+        )
+        # rotate the password of the healthy host: Ironic gets the new one (driver_info PATCH)
+        validations = prov.calls["GET validate"]
+        b64 = base64.b64encode(ROTATED.encode()).decode()
+        cluster.patch(SECRETS, ns, "host-0002-bmc", {"data": {"password": b64}})
+        eventually(lambda: prov.calls["GET validate"] > validations, what="credentials updated")
+        eventually(observed.controller.idle)
+        cluster.delete(HOSTS, ns, "host-0002")
+        eventually(lambda: state_of(cluster, ns, "host-0002") == "<gone>", what="deleted")
+        ironic_nodes = []
+        for name in ("host-0000",):
+            status_code, node, text = api.request("GET", f"/v1/nodes/{ns}~{name}")
+            assert status_code == 200
+            assert node["driver_info"]["redfish_password"] == "******"
+            assert node["driver_info"]["redfish_username"] == "admin"
+            ironic_nodes.append(text)
+        _, _, detail = api.request("GET", "/v1/nodes/detail")
+        ironic_nodes.append(detail)
+        assert observed.spans is not None
+        spans = [span.to_json() for span in observed.spans.get_finished_spans()]
+        assert spans
+
+    stored = [
+        json.dumps(obj)
+        for resource in (HOSTS, HOSTSTATES, EVENTS)
+        for obj in cluster.list(resource, ns)[0]
+    ]
+    assert any("deploying the image failed" in text for text in stored)
+    places = {
+        "store (Hosts, HostStates, Events)": "\n".join(stored),
+        "metrics": generate_latest(observed.metrics.registry).decode(),
+        "spans": "\n".join(spans),
+        "logs": caplog.text,
+        "Ironic API responses": "\n".join(ironic_nodes),
+    }
+    for place, text in places.items():
+        assert text, place
+        for secret in (SECRET, ROTATED):
+            assert secret not in text, f"the BMC password leaked into {place}"

@@ -1,0 +1,103 @@
+"""Hosts through a real Ironic: the whole life, deprovisioning and deletion."""
+
+from __future__ import annotations
+
+import pytest
+
+from state_controller.api import annotations as ann
+from state_controller.cluster.interface import HOSTS
+from state_controller.demo import IMAGE, create_fleet
+from tests.ironic.helpers import (
+    IronicAPI,
+    eventually,
+    host_status,
+    moves,
+    new_cluster,
+    provisioner,
+    running,
+    state_of,
+    status,
+    wait_all,
+)
+from tests.support.ironic_server import IronicServer
+
+pytestmark = pytest.mark.slow
+
+NS = "life"
+NAMES = [f"host-{i:04d}" for i in range(3)]
+
+
+def test_hosts_live_and_die_through_ironic(ironic: IronicServer) -> None:
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, NS, len(NAMES))
+        wait_all(cluster, NS, NAMES, "provisioned")
+        eventually(lambda: all(host_status(cluster, NS, n).get("poweredOn") for n in NAMES))
+        assert prov.microversion == "1.115"
+        for name in NAMES:
+            node = api.node(f"{NS}~{name}")
+            assert node is not None
+            assert node["provision_state"] == "active"
+            assert node["power_state"] == "power on"
+            assert node["instance_info"]["image_source"] == IMAGE["url"]
+            assert node["instance_info"]["image_os_hash_algo"] == "sha256"
+            assert node["instance_info"]["image_os_hash_value"] == IMAGE["checksum"]
+            assert node["driver_info"]["redfish_address"].startswith("https://bmc-")
+            assert node["properties"]["capabilities"] == "boot_mode:uefi"
+            assert host_status(cluster, NS, name)["provisioning"]["id"] == node["uuid"]
+            history = status(cluster, NS, name)["history"]
+            assert moves(history) == [
+                "registering", "inspecting", "preparing", "available", "provisioning",
+                "provisioned",
+            ]  # fmt: skip
+            assert prov.actions[(f"{NS}~{name}", "active")] == 1
+        _, ports, _ = api.request("GET", "/v1/ports?fields=address,node_uuid")
+        assert len(ports["ports"]) == len(NAMES)
+
+        # removing the image deprovisions (undeploy + cleaning in Ironic)
+        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"image": None}})
+        eventually(lambda: state_of(cluster, NS, "host-0000") == "available", what="deprovisioned")
+        node = api.node(f"{NS}~host-0000")
+        assert node is not None and node["provision_state"] == "available"
+        assert prov.actions[(f"{NS}~host-0000", "deleted")] == 1
+
+        # deleting every host removes its node from Ironic
+        for name in NAMES:
+            cluster.delete(HOSTS, NS, name)
+        wait_all(cluster, NS, NAMES, "<gone>")
+        for name in NAMES:
+            assert api.node(f"{NS}~{name}") is None
+        assert api.nodes() == []
+        assert observed.metrics.registry.get_sample_value(
+            "hoststate_errors_total", {"type": "provisioning error"}
+        ) in (None, 0.0)
+
+
+def test_detach_forgets_the_node_and_reattach_adopts_it(ironic: IronicServer) -> None:
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    ns, name = "detach", "host-0000"
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, 1)
+        wait_all(cluster, ns, [name], "provisioned")
+        eventually(observed.controller.idle)
+        first = api.node(f"{ns}~{name}")
+        assert first is not None
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
+        eventually(lambda: api.node(f"{ns}~{name}") is None, what="node removed from Ironic")
+        eventually(lambda: host_status(cluster, ns, name).get("operationalStatus") == "detached")
+        assert prov.actions[(f"{ns}~{name}", "deleted")] == 0  # not deprovisioned
+
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: None}}})
+        eventually(
+            lambda: any(h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]),
+            what="re-registered and adopted",
+        )
+        node = api.node(f"{ns}~{name}")
+        assert node is not None and node["provision_state"] == "active"
+        assert node["uuid"] != first["uuid"]
+        assert prov.actions[(f"{ns}~{name}", "active")] == 1  # deployed once, ever
+        assert state_of(cluster, ns, name) == "provisioned"

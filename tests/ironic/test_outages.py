@@ -1,0 +1,177 @@
+"""Ironic going away: stopped mid-deploy, its database lost, a node locked by another job."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from state_controller.cluster.interface import HOSTS
+from state_controller.demo import create_fleet
+from state_controller.provisioning.results import Outcome
+from tests.ironic.helpers import (
+    IronicAPI,
+    condition,
+    eventually,
+    host_status,
+    moves,
+    new_cluster,
+    provisioner,
+    running,
+    sample,
+    state_of,
+    status,
+    view_of,
+    wait_all,
+)
+from tests.support.ironic_server import IronicServer
+
+pytestmark = pytest.mark.slow
+
+
+def no_transition_twice(history: list[dict[str, object]]) -> None:
+    seen = Counter((h["from"], h["to"], h["reason"]) for h in history)
+    assert [k for k, n in seen.items() if n > 1] == [], history
+    seqs = [h["seq"] for h in history]
+    assert seqs == list(range(1, len(seqs) + 1)), history
+
+
+def test_ironic_stopped_mid_deploy(slow_ironic: IronicServer) -> None:
+    ns, names = "outage", [f"host-{i:04d}" for i in range(3)]
+    prov = provisioner(slow_ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, len(names))
+        wait_all(cluster, ns, names, "provisioning")
+        api = IronicAPI(slow_ironic.url)
+        eventually(
+            lambda: all(
+                (api.node(f"{ns}~{n}") or {}).get("provision_state") == "deploying" for n in names
+            ),
+            what="deploys running in Ironic",
+        )
+        slow_ironic.stop(grace=0)  # a crash, mid-deploy (the fake deploy takes 4 s)
+        down = time.monotonic()
+        for name in names:
+            eventually(
+                lambda name=name: (
+                    condition(cluster, ns, name, "Degraded").get("reason") == "BackendUnavailable"
+                ),
+                what=f"{name} Degraded BackendUnavailable",
+            )
+        message = condition(cluster, ns, "host-0000", "Degraded")["message"]
+        assert f"Ironic at {slow_ironic.url} is unreachable" in message
+        assert state_of(cluster, ns, "host-0000") == "provisioning"  # nothing moved
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - down)))  # stay down a while
+        transient = sample(
+            observed,
+            "hoststate_provisioner_requests_total",
+            {"backend": "ironic", "operation": "register", "result": "transient"},
+        )
+        assert 0 < transient < 20 * len(names)  # backed off, not a tight loop
+        slow_ironic.start()
+        wait_all(cluster, ns, names, "provisioned", timeout=90)
+        for name in names:
+            node = api.node(f"{ns}~{name}")
+            assert node is not None and node["provision_state"] == "active"
+            # the deploy Ironic itself failed on restart was retried once, not duplicated
+            assert prov.actions[(f"{ns}~{name}", "active")] == 2
+            history = status(cluster, ns, name)["history"]
+            no_transition_twice(history)
+            assert moves(history)[-2:] == ["provisioning", "provisioned"]
+            assert host_status(cluster, ns, name)["errorCount"] == 0
+            assert condition(cluster, ns, name, "Degraded")["status"] == "False"
+
+
+def test_ironic_database_lost_hosts_are_adopted(ironic: IronicServer) -> None:
+    ns, names = "wiped", [f"host-{i:04d}" for i in range(3)]
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, len(names))
+        wait_all(cluster, ns, names, "provisioned")
+        eventually(observed.controller.idle)
+        before = {n: host_status(cluster, ns, n)["provisioning"]["id"] for n in names}
+        deploys = {n: prov.actions[(f"{ns}~{n}", "active")] for n in names}
+        ironic.wipe_database()
+        assert api.nodes() == []
+        for name in names:  # what a periodic resync (or a controller restart) does
+            observed.controller.queue.add(f"{ns}/{name}")
+        for name in names:
+            eventually(
+                lambda name=name: any(
+                    h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]
+                ),
+                what=f"{name} adopted",
+            )
+        eventually(observed.controller.idle)
+        for name in names:
+            node = api.node(f"{ns}~{name}")
+            assert node is not None and node["provision_state"] == "active"
+            assert node["instance_info"]["image_source"].endswith(".qcow2")
+            assert host_status(cluster, ns, name)["provisioning"]["id"] == node["uuid"]
+            assert node["uuid"] != before[name]  # a new node, adopted...
+            assert prov.actions[(f"{ns}~{name}", "active")] == deploys[name]  # ...not redeployed
+            assert prov.actions[(f"{ns}~{name}", "adopt")] == 1
+            assert state_of(cluster, ns, name) == "provisioned"
+            history = status(cluster, ns, name)["history"]
+            no_transition_twice(history)
+            assert moves(history)[-1] == "provisioned"  # the machine state never left it
+            adopted = [h for h in history if h["reason"] == "Adopted"]
+            assert len(adopted) == 1 and adopted[0]["from"] == adopted[0]["to"] == "provisioned"
+            assert host_status(cluster, ns, name)["errorCount"] == 0
+
+
+def test_locked_node_means_retry_after_not_error(ironic: IronicServer) -> None:
+    ns, name = "locked", "host-0000"
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, 1)
+        wait_all(cluster, ns, [name], "provisioned")
+        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is True)
+        eventually(observed.controller.idle)
+        node = api.node(f"{ns}~{name}")
+        assert node is not None
+        # another job holds the node's lock for 6 s (fake management: set the boot device)
+        holder = threading.Thread(
+            target=api.request,
+            args=(
+                "PUT",
+                f"/v1/nodes/{node['uuid']}/management/boot_device",
+                {"boot_device": "pxe"},
+            ),
+        )
+        holder.start()
+        eventually(lambda: (api.node(f"{ns}~{name}") or {}).get("reservation"), what="lock")
+        # the controller is asked to power off while the lock is held...
+        cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
+        # ...and so is a provisioner, directly: Ironic answers 409 (after retrying the lock
+        # for 2 s itself), the provisioner says come back later, naming the lock holder
+        result = provisioner(ironic.url).power(view_of(ns, 0, provider_id=node["uuid"]), on=False)
+        assert result.outcome is Outcome.RETRY_AFTER, result
+        assert result.delay > 0
+        assert "locked by hoststate-ironic" in result.message
+        eventually(
+            lambda: (
+                sample(
+                    observed,
+                    "hoststate_provisioner_requests_total",
+                    {"backend": "ironic", "operation": "power", "result": "retry_after"},
+                )
+                >= 1
+            ),
+            what="retry_after counted",
+        )
+        assert host_status(cluster, ns, name)["poweredOn"] is True  # nothing recorded yet
+        holder.join(timeout=30)
+        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False, timeout=60)
+        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"
+        history = status(cluster, ns, name)["history"]
+        assert not [h for h in history if "Failed" in h["reason"]], history
+        assert host_status(cluster, ns, name)["errorCount"] == 0
+        assert sample(observed, "hoststate_errors_total", {"type": "power management error"}) == 0

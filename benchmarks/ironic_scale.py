@@ -1,0 +1,178 @@
+"""100 hosts through a real Ironic (fake-hardware, zero fake delays), creation to provisioned.
+
+Starts a standalone Ironic from ``tools/ironic/install.sh`` on loopback, the full
+controller on the embedded cluster with the ``ironic`` provisioner, creates N hosts
+(Secret + Host, image set, online) and waits until every one is provisioned and powered
+on. Prints the wall time, Ironic API calls per host by method and by route, and the
+minimum a perfect client would need.
+
+    .venv/bin/python benchmarks/ironic_scale.py [--hosts 100] [--workers 4] [--poll-delay 2]
+
+The minimum, per host, to go from nothing to an active, powered-on node:
+
+* 8 writes: ``POST /v1/nodes``, ``POST /v1/ports`` (boot MAC), ``PUT states/provision``
+  manage, inspect, provide, ``PATCH`` instance_info, ``PUT states/provision`` active,
+  ``PUT states/power`` on (fake deploys leave the power state unknown);
+* 6 reads: Ironic has no push, so each of the five asynchronous steps (verify, inspect,
+  clean, deploy, power) needs at least one ``GET`` of the node to learn that it ended,
+  made exactly when it did; plus one ``GET inventory`` for the hardware details.
+
+That is 14 calls per host (``GET /v1``, the version negotiation, is once per process).
+Anything above is polling: one ``GET`` per poll that finds a step still running (every
+``--poll-delay`` seconds), and one per reconcile that cannot reuse the node read of the
+operation before it (registration is ensured before every state's action; a read less
+than a second old, with no write since, serves both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from state_controller.cluster.embedded import EmbeddedCluster  # noqa: E402
+from state_controller.cluster.interface import HOSTS  # noqa: E402
+from state_controller.demo import create_fleet  # noqa: E402
+from state_controller.provisioning.backoff import Backoff  # noqa: E402
+from state_controller.provisioning.ironic import IronicProvisioner  # noqa: E402
+from state_controller.runtime.config import ControllerConfig  # noqa: E402
+from state_controller.wiring import observed_controller  # noqa: E402
+from tests.support.ironic_server import IronicServer  # noqa: E402
+
+MINIMUM = {
+    "POST nodes": 1,
+    "POST ports": 1,
+    "PUT states/provision": 4,
+    "PATCH node": 1,
+    "PUT states/power": 1,
+    "GET node": 5,
+    "GET inventory": 1,
+}
+
+
+class TimedIronicProvisioner(IronicProvisioner):
+    """Also sums the seconds spent waiting for Ironic, per route."""
+
+    def __init__(self, url: str, **kw: Any) -> None:
+        super().__init__(url, **kw)
+        self.seconds: Counter[str] = Counter()
+
+    def _send(
+        self, method: str, path: str, body: Any, route: str, *, version: tuple[int, int] | None
+    ) -> tuple[int, Any]:
+        started = time.perf_counter()
+        try:
+            return super()._send(method, path, body, route, version=version)
+        finally:
+            self.seconds[f"{method} {route}"] += time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--poll-delay", type=float, default=2.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+
+    venv = subprocess.run(
+        [str(ROOT / "tools" / "ironic" / "install.sh")],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout.split()[-1]
+    with tempfile.TemporaryDirectory() as work, IronicServer(venv, work) as ironic:
+        run(ironic.url, args)
+
+
+def run(url: str, args: argparse.Namespace) -> None:
+    n = args.hosts
+    prov = TimedIronicProvisioner(url, driver="fake-hardware", poll_delay=args.poll_delay)
+    cluster = EmbeddedCluster()
+    config = ControllerConfig(workers=args.workers, backoff=Backoff(base=1.0, cap=10.0))
+    observed = observed_controller(cluster, prov, config)
+    controller = observed.controller
+    controller.start()
+    print(
+        f"ironic scale run: {n} hosts, {args.workers} workers, poll delay {args.poll_delay:g}s, "
+        f"Ironic at {url} (fake-hardware, zero fake delays)",
+        flush=True,
+    )
+    try:
+        started = time.monotonic()
+        create_fleet(cluster, "scale", n)
+        provisioned_at = wait(
+            lambda: provisioned(cluster, n, powered=False), started, args.timeout, "provisioned"
+        )
+        powered_at = wait(
+            lambda: provisioned(cluster, n, powered=True), started, args.timeout, "powered on"
+        )
+    finally:
+        controller.stop()
+    calls = Counter(prov.calls)
+    versions = calls.pop("GET v1", 0)
+    total = sum(calls.values())
+    minimum = sum(MINIMUM.values())
+    errors = sum(b.cursor.error_count for b in controller.books.values())
+    print(f"\nwall time, creation to provisioned: {provisioned_at:.1f}s")
+    print(f"wall time, creation to provisioned and powered on: {powered_at:.1f}s")
+    print(f"errors in a row at the end: {errors}; API version negotiations: {versions}")
+    print(f"\nIronic API calls per host: {total / n:.1f} (a perfect client: {minimum})")
+    by_method: Counter[str] = Counter()
+    for key, count in calls.items():
+        by_method[key.split()[0]] += count
+    for method, count in sorted(by_method.items()):
+        print(f"  {method:6} {count / n:6.1f}")
+    print("\nby route: calls per host [perfect client], mean latency")
+    for key, count in sorted(calls.items(), key=lambda kv: -kv[1]):
+        mean = 1000 * prov.seconds[key] / count
+        print(f"  {key:24} {count / n:6.1f}  [{MINIMUM.get(key, 0)}]  {mean:7.1f} ms")
+    busy = sum(prov.seconds.values())
+    print(
+        f"time spent waiting for Ironic: {busy:.0f}s over {args.workers} workers "
+        f"({100 * busy / (args.workers * powered_at):.0f}% of their time)"
+    )
+    extra = calls["GET node"] / n - MINIMUM["GET node"]
+    print(
+        f"\nthe difference is polling: {extra:.1f} extra node reads per host (a poll that "
+        f"found the step still running, every {args.poll_delay:g}s, or a reconcile that could "
+        "not reuse the previous read)"
+    )
+
+
+def provisioned(cluster: EmbeddedCluster, n: int, *, powered: bool) -> bool:
+    hosts, _ = cluster.list(HOSTS, "scale")
+    done = 0
+    for host in hosts:
+        status = host.get("status") or {}
+        if (status.get("provisioning") or {}).get("state") != "provisioned":
+            continue
+        if powered and not status.get("poweredOn"):
+            continue
+        done += 1
+    return done == n
+
+
+def wait(predicate: object, started: float, timeout: float, label: str) -> float:
+    last = time.monotonic()
+    while not predicate():  # type: ignore[operator]
+        now = time.monotonic()
+        if now - started > timeout:
+            raise SystemExit(f"not all hosts {label} after {timeout:g}s")
+        if now - last >= 5:
+            print(f"  … waiting for all {label} ({now - started:.0f}s)", flush=True)
+            last = now
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+if __name__ == "__main__":
+    main()

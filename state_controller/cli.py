@@ -7,9 +7,80 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
 from .provisioning.simulated import FAULT_KINDS
+
+if TYPE_CHECKING:
+    from .provisioning.ironic_settings import IronicSettings
+
+IRONIC_FLAGS = (
+    "ironic_username",
+    "ironic_password_file",
+    "ironic_credentials_dir",
+    "ironic_driver",
+    "ironic_ca_file",
+)
+
+
+def _provisioner_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "provisioner",
+        "which backend changes the hosts; --ironic-url alone selects ironic",
+    )
+    g.add_argument(
+        "--provisioner",
+        choices=["simulated", "ironic"],
+        default=None,
+        help="simulated hardware (default), or a real OpenStack Ironic",
+    )
+    g.add_argument("--ironic-url", help="Ironic API endpoint, e.g. http://ironic.example:6385")
+    g.add_argument("--ironic-username", help="HTTP basic auth user (omit for a noauth Ironic)")
+    g.add_argument("--ironic-password-file", help="file holding the HTTP basic auth password")
+    g.add_argument(
+        "--ironic-credentials-dir",
+        help="directory with 'username' and 'password' files (a mounted Secret)",
+    )
+    g.add_argument(
+        "--ironic-driver",
+        help="one hardware type for every node (fake-hardware for a test Ironic); "
+        "default: from each host's BMC address",
+    )
+    g.add_argument(
+        "--ironic-poll-delay",
+        type=float,
+        default=2.0,
+        help="seconds between polls of a node that is busy (default 2)",
+    )
+    g.add_argument("--ironic-ca-file", help="CA bundle for an https Ironic")
+    g.add_argument("--ironic-insecure", action="store_true", help="skip TLS verification")
+
+
+def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
+    """The Ironic settings the flags ask for, None for the simulated provisioner."""
+    from .provisioning.ironic_settings import load_ironic_settings
+
+    chosen = args.provisioner or ("ironic" if args.ironic_url else "simulated")
+    if chosen != "ironic":
+        names = ("ironic_url", *IRONIC_FLAGS, "ironic_insecure")
+        given = [f"--{n.replace('_', '-')}" for n in names if vars(args)[n]]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: only with --provisioner ironic; add it or drop "
+                f"{'this flag' if len(given) == 1 else 'these flags'}"
+            )
+        return None
+    return load_ironic_settings(
+        args.ironic_url,
+        username=args.ironic_username,
+        password_file=args.ironic_password_file,
+        credentials_dir=args.ironic_credentials_dir,
+        driver=args.ironic_driver,
+        poll_delay=args.ironic_poll_delay,
+        ca_file=args.ironic_ca_file,
+        insecure=args.ironic_insecure,
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-table", action="store_true", help="progress lines only")
     demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
     demo.add_argument("--trace", choices=["none", "console"], default="none")
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="with ironic: leave the demo's nodes in Ironic (default: delete the hosts at the end)",
+    )
+    _provisioner_flags(demo)
 
     run = sub.add_parser("run", help="run the controller against a Kubernetes cluster")
     run.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
@@ -76,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
         help="timings of the simulated provisioner",
     )
     run.add_argument("--trace", choices=["none", "console"], default="none")
+    _provisioner_flags(run)
 
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
     get.add_argument("kind", choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst"])
@@ -126,6 +204,18 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        ironic = ironic_settings(args)
+    except ValueError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    if ironic is not None and args.faults:
+        print(
+            "--faults injects failures into simulated hardware only; with Ironic, make its "
+            "nodes fail (e.g. an unreachable image) or leave --faults out",
+            file=sys.stderr,
+        )
+        return 2
     opts = DemoOptions(
         hosts=args.hosts,
         namespace=args.namespace,
@@ -143,6 +233,8 @@ def _demo(args: argparse.Namespace) -> int:
         table=not args.no_table,
         store=args.store,
         trace=args.trace,
+        ironic=ironic,
+        keep=args.keep,
     )
     return run_demo(opts)
 
@@ -171,6 +263,7 @@ def _run(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     try:
+        ironic = ironic_settings(args)
         return run_controller(
             RunOptions(
                 kubeconfig=args.kubeconfig,
@@ -187,6 +280,7 @@ def _run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 simulated_timings=args.simulated_timings,
                 trace=args.trace,
+                ironic=ironic,
             )
         )
     except ValueError as err:

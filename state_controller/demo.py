@@ -1,10 +1,15 @@
 """``state-controller demo``: a fleet on the embedded cluster, watched live.
 
 Starts an in-process cluster and the controller with the simulated
-provisioner, creates N Hosts (with their BMC Secrets), and shows the
-HostStates as ``kubectl get hoststates`` would while the fleet moves through
-registering → inspecting → preparing → available → provisioning →
-provisioned. Metrics are served on loopback while it runs.
+provisioner (or a real Ironic the user runs), creates N Hosts (with their BMC
+Secrets), and shows the HostStates as ``kubectl get hoststates`` would while
+the fleet moves through registering → inspecting → preparing → available →
+provisioning → provisioned. Metrics are served on loopback while it runs.
+
+Against Ironic the demo leaves the server as it found it: it refuses to start
+over nodes an earlier run left behind, and deletes its hosts at the end
+(through the controller, so Ironic undeploys and forgets them) unless told to
+keep them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from .cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from .cluster.schema import validators
 from .observability.tracing import Exporter
 from .provisioning.backoff import Backoff
+from .provisioning.ironic import node_name_prefix
+from .provisioning.ironic_settings import IronicSettings
+from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import FAULT_KINDS, FaultKind, FaultPlan, SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
@@ -62,6 +70,8 @@ class DemoOptions:
     store: str | None = None
     trace: Exporter = "none"
     target: ProvisioningState = ProvisioningState.PROVISIONED
+    ironic: IronicSettings | None = None  # None: the simulated provisioner
+    keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -157,9 +167,15 @@ def summarize(
 
 
 def run_demo(opts: DemoOptions) -> int:
-    cluster = EmbeddedCluster(path=opts.store, validators=validators())
-    keys = [f"{opts.namespace}/host-{i:04d}" for i in range(opts.hosts)]
+    if opts.ironic is not None:
+        try:
+            backend = _ironic_backend(opts.ironic, opts)
+        except DemoRefused as refused:
+            print(str(refused), file=sys.stderr)
+            return 2
+        return _run_demo_on(opts, *backend)
     policy = demo_policy(opts.speed)
+    keys = _keys(opts)
     plan = FaultPlan()
     if opts.faults:
         hang = max(policy.thresholds.values()) * 1.5
@@ -179,7 +195,50 @@ def run_demo(opts: DemoOptions) -> int:
         stuck=policy,
         backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
     )
-    observed = observed_controller(cluster, sim, config, trace=opts.trace)
+    return _run_demo_on(opts, sim, config, plan)
+
+
+def _keys(opts: DemoOptions) -> list[str]:
+    return [f"{opts.namespace}/host-{i:04d}" for i in range(opts.hosts)]
+
+
+class DemoRefused(Exception):
+    """The demo cannot start: the message says why and what to do."""
+
+
+def _ironic_backend(
+    settings: IronicSettings, opts: DemoOptions
+) -> tuple[Provisioner, ControllerConfig, FaultPlan]:
+    """The Ironic provisioner, once Ironic answered and holds none of this demo's nodes.
+
+    Real steps take real time: the stuck thresholds and backoff are the controller's
+    defaults (minutes), not the simulated demo's seconds.
+    """
+    prov = settings.provisioner(workers=opts.workers)
+    problem = prov.check()
+    if problem:
+        raise DemoRefused(f"--ironic-url: {problem}")
+    prefix = node_name_prefix(opts.namespace)
+    try:
+        left = [name for name in prov.node_names() if name.startswith(prefix)]
+    except RuntimeError as error:
+        raise DemoRefused(f"--ironic-url: {error}") from None
+    if left:
+        raise DemoRefused(
+            f"Ironic at {settings.url} already has {len(left)} node(s) named {prefix}* "
+            f"(e.g. {left[0]}), left by an earlier demo; delete them in Ironic or pick "
+            "another --namespace"
+        )
+    config = ControllerConfig(workers=opts.workers, backoff=Backoff(base=2.0, cap=30.0))
+    return prov, config, FaultPlan()
+
+
+def _run_demo_on(
+    opts: DemoOptions, prov: Provisioner, config: ControllerConfig, plan: FaultPlan
+) -> int:
+    cluster = EmbeddedCluster(path=opts.store, validators=validators())
+    keys = _keys(opts)
+    observed = observed_controller(cluster, prov, config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     server, server_thread = start_http_server(
         opts.metrics_port, addr="127.0.0.1", registry=metrics.registry
@@ -197,6 +256,8 @@ def run_demo(opts: DemoOptions) -> int:
         create_fleet(cluster, opts.namespace, opts.hosts)
         settled = _watch(controller, cluster, keys, opts, started)
         summary = summarize(controller, keys, opts.target)
+        if opts.ironic is not None and not opts.keep:
+            summary["cleaned_up"] = _delete_fleet(cluster, opts.namespace, opts.timeout)
     finally:
         controller.stop()
         server.shutdown()
@@ -206,6 +267,7 @@ def run_demo(opts: DemoOptions) -> int:
     summary["elapsed_seconds"] = round(time.time() - started, 2)
     summary["metrics_port"] = port
     summary["faults"] = {k: [f.kind for f in v] for k, v in plan.hosts().items()}
+    summary["provisioner"] = prov.backend
     if opts.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -217,6 +279,27 @@ def run_demo(opts: DemoOptions) -> int:
     if opts.exit_when_settled and not settled:
         return 1
     return 0
+
+
+def _delete_fleet(cluster: Cluster, namespace: str, timeout: float) -> bool:
+    """Delete the demo's hosts and wait until the controller let them go (True)."""
+    hosts, _ = cluster.list(HOSTS, namespace)
+    print(f"deleting {len(hosts)} hosts (their Ironic nodes go with them)", file=sys.stderr)
+    for host in hosts:
+        cluster.delete(HOSTS, namespace, host["metadata"]["name"])
+    deadline = time.monotonic() + timeout
+    last = 0.0
+    while True:
+        left = len(cluster.list(HOSTS, namespace)[0])
+        if left == 0:
+            return True
+        if time.monotonic() >= deadline:
+            print(f"{left} hosts still being deleted after {timeout:g}s", file=sys.stderr)
+            return False
+        if time.monotonic() - last >= 2:
+            print(f"  {left} hosts left", file=sys.stderr, flush=True)
+            last = time.monotonic()
+        time.sleep(0.25)
 
 
 def _table(cluster: Cluster, namespace: str) -> str:

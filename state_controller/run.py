@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
 from .observability.tracing import Exporter
+from .provisioning.ironic_settings import IronicSettings
+from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.leader import LeaderElectionConfig, run_for_leadership
@@ -45,6 +47,22 @@ class RunOptions:
     workers: int = 4
     simulated_timings: str = "zero"
     trace: Exporter = "none"
+    ironic: IronicSettings | None = None  # None: the simulated provisioner
+
+
+def provisioner_for(opts: RunOptions) -> Provisioner:
+    """The backend the options name. An Ironic that does not answer yet is no reason to
+    exit: hosts show ``BackendUnavailable`` and back off until it does."""
+    if opts.ironic is None:
+        timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
+        return SimulatedProvisioner(timings=timings)
+    ironic = opts.ironic.provisioner(workers=opts.workers)
+    problem = ironic.check()
+    if problem:
+        log.warning("Ironic is not usable yet: %s", problem)
+    else:
+        log.info("Ironic at %s, API %s", opts.ironic.url, ironic.microversion)
+    return ironic
 
 
 def run_controller(opts: RunOptions) -> int:
@@ -54,11 +72,8 @@ def run_controller(opts: RunOptions) -> int:
     )
     api = load_api_client(opts.kubeconfig, opts.context)
     cluster = KubeCluster(api)
-    timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
     config = ControllerConfig(workers=opts.workers, namespaces=opts.namespaces)
-    observed = observed_controller(
-        cluster, SimulatedProvisioner(timings=timings), config, trace=opts.trace
-    )
+    observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     servers = []
     if metrics_address is not None:

@@ -706,7 +706,7 @@ class IronicProvisioner:
             raise _Answer(
                 failed(
                     f"Ironic at {self.url} offers API 1.{top[1]} at most; hoststate needs "
-                    f"1.{MIN_VERSION[1]} or newer (Ironic 2023.1 or later)"
+                    f"1.{MIN_VERSION[1]} or newer (Ironic 12.0, Stein, or later)"
                 )
             )
         version = min(top, PREFERRED_VERSION)

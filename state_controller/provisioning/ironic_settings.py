@@ -1,0 +1,110 @@
+"""How to reach an Ironic: the endpoint and the credentials, checked before anything starts.
+
+The command line (``demo`` and ``run``) gathers these from flags. Credentials come from
+a username flag with a password *file* (a password on the command line would show in
+``ps`` and shell history), or from a directory holding ``username`` and ``password``
+files: a Kubernetes Secret mounted as a volume, which is how the controller gets them
+in a pod without any permission to read Secrets in its own namespace. Every problem is
+a :class:`ValueError` whose text names the flag and says how to fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .ironic import IronicProvisioner
+
+
+@dataclass(frozen=True)
+class IronicSettings:
+    url: str
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    driver: str | None = None  # one hardware type for every node, e.g. fake-hardware
+    poll_delay: float = 2.0
+    ca_file: str | None = None
+    insecure: bool = False
+
+    def provisioner(self, *, workers: int) -> IronicProvisioner:
+        """One provisioner for all hosts, with a connection per worker."""
+        return IronicProvisioner(
+            self.url,
+            username=self.username,
+            password=self.password,
+            driver=self.driver,
+            poll_delay=self.poll_delay,
+            max_connections=max(workers, 1),
+            ca_file=self.ca_file,
+            insecure=self.insecure,
+        )
+
+
+def load_ironic_settings(
+    url: str | None,
+    *,
+    username: str | None = None,
+    password_file: str | None = None,
+    credentials_dir: str | None = None,
+    driver: str | None = None,
+    poll_delay: float = 2.0,
+    ca_file: str | None = None,
+    insecure: bool = False,
+) -> IronicSettings:
+    """Settings from the ``--ironic-*`` flags; a ValueError names the flag to fix."""
+    if not url:
+        raise ValueError(
+            "--ironic-url is required with --provisioner ironic, e.g. http://ironic.example:6385"
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"--ironic-url: {url!r} is not an http(s) URL; "
+            "give the Ironic API endpoint, e.g. http://ironic.example:6385"
+        )
+    if poll_delay <= 0:
+        raise ValueError(f"--ironic-poll-delay must be more than 0 seconds, not {poll_delay:g}")
+    if ca_file is not None and not Path(ca_file).is_file():
+        raise ValueError(f"--ironic-ca-file: {ca_file} is not a file")
+    if credentials_dir is not None:
+        if username is not None or password_file is not None:
+            raise ValueError(
+                "--ironic-credentials-dir replaces --ironic-username and "
+                "--ironic-password-file; give one or the other"
+            )
+        username = _read(Path(credentials_dir) / "username", "--ironic-credentials-dir")
+        password = _read(Path(credentials_dir) / "password", "--ironic-credentials-dir")
+    elif password_file is not None:
+        if not username:
+            raise ValueError("--ironic-password-file needs --ironic-username")
+        password = _read(Path(password_file), "--ironic-password-file")
+    else:
+        password = None
+    if username is not None and not username:
+        raise ValueError("--ironic-username is empty; leave it out for an Ironic without auth")
+    return IronicSettings(
+        url=url,
+        username=username or None,
+        password=password,
+        driver=driver or None,
+        poll_delay=poll_delay,
+        ca_file=ca_file,
+        insecure=insecure,
+    )
+
+
+def _read(path: Path, flag: str) -> str:
+    """A credential file's text without the trailing newline editors and ``echo`` add."""
+    try:
+        text = path.read_text().rstrip("\r\n")
+    except FileNotFoundError:
+        raise ValueError(
+            f"{flag}: {path} does not exist; it must hold the Ironic "
+            f"{path.name if path.name in ('username', 'password') else 'password'}"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"{flag}: cannot read {path}: {error.strerror}") from None
+    if not text:
+        raise ValueError(f"{flag}: {path} is empty")
+    return text

@@ -90,6 +90,8 @@ NODE_FIELDS = ",".join(
         "last_error",
         "reservation",
         "maintenance",
+        "maintenance_reason",
+        "fault",
         "provision_updated_at",
         "inspection_finished_at",
         "properties",
@@ -436,6 +438,7 @@ class IronicProvisioner:
             )
         if target != "rebooting" and node.get("power_state") == target:
             return complete(powered_on=target == "power on")
+        _wait_out_maintenance(node)  # Ironic would power it; its operator may not want that
         self._request(
             "PUT", f"/v1/nodes/{uuid}/states/power", {"target": target}, route="states/power"
         )
@@ -565,6 +568,11 @@ class IronicProvisioner:
     def _act(self, node: Node, target: str) -> None:
         """Ask for a provision-state change; return only once Ironic accepted it (202)."""
         uuid = node["uuid"]
+        if node.get("maintenance") and node.get("fault") == "clean failure":
+            # Ironic set it because cleaning failed: this retry is the fix it waits for
+            self._request("DELETE", f"/v1/nodes/{uuid}/maintenance", route="maintenance")
+        else:
+            _wait_out_maintenance(node)
         status, data = self._request(
             "PUT",
             f"/v1/nodes/{uuid}/states/provision",
@@ -1023,6 +1031,33 @@ def _registration_message(host: HostView, last_error: str) -> str:
     reason = _readable(last_error)
     port = f":{host.bmc.port}" if host.bmc.port else ""
     return f"could not validate the BMC at {host.bmc.host}{port}: {reason}"
+
+
+def _wait_out_maintenance(node: Node) -> None:
+    """A node in maintenance is in someone's hands: wait, visibly, and count no error.
+
+    Operators set maintenance to work on a machine; Ironic sets it itself when it lost
+    the BMC (fault ``power failure``) and clears it once the BMC answers again. Ironic
+    refuses provisioning actions then (400) but would still change the power. Either way
+    the host did nothing wrong, so this is a refusal (transient: shown as
+    ``BackendUnavailable``, retried with backoff), not a failure.
+    """
+    if not node.get("maintenance"):
+        return
+    fault = node.get("fault")
+    why = str(node.get("maintenance_reason") or "")
+    if fault == "power failure":
+        message = (
+            f"Ironic cannot reach the BMC of node {node['name']} and put it in maintenance; "
+            "it takes it out once the BMC answers: check the BMC and its network"
+        )
+    else:
+        message = (
+            f"the Ironic node {node['name']} is in maintenance"
+            + (f" ({why})" if why else "")
+            + "; hoststate goes on once it is taken out of maintenance"
+        )
+    raise _Answer(transient(message, why if why not in message else ""))
 
 
 def _interrupted(node: Node) -> bool:

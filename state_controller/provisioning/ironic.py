@@ -311,9 +311,8 @@ class IronicProvisioner:
         if state in BUSY_STATES:
             return continuing(self.poll_delay)
         if state == "inspect failed":
-            if self._should_report(node):
-                reason = _readable(node.get("last_error") or "")
-                return failed(f"inspecting the hardware failed: {reason}", node["last_error"] or "")
+            if report := self._failure(node, "inspecting the hardware"):
+                return report
             return self._started(node, "inspect")
         if state == "manageable":
             with self._lock:
@@ -338,9 +337,8 @@ class IronicProvisioner:
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if self._should_report(node):
-                reason = _readable(node.get("last_error") or "")
-                return failed(f"cleaning the host failed: {reason}", node["last_error"] or "")
+            if report := self._failure(node, "cleaning the host"):
+                return report
             return self._started(node, "manage")
         if state in ("active", "deploy failed"):  # e.g. no longer externally provisioned
             return self._started(node, "deleted")
@@ -359,19 +357,15 @@ class IronicProvisioner:
             self._set_instance_info(node, host)
             return self._started(node, "active")
         if state == "deploy failed":
-            if self._should_report(node):
-                reason = _readable(node.get("last_error") or "")
-                return failed(f"deploying the image failed: {reason}", node["last_error"] or "")
+            if report := self._failure(node, "deploying the image"):
+                return report
             self._set_instance_info(node, host)
             return self._started(node, "active")
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if self._should_report(node):
-                reason = _readable(node.get("last_error") or "")
-                return failed(
-                    f"cleaning before deploying failed: {reason}", node["last_error"] or ""
-                )
+            if report := self._failure(node, "cleaning before deploying"):
+                return report
             return self._started(node, "manage")
         return self._cannot("provision", node)
 
@@ -387,9 +381,8 @@ class IronicProvisioner:
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if self._should_report(node):
-                reason = _readable(node.get("last_error") or "")
-                return failed(f"cleaning the disks failed: {reason}", node["last_error"] or "")
+            if report := self._failure(node, "cleaning the disks"):
+                return report
             return self._started(node, "manage")
         if state in ("inspect failed", "adopt failed"):
             return self._started(node, "manage")
@@ -407,9 +400,8 @@ class IronicProvisioner:
             return continuing(self.poll_delay)
         if state == "available":  # adopt needs manageable
             return self._started(node, "manage")
-        if state == "adopt failed" and self._should_report(node):
-            reason = _readable(node.get("last_error") or "")
-            return failed(f"adopting the running host failed: {reason}", node["last_error"] or "")
+        if state == "adopt failed" and (report := self._failure(node, "adopting the running host")):
+            return report
         if state in ("manageable", "adopt failed"):
             self._set_instance_info(node, host)
             result = self._started(node, "adopt")
@@ -651,6 +643,13 @@ class IronicProvisioner:
                 return False
             self._reported[node["uuid"]] = token
             return True
+
+    def _failure(self, node: Node, what: str) -> Result | None:
+        """``failed`` the first time a failed state is seen; None after: retry the step."""
+        if not self._should_report(node):
+            return None
+        error = str(node.get("last_error") or "")
+        return failed(f"{what} failed: {_readable(error)}", error)
 
     def _should_report(self, node: Node) -> bool:
         """Report a failure once; retry it on the next attempt (or at once if Ironic

@@ -57,19 +57,21 @@ def slow_ironic_server(
         yield server
 
 
+def _running_and_empty(server: IronicServer) -> IronicServer:
+    """A test may have stopped the session's server, and leaves nodes behind: undo both."""
+    if not server.running:
+        server.start()
+    IronicAPI(server.url).purge()
+    return server
+
+
 @pytest.fixture
 def ironic(ironic_server: IronicServer) -> IronicServer:
     """The fast Ironic, running and empty."""
-    if not ironic_server.running:
-        ironic_server.start()
-    IronicAPI(ironic_server.url).purge()
-    return ironic_server
+    return _running_and_empty(ironic_server)
 
 
 @pytest.fixture
 def slow_ironic(slow_ironic_server: IronicServer) -> IronicServer:
     """The Ironic with slow fake deploys, running and empty."""
-    if not slow_ironic_server.running:
-        slow_ironic_server.start()
-    IronicAPI(slow_ironic_server.url).purge()
-    return slow_ironic_server
+    return _running_and_empty(slow_ironic_server)

@@ -101,3 +101,40 @@ def test_detach_forgets_the_node_and_reattach_adopts_it(ironic: IronicServer) ->
         assert node["uuid"] != first["uuid"]
         assert prov.actions[(f"{ns}~{name}", "active")] == 1  # deployed once, ever
         assert state_of(cluster, ns, name) == "provisioned"
+
+        # a detached host is deleted without deprovisioning: Ironic is not asked anything
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
+        eventually(lambda: api.node(f"{ns}~{name}") is None, what="detached again")
+        eventually(observed.controller.idle)
+        calls = sum(prov.calls.values())
+        cluster.delete(HOSTS, ns, name)
+        eventually(lambda: state_of(cluster, ns, name) == "<gone>", what="deleted")
+        assert sum(prov.calls.values()) == calls
+        assert api.nodes() == []
+        assert prov.actions[(f"{ns}~{name}", "deleted")] == 0
+
+
+def test_paused_host_gets_no_ironic_call_and_no_write(ironic: IronicServer) -> None:
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    ns, name = "paused", "host-0000"
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, 1)
+        wait_all(cluster, ns, [name], "provisioned")
+        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is True)
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: ""}}})
+        eventually(observed.controller.idle)
+        calls, writes = sum(prov.calls.values()), cluster.stats["update_status"]
+        reconciles = observed.controller.reconciles
+        cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
+        eventually(
+            lambda: observed.controller.reconciles > reconciles and observed.controller.idle()
+        )
+        assert sum(prov.calls.values()) == calls  # Ironic was not asked anything
+        assert cluster.stats["update_status"] == writes  # and no status was written
+        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power on"
+
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: None}}})
+        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
+        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"

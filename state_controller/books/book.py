@@ -12,6 +12,7 @@ status changed, so every projection reads one consistent story.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,10 @@ class Book:
         self.conditions: dict[str, conditions.Cond] = {}
         self._changed_at: float | None = None  # first change not yet stamped
         self.stuck_reported = False
+        # When the last failure may be retried, and what the host's inputs were then.
+        # Only the machine reads it; no status shows it (after a restart the first
+        # reconcile retries at once, which is what a restart should do).
+        self.retry: tuple[float, Hashable] | None = None
         self._restamp(now)
 
     # -- the one way to change state ------------------------------------------------

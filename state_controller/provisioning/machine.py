@@ -133,6 +133,7 @@ class _Run:
             self.d.add_finalizer = True
         if self.detached():
             return False
+        self.wait_out_backoff()
         if self.host.deleting:
             self.deletion_step()
         else:
@@ -507,8 +508,39 @@ class _Run:
 
     def fail(self, error: ErrorType, message: str) -> None:
         self.book.fail(error, message, now=self.now, reason=FAILED_REASON[error])
-        self.d.after(self.backoff.delay(self.book.cursor.error_count))
+        delay = self.backoff.delay(self.book.cursor.error_count)
+        self.book.retry = (self.now + delay, self.inputs())
+        self.d.after(delay)
         raise _Stop
+
+    def wait_out_backoff(self) -> None:
+        """Retry a failure only once its backoff has passed, whatever woke the host.
+
+        The work queue's delay is not enough: the failure's own status write comes back
+        as a watch event (before the write's answer, at times), and a resync or a restart
+        wakes every host. Without this each of those retries at once, and each retry's
+        write wakes the next: a failing host would hammer its backend. What the user
+        changed since (spec, Secret, annotations, deletion) is retried at once.
+        """
+        retry = self.book.retry
+        if retry is None:
+            return
+        at, inputs = retry
+        if self.now >= at or inputs != self.inputs() or self.book.cursor.error_count == 0:
+            self.book.retry = None
+            return
+        self.d.after(at - self.now)
+        raise _Stop
+
+    def inputs(self) -> tuple[object, ...]:
+        """What a user may change to have a failed host retried at once."""
+        host = self.host
+        return (
+            host.generation,
+            host.credentials_version,
+            host.deleting,
+            tuple(sorted(host.annotations.items())),
+        )
 
 
 _ERROR_ENTERING: dict[S, ErrorType] = {

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from state_controller.api import annotations as ann
+from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
+from state_controller.cluster.schema import validators
 from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.simulated import Fault, FaultPlan, SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
 from tests.conftest import wait_for
 
 NS = "fleet"
@@ -115,6 +121,34 @@ def test_errors_back_off_and_recover_with_visible_cause(
         warnings = [e for e in events_for(cluster, "host-0000") if e["type"] == "Warning"]
         assert warnings and "rejected user" in warnings[0]["message"]
         assert running.sample("hoststate_errors_total", {"type": "registration error"}) == 2
+
+
+def failing_host_retries(cluster: Cluster, run_controller: Any) -> int:
+    """Attempts of a host whose BMC never accepts its credentials, in 3 s after the first:
+    with a 0.5 s backoff doubling to 1 s, about 4. Its own status writes wake it too."""
+    plan = FaultPlan({f"{NS}/host-0000": [Fault("credentials", times=None)]})
+    config = ControllerConfig(workers=2, backoff=Backoff(base=0.5, cap=1.0, jitter=0.0))
+    with run_controller(cluster, SimulatedProvisioner(faults=plan), config) as running:
+        create_fleet(cluster, NS, 1)
+        key = f"{NS}/host-0000"
+        wait_for(lambda: running.book(key) is not None and running.book(key).cursor.error_count)
+        time.sleep(3.0)
+        return int(running.book(key).cursor.error_count)
+
+
+def test_a_failing_host_retries_at_its_backoff_not_at_its_own_writes(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    assert 2 <= failing_host_retries(cluster, run_controller) <= 6
+
+
+def test_a_failing_host_backs_off_on_the_sqlite_store(run_controller: Any, tmp_path: Path) -> None:
+    # where the watch event of a write often arrives before the write's answer
+    store = EmbeddedCluster(path=str(tmp_path / "store.db"), validators=validators())
+    try:
+        assert 2 <= failing_host_retries(store, run_controller) <= 6
+    finally:
+        store.close()
 
 
 def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: Any) -> None:

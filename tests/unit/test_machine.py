@@ -107,17 +107,37 @@ def test_registration_error_backs_off_and_recovers() -> None:
     sim = SimulatedProvisioner(faults=plan, clock=clock)
     machine, book = HostMachine(sim), Book("ns/h", now=clock())
     inp = host_input(with_image())
-    delays = []
-    for _ in range(2):
+    delays: list[float] = []
+    for attempt in (1, 2):
         decision = machine.step(book, inp, clock())
         assert book.cursor.state == S.REGISTERING
         assert book.cursor.error_type == ErrorType.REGISTRATION
         assert "rejected user 'admin'" in book.cursor.error_message
         assert "s3cret" not in book.cursor.error_message
+        assert decision.requeue_after is not None
         delays.append(decision.requeue_after)
-    assert book.cursor.error_count == 2
+        # woken before the backoff ends (its own status write, a resync): nothing is tried
+        early = machine.step(book, inp, clock() + delays[-1] / 2)
+        assert book.cursor.error_count == attempt
+        assert early.requeue_after == pytest.approx(delays[-1] / 2)
+        clock.now += delays[-1]
     assert delays[1] > delays[0]  # exponential
     machine.step(book, inp, clock())
+    assert book.cursor.state == S.PROVISIONED and book.cursor.error_count == 0
+
+
+def test_a_fix_by_the_user_is_retried_before_the_backoff_ends() -> None:
+    clock = Clock()
+    plan = FaultPlan({"ns/h": [Fault("credentials", times=1)]})
+    machine = HostMachine(SimulatedProvisioner(faults=plan, clock=clock))
+    book = Book("ns/h", now=clock())
+    failing = host_input(with_image())
+    machine.step(book, failing, clock())
+    assert book.cursor.error_count == 1
+    machine.step(book, failing, clock() + 1)
+    assert book.cursor.error_count == 1  # same inputs: waits
+    fixed = HostInput(**{**vars(failing), "credentials_version": ("c", "2")})  # Secret edited
+    machine.step(book, fixed, clock() + 1)
     assert book.cursor.state == S.PROVISIONED and book.cursor.error_count == 0
 
 
@@ -198,14 +218,12 @@ def test_power_follows_spec_online_and_is_recorded() -> None:
 def test_power_failure_is_a_power_management_error() -> None:
     plan = FaultPlan({"ns/h": [Fault("power", times=1)]})
     machine, book = HostMachine(SimulatedProvisioner(faults=plan)), Book("ns/h", now=0)
-    machine.step(
-        book, host_input({"bmc": {"address": ADDRESS, "credentialsName": "c"}, "online": True}), 1
-    )
+    inp = host_input({"bmc": {"address": ADDRESS, "credentialsName": "c"}, "online": True})
+    decision = machine.step(book, inp, 1)
     assert book.cursor.state == S.AVAILABLE
     assert book.cursor.error_type == ErrorType.POWER_MANAGEMENT
-    machine.step(
-        book, host_input({"bmc": {"address": ADDRESS, "credentialsName": "c"}, "online": True}), 2
-    )
+    assert decision.requeue_after is not None
+    machine.step(book, inp, 1 + decision.requeue_after)  # when the backoff ends
     assert book.cursor.error_type is None and book.facts.powered_on
 
 

@@ -580,6 +580,7 @@ class IronicProvisioner:
             if not isinstance(now, dict) or now.get("provision_state") != node["provision_state"]:
                 # it moved between our read and our request: decide again from the new state
                 raise _Answer(retry_after(self.poll_delay, f"node {uuid} changed state: {fault}"))
+            _wait_out_maintenance(now)  # put in maintenance since our read: that is why
             raise _Answer(failed(f"Ironic refused to {target} node {node['name']}: {fault}", fault))
         with self._lock:
             self.actions[(node["name"], target)] += 1

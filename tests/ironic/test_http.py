@@ -18,12 +18,21 @@ from tests.support.ironic_server import free_port
 
 
 class Script:
-    """What the fake Ironic answers: (status, body) per ``METHOD path-prefix``."""
+    """What the fake Ironic answers: (status, body) per ``METHOD path-prefix``; a list of
+    them answers successive requests, the last one repeating."""
 
     def __init__(self, version: str = "1.115") -> None:
         self.version = version
-        self.answers: dict[str, tuple[int, Any]] = {}
+        self.answers: dict[str, tuple[int, Any] | list[tuple[int, Any]]] = {}
         self.seen: list[tuple[str, str, dict[str, str], Any]] = []
+
+    def answer(self, request: str) -> tuple[int, Any]:
+        for key, answer in self.answers.items():
+            if request.startswith(key):
+                if isinstance(answer, list):
+                    return answer.pop(0) if len(answer) > 1 else answer[0]
+                return answer
+        return 404, {"error_message": json.dumps({"faultstring": "not found"})}
 
 
 @pytest.fixture
@@ -42,14 +51,7 @@ def fake() -> Iterator[tuple[str, Script]]:
             if self.path == "/v1":
                 status, data = 200, {"version": {"version": script.version, "min_version": "1.1"}}
             else:
-                status, data = next(
-                    (
-                        answer
-                        for key, answer in script.answers.items()
-                        if f"{self.command} {self.path}".startswith(key)
-                    ),
-                    (404, {"error_message": json.dumps({"faultstring": "not found"})}),
-                )
+                status, data = script.answer(f"{self.command} {self.path}")
             payload = json.dumps(data).encode() if data is not None else b""
             self.send_response(status)
             self.send_header("Content-Length", str(len(payload)))
@@ -127,6 +129,23 @@ def test_refusals_move_nothing(
     assert prov.actions[("ns~host-0000", "active")] == 0  # nothing counted as started
     if outcome is Outcome.RETRY_AFTER:
         assert result.delay == 0.5
+
+
+def test_maintenance_set_after_our_read_is_a_wait_not_a_failure(
+    fake: tuple[str, Script],
+) -> None:
+    url, script = fake
+    available = dict(NODE, provision_state="available", maintenance=False)
+    script.answers["GET /v1/nodes/"] = [
+        (200, available),  # the read the decision was made on...
+        (200, dict(available, maintenance=True, maintenance_reason="replacing a DIMM")),
+    ]
+    script.answers["PATCH /v1/nodes/u-1"] = (200, NODE)
+    refusal = "The provisioning operation can't be performed on node u-1 because it's in "
+    script.answers["PUT /v1/nodes/u-1/states/provision"] = (400, fault(refusal + "maintenance"))
+    result = IronicProvisioner(url).provision(view_of("ns", 0, provider_id="u-1"))
+    assert result.outcome is Outcome.TRANSIENT, result  # ...Ironic refused: maintenance since
+    assert "is in maintenance (replacing a DIMM)" in result.message
 
 
 def test_unreachable_ironic_is_transient() -> None:

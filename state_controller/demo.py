@@ -256,6 +256,7 @@ def _run_demo_on(
         create_fleet(cluster, opts.namespace, opts.hosts)
         settled = _watch(controller, cluster, keys, opts, started)
         summary = summarize(controller, keys, opts.target)
+        summary["elapsed_seconds"] = round(time.time() - started, 2)  # to settle, not to clean
         if opts.ironic is not None and not opts.keep:
             summary["cleaned_up"] = _delete_fleet(cluster, opts.namespace, opts.timeout)
     finally:
@@ -264,7 +265,6 @@ def _run_demo_on(
         server_thread.join(timeout=5)
         cluster.close()
     summary["settled"] = settled
-    summary["elapsed_seconds"] = round(time.time() - started, 2)
     summary["metrics_port"] = port
     summary["faults"] = {k: [f.kind for f in v] for k, v in plan.hosts().items()}
     summary["provisioner"] = prov.backend
@@ -284,7 +284,8 @@ def _run_demo_on(
 def _delete_fleet(cluster: Cluster, namespace: str, timeout: float) -> bool:
     """Delete the demo's hosts and wait until the controller let them go (True)."""
     hosts, _ = cluster.list(HOSTS, namespace)
-    print(f"deleting {len(hosts)} hosts (their Ironic nodes go with them)", file=sys.stderr)
+    print(f"deleting {_hosts(len(hosts))} (their Ironic nodes go with them)", file=sys.stderr)
+    began = time.monotonic()
     for host in hosts:
         cluster.delete(HOSTS, namespace, host["metadata"]["name"])
     deadline = time.monotonic() + timeout
@@ -292,14 +293,19 @@ def _delete_fleet(cluster: Cluster, namespace: str, timeout: float) -> bool:
     while True:
         left = len(cluster.list(HOSTS, namespace)[0])
         if left == 0:
+            print(f"deleted in {time.monotonic() - began:.1f}s", file=sys.stderr)
             return True
         if time.monotonic() >= deadline:
-            print(f"{left} hosts still being deleted after {timeout:g}s", file=sys.stderr)
+            print(f"{_hosts(left)} still being deleted after {timeout:g}s", file=sys.stderr)
             return False
         if time.monotonic() - last >= 2:
-            print(f"  {left} hosts left", file=sys.stderr, flush=True)
+            print(f"  {_hosts(left)} left", file=sys.stderr, flush=True)
             last = time.monotonic()
         time.sleep(0.25)
+
+
+def _hosts(n: int) -> str:
+    return f"{n} host" if n == 1 else f"{n} hosts"
 
 
 def _table(cluster: Cluster, namespace: str) -> str:

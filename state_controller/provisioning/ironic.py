@@ -67,7 +67,7 @@ from urllib.parse import quote
 import urllib3
 
 from .provisioner import HostView
-from .results import Result, complete, continuing, failed, retry_after, transient
+from .results import Outcome, Result, complete, continuing, failed, retry_after, transient
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +135,12 @@ _VIRTUAL_MEDIA_BOOT = {
     "idrac": "idrac-redfish-virtual-media",
 }
 _INTERRUPTED = "can't be resumed by conductor"
+_VERBS = {  # provision-state targets, as a person says them
+    "manage": "verify the BMC of",
+    "provide": "clean and make available",
+    "active": "deploy",
+    "deleted": "tear down",
+}
 _MISSING = object()
 
 
@@ -204,6 +210,7 @@ class IronicProvisioner:
         self._reported: dict[str, str] = {}  # node -> failure already reported
         self._inspect_base: dict[str, object] = {}  # node -> inspection_finished_at at start
         self._adopting: set[str] = set()
+        self._recreated: set[str] = set()  # nodes created anew for hosts Ironic had lost
         self._power_target: dict[str, str] = {}  # node -> power target we asked for
         self._credentials: dict[str, str] = {}  # node -> fingerprint of what Ironic has
         # The node as the last completed operation read it, for the next call within
@@ -283,6 +290,9 @@ class IronicProvisioner:
         created = node is None
         if node is None:
             node = self._create(host)
+            if host.provider_id:  # it had a node Ironic no longer has
+                with self._lock:
+                    self._recreated.add(node["uuid"])
         uuid, state = node["uuid"], node["provision_state"]
         # Ironic masks passwords, so what it has is known from what this process sent.
         changed = credentials_changed and not self._knows_credentials(uuid, host)
@@ -309,7 +319,7 @@ class IronicProvisioner:
             with self._lock:
                 self._inspect_base[uuid] = node.get("inspection_finished_at")
         if state in BUSY_STATES:
-            return continuing(self.poll_delay)
+            return self._busy(node)
         if state == "inspect failed":
             if report := self._failure(node, "inspecting the hardware"):
                 return report
@@ -333,7 +343,7 @@ class IronicProvisioner:
         if state == "available":
             return complete()
         if state in BUSY_STATES:
-            return continuing(self.poll_delay)
+            return self._busy(node)
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
@@ -341,6 +351,10 @@ class IronicProvisioner:
                 return report
             return self._started(node, "manage")
         if state in ("active", "deploy failed"):  # e.g. no longer externally provisioned
+            return self._started(node, "deleted")
+        if state == "error":  # that teardown failed
+            if report := self._failure(node, "tearing down the host"):
+                return report
             return self._started(node, "deleted")
         if state in ("inspect failed", "adopt failed"):
             return self._started(node, "manage")
@@ -352,7 +366,7 @@ class IronicProvisioner:
         if state == "active":
             return complete(powered_on=_powered(node))
         if state in BUSY_STATES:
-            return continuing(self.poll_delay)
+            return self._busy(node)
         if state == "available":
             self._set_instance_info(node, host)
             return self._started(node, "active")
@@ -375,8 +389,12 @@ class IronicProvisioner:
         if state == "available":
             return complete(powered_on=False)
         if state in BUSY_STATES - {"wait call-back"}:
-            return continuing(self.poll_delay)
-        if state in ("active", "deploy failed", "wait call-back", "error"):
+            return self._busy(node)
+        if state == "error":  # a teardown that failed (deleting -> error)
+            if report := self._failure(node, "tearing down the host"):
+                return report
+            return self._started(node, "deleted")
+        if state in ("active", "deploy failed", "wait call-back"):
             return self._started(node, "deleted")
         if state == "manageable":
             return self._started(node, "provide")
@@ -395,11 +413,24 @@ class IronicProvisioner:
             with self._lock:
                 adopted = uuid in self._adopting
                 self._adopting.discard(uuid)
-            return complete(adopted=adopted)
+                lost = uuid in self._recreated
+                self._recreated.discard(uuid)
+            if not adopted:
+                return complete()
+            return Result(Outcome.COMPLETE, adopted=True, message=_adopted_message(lost))
         if state in BUSY_STATES:
-            return continuing(self.poll_delay)
-        if state == "available":  # adopt needs manageable
-            return self._started(node, "manage")
+            return self._busy(node)
+        if state == "available":
+            if not host.externally_provisioned:
+                # torn down (and cleaned) behind our back: adopting would claim an image runs
+                raise _Answer(
+                    failed(
+                        f"the Ironic node {node['name']} is available: it was torn down "
+                        "outside hoststate and its image no longer runs; to deploy it again, "
+                        "remove spec.image and set it back"
+                    )
+                )
+            return self._started(node, "manage")  # adopt needs manageable
         if state == "adopt failed" and (report := self._failure(node, "adopting the running host")):
             return report
         if state in ("manageable", "adopt failed"):
@@ -421,7 +452,9 @@ class IronicProvisioner:
             with self._lock:
                 self._power_target.pop(uuid, None)
             want = "power on" if target == "rebooting" else target
-            if node.get("power_state") == want:
+            # Ironic clears last_error when it starts a power action, so one now is ours
+            # (a failed reboot leaves the host on, which alone would look done)
+            if node.get("power_state") == want and not node.get("last_error"):
                 return complete(powered_on=want == "power on")
             verb = {"power on": "power on", "power off": "power off", "rebooting": "reboot"}
             return failed(
@@ -429,6 +462,8 @@ class IronicProvisioner:
                 node.get("last_error") or f"power state is {node.get('power_state')}",
             )
         if target != "rebooting" and node.get("power_state") == target:
+            with self._lock:  # an older request of ours for another target is moot
+                self._power_target.pop(uuid, None)
             return complete(powered_on=target == "power on")
         _wait_out_maintenance(node)  # Ironic would power it; its operator may not want that
         self._request(
@@ -472,7 +507,17 @@ class IronicProvisioner:
         body.update(self.interfaces)
         if self.node_overrides is not None:
             body.update(self.node_overrides(host))
-        _, node = self._request("POST", "/v1/nodes", body, route="nodes")
+        status, node = self._request("POST", "/v1/nodes", body, route="nodes", allow=(400,))
+        if status == 400:
+            fault = _fault(node)
+            message = f"Ironic refused to create node {body['name']}: {fault}"
+            if "which supports driver" in fault:  # no conductor has that hardware type
+                message = (
+                    f"Ironic does not offer the {body['driver']!r} hardware type that "
+                    f"spec.bmc.address ({host.bmc_address}) needs; enable it in Ironic "
+                    "(enabled_hardware_types) or use a BMC type it offers"
+                )
+            raise _Answer(failed(message, fault))
         assert isinstance(node, dict)
         self._remember_credentials(node["uuid"], host)
         self._ensure_port(node, host, known_empty=True)
@@ -553,6 +598,15 @@ class IronicProvisioner:
                     return hardware
         return _from_properties(node.get("properties") or {})
 
+    def _busy(self, node: Node) -> Result:
+        """Ironic is working on the node: poll again, unless maintenance holds it.
+
+        Ironic stops the timeouts of a node in maintenance, so a deploy waiting for its
+        ramdisk would wait forever and show nothing; say why instead.
+        """
+        _wait_out_maintenance(node)
+        return continuing(self.poll_delay)
+
     def _started(self, node: Node, target: str) -> Result:
         self._act(node, target)
         return continuing(self.poll_delay)
@@ -581,7 +635,8 @@ class IronicProvisioner:
                 # it moved between our read and our request: decide again from the new state
                 raise _Answer(retry_after(self.poll_delay, f"node {uuid} changed state: {fault}"))
             _wait_out_maintenance(now)  # put in maintenance since our read: that is why
-            raise _Answer(failed(f"Ironic refused to {target} node {node['name']}: {fault}", fault))
+            verb = _VERBS.get(target, target)
+            raise _Answer(failed(f"Ironic refused to {verb} node {node['name']}: {fault}", fault))
         with self._lock:
             self.actions[(node["name"], target)] += 1
 
@@ -675,6 +730,7 @@ class IronicProvisioner:
                 memory.pop(uuid, None)
             self._credentials.pop(uuid, None)
             self._adopting.discard(uuid)
+            self._recreated.discard(uuid)
             self._fresh.pop(host.key, None)
 
     # -- HTTP ---------------------------------------------------------------------------
@@ -739,19 +795,28 @@ class IronicProvisioner:
         if 200 <= status < 300 or status in allow:
             return status, data
         fault = _fault(data) or f"HTTP {status}"
-        if status == 409:
+        if status == 409 and _is_lock(fault):
             raise _Answer(retry_after(self.lock_retry_delay, _conflict_message(fault)))
         if status >= 500:
             busy = "busy (no free conductor)" if status == 503 else f"failing (HTTP {status})"
             raise _Answer(transient(f"Ironic at {self.url} is {busy}", fault))
-        if status in (401, 403):
+        if status == 401:
             raise _Answer(
                 failed(
-                    f"Ironic at {self.url} refused hoststate's credentials (HTTP {status}); "
+                    f"Ironic at {self.url} refused hoststate's credentials (HTTP 401); "
                     "check the Ironic username and password",
                     fault,
                 )
             )
+        if status == 403:  # a protected node, or a policy: not the password
+            raise _Answer(
+                failed(
+                    f"Ironic forbade {method} {route} (HTTP 403): {fault}; the node may be "
+                    "protected (protected=true), or the Ironic user may not do this",
+                    fault,
+                )
+            )
+        # other 4xx, and a 409 that is no lock (a state that forbids it): waiting won't help
         raise _Answer(failed(f"Ironic refused {method} {route} (HTTP {status}): {fault}", fault))
 
     def _send(
@@ -956,6 +1021,12 @@ def _fault(data: Any) -> str:
 
 
 _LOCKED_BY = re.compile(r"locked by host ([^,\s]+)")
+_LOCK_WORDS = ("locked by host", "please retry", "try again")
+
+
+def _is_lock(fault: str) -> bool:
+    """A 409 that passes: the node is locked by an operation (NodeLocked), not a refusal."""
+    return any(words in fault.lower() for words in _LOCK_WORDS)
 
 
 def _conflict_message(fault: str) -> str:
@@ -1058,6 +1129,15 @@ def _wait_out_maintenance(node: Node) -> None:
             + "; hoststate goes on once it is taken out of maintenance"
         )
     raise _Answer(transient(message, why if why not in message else ""))
+
+
+def _adopted_message(lost: bool) -> str:
+    if lost:
+        return (
+            "Ironic had lost this host's node (its database reset, or the node deleted); "
+            "adopted the running host again, without deploying it"
+        )
+    return "registered the running host in Ironic and adopted it, without deploying it"
 
 
 def _interrupted(node: Node) -> bool:

@@ -258,7 +258,7 @@ class _Run:
     def adopt(self) -> None:
         result = self.work(self.prov.adopt(self.view()), ErrorType.PROVISIONED_REGISTRATION)
         if result.adopted:
-            self.record("Adopted", "the backend had lost this host; adopted it as it runs")
+            self.record("Adopted", result.message or "adopted the running host, not deployed")
 
     def steady(self) -> None:
         spec, annotations, facts = self.host.spec, self.host.annotations, self.book.facts

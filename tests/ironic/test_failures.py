@@ -12,6 +12,8 @@ from prometheus_client import generate_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.demo import host_manifest, secret_manifest
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import (
     IronicAPI,
     condition,
@@ -21,6 +23,7 @@ from tests.ironic.helpers import (
     provisioner,
     running,
     state_of,
+    view_of,
     wait_all,
 )
 from tests.support.ironic_server import IronicServer
@@ -97,6 +100,19 @@ def test_deploy_and_inspection_failures_are_readable(ironic: IronicServer) -> No
 
         # the failed work is retried (Ironic allows active/inspect again from the failed state)
         eventually(lambda: prov.actions[(f"{ns}~host-0000", "active")] >= 2, what="deploy retry")
+
+
+def test_hardware_type_ironic_does_not_offer_is_named(ironic: IronicServer) -> None:
+    # no --ironic-driver: the redfish:// address asks for redfish, this Ironic has fake only
+    result = IronicProvisioner(ironic.url).register(view_of("hw", 0), credentials_changed=True)
+    assert result.outcome is Outcome.FAILED
+    assert result.message == (
+        "Ironic does not offer the 'redfish' hardware type that spec.bmc.address "
+        "(redfish://bmc-0000.demo.example/redfish/v1/Systems/1) needs; enable it in Ironic "
+        "(enabled_hardware_types) or use a BMC type it offers"
+    )
+    assert "No conductor service registered which supports driver redfish" in result.details
+    assert IronicAPI(ironic.url).nodes() == []
 
 
 SECRET = "Sup3r-Secret-BMC-Passw0rd"

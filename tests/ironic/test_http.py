@@ -105,8 +105,9 @@ def test_too_old_an_ironic_is_a_readable_failure(fake: tuple[str, Script]) -> No
         (409, Outcome.RETRY_AFTER, "locked by conductor-7"),
         (503, Outcome.TRANSIENT, "is busy"),
         (500, Outcome.TRANSIENT, "is failing (HTTP 500)"),
-        (400, Outcome.FAILED, "Ironic refused to active node ns~host-0000"),
-        (403, Outcome.FAILED, "refused hoststate's credentials"),
+        (400, Outcome.FAILED, "Ironic refused to deploy node ns~host-0000"),
+        (401, Outcome.FAILED, "refused hoststate's credentials (HTTP 401)"),
+        (403, Outcome.FAILED, "forbade PUT states/provision (HTTP 403): nope; the node may"),
     ],
 )
 def test_refusals_move_nothing(
@@ -129,6 +130,62 @@ def test_refusals_move_nothing(
     assert prov.actions[("ns~host-0000", "active")] == 0  # nothing counted as started
     if outcome is Outcome.RETRY_AFTER:
         assert result.delay == 0.5
+
+
+def test_a_conflict_that_is_no_lock_is_a_failure(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = (200, dict(NODE, power_state="power on"))
+    refusal = "Node u-1 can not have power turned off, as it is configured not to"
+    script.answers["PUT /v1/nodes/u-1/states/power"] = (409, fault(refusal))
+    result = IronicProvisioner(url).power(view_of("ns", 0, provider_id="u-1"), on=False)
+    assert result.outcome is Outcome.FAILED, result  # retrying would never end
+    assert "(HTTP 409): Node u-1 can not have power turned off" in result.message
+
+
+def test_a_failed_teardown_is_reported_once_then_retried(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    error = "Failed to tear down. Error: BMC connection lost"
+    script.answers["GET /v1/nodes/"] = (
+        200,
+        dict(NODE, provision_state="error", last_error=error, provision_updated_at="t1"),
+    )
+    script.answers["PUT /v1/nodes/u-1/states/provision"] = (202, None)
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    first = prov.deprovision(view)
+    assert first.outcome is Outcome.FAILED, first
+    assert first.explain() == (
+        "tearing down the host failed: Failed to tear down. (backend said: Failed to tear down. "
+        "Error: BMC connection lost)"
+    )
+    second = prov.deprovision(view)  # after the backoff: tear down again
+    assert second.outcome is Outcome.CONTINUING, second
+    assert prov.actions[("ns~host-0000", "deleted")] == 1
+
+
+def test_a_node_torn_down_behind_our_back_is_not_adopted(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="available"))
+    result = IronicProvisioner(url).adopt(view_of("ns", 0, provider_id="u-1"))
+    assert result.outcome is Outcome.FAILED, result
+    assert "was torn down outside hoststate and its image no longer runs" in result.message
+    assert not [seen for seen in script.seen if seen[0] == "PUT"]  # nothing asked of Ironic
+
+
+def test_a_failed_reboot_is_no_success(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = [
+        (200, dict(NODE, power_state="power on", last_error=None)),
+        (200, dict(NODE, power_state="power on", last_error="IPMI reboot failed: busy")),
+    ]
+    script.answers["PUT /v1/nodes/u-1/states/power"] = (202, None)
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    assert prov.reboot(view).outcome is Outcome.CONTINUING
+    result = prov.reboot(view)
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message.startswith("the BMC did not reboot the host")
+    assert result.details == "IPMI reboot failed: busy"
 
 
 def test_maintenance_set_after_our_read_is_a_wait_not_a_failure(

@@ -321,9 +321,7 @@ class IronicProvisioner:
         if state in BUSY_STATES:
             return self._busy(node)
         if state == "inspect failed":
-            if report := self._failure(node, "inspecting the hardware"):
-                return report
-            return self._started(node, "inspect")
+            return self._failed_then_retry(node, "inspecting the hardware", "inspect")
         if state == "manageable":
             with self._lock:
                 base = self._inspect_base.get(uuid, _MISSING)
@@ -347,15 +345,11 @@ class IronicProvisioner:
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if report := self._failure(node, "cleaning the host"):
-                return report
-            return self._started(node, "manage")
+            return self._failed_then_retry(node, "cleaning the host", "manage")
         if state in ("active", "deploy failed"):  # e.g. no longer externally provisioned
             return self._started(node, "deleted")
         if state == "error":  # that teardown failed
-            if report := self._failure(node, "tearing down the host"):
-                return report
-            return self._started(node, "deleted")
+            return self._failed_then_retry(node, "tearing down the host", "deleted")
         if state in ("inspect failed", "adopt failed"):
             return self._started(node, "manage")
         return self._cannot("prepare", node)
@@ -378,9 +372,7 @@ class IronicProvisioner:
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if report := self._failure(node, "cleaning before deploying"):
-                return report
-            return self._started(node, "manage")
+            return self._failed_then_retry(node, "cleaning before deploying", "manage")
         return self._cannot("provision", node)
 
     def _deprovision(self, host: HostView) -> Result:
@@ -391,17 +383,13 @@ class IronicProvisioner:
         if state in BUSY_STATES - {"wait call-back"}:
             return self._busy(node)
         if state == "error":  # a teardown that failed (deleting -> error)
-            if report := self._failure(node, "tearing down the host"):
-                return report
-            return self._started(node, "deleted")
+            return self._failed_then_retry(node, "tearing down the host", "deleted")
         if state in ("active", "deploy failed", "wait call-back"):
             return self._started(node, "deleted")
         if state == "manageable":
             return self._started(node, "provide")
         if state == "clean failed":
-            if report := self._failure(node, "cleaning the disks"):
-                return report
-            return self._started(node, "manage")
+            return self._failed_then_retry(node, "cleaning the disks", "manage")
         if state in ("inspect failed", "adopt failed"):
             return self._started(node, "manage")
         return self._cannot("deprovision", node)
@@ -699,6 +687,11 @@ class IronicProvisioner:
                 return False
             self._reported[node["uuid"]] = token
             return True
+
+    def _failed_then_retry(self, node: Node, what: str, target: str) -> Result:
+        """A failed state: report it once; the next attempt (after the backoff) asks again."""
+        report = self._failure(node, what)
+        return report if report is not None else self._started(node, target)
 
     def _failure(self, node: Node, what: str) -> Result | None:
         """``failed`` the first time a failed state is seen; None after: retry the step."""

@@ -41,19 +41,18 @@ def ironic_venv() -> str:
 def ironic_server(
     ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[IronicServer]:
-    with IronicServer(
-        ironic_venv, tmp_path_factory.mktemp("ironic"), fake_delays=FAST_DELAYS
-    ) as server:
-        yield server
+    yield from _serve(ironic_venv, tmp_path_factory.mktemp("ironic"), FAST_DELAYS)
 
 
 @pytest.fixture(scope="session")
 def slow_ironic_server(
     ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[IronicServer]:
-    with IronicServer(
-        ironic_venv, tmp_path_factory.mktemp("ironic-slow"), fake_delays=SLOW_DELAYS
-    ) as server:
+    yield from _serve(ironic_venv, tmp_path_factory.mktemp("ironic-slow"), SLOW_DELAYS)
+
+
+def _serve(venv: str, workdir: Path, delays: dict[str, float]) -> Iterator[IronicServer]:
+    with IronicServer(venv, workdir, fake_delays=delays) as server:
         yield server
 
 

@@ -92,6 +92,7 @@ NODE_FIELDS = ",".join(
         "maintenance",
         "maintenance_reason",
         "fault",
+        "instance_info",
         "provision_updated_at",
         "inspection_finished_at",
         "properties",
@@ -310,7 +311,9 @@ class IronicProvisioner:
             return continuing(self.poll_delay)
         if state == "verifying":
             return continuing(self.poll_delay)
-        return complete(provider_id=uuid, powered_on=_powered(node))
+        return complete(
+            provider_id=uuid, powered_on=_powered(node), deployed_image=_deployed_image(node)
+        )
 
     def _inspect(self, host: HostView, restart: bool) -> Result:
         node = self._node(host)
@@ -1122,6 +1125,13 @@ def _wait_out_maintenance(node: Node) -> None:
             + "; hoststate goes on once it is taken out of maintenance"
         )
     raise _Answer(transient(message, why if why not in message else ""))
+
+
+def _deployed_image(node: Node) -> str | None:
+    """The image an ``active`` node runs ("" if Ironic does not say); None if not deployed."""
+    if node.get("provision_state") != "active":
+        return None
+    return str((node.get("instance_info") or {}).get("image_source") or "")
 
 
 def _adopted_message(lost: bool) -> str:

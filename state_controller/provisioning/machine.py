@@ -100,6 +100,7 @@ class _Run:
         self.prov = machine.prov
         self.backoff = machine.backoff
         self.book, self.host, self.now, self.d = book, host, now, decision
+        self.deployed_image: str | None = None  # what register() found running
 
     # -- observations -------------------------------------------------------------------
 
@@ -185,6 +186,13 @@ class _Run:
         assert spec is not None
         if spec.externally_provisioned:
             self.move(S.EXTERNALLY_PROVISIONED, "Registered")
+        elif self.deployed_image is not None:  # ensure_registered checked it is spec.image
+            self.note_image()
+            self.move(
+                S.PROVISIONED,
+                "FoundProvisioned",
+                "the backend already runs spec.image on this host; taken over without deploying",
+            )
         elif annotations.get(ann.INSPECT) == ann.INSPECT_DISABLED:
             if self.host.hardware_details is not None:
                 self.book.note(now=self.now, hardware=self.host.hardware_details)
@@ -212,18 +220,22 @@ class _Run:
         elif annotations.get(ann.INSPECT, ann.INSPECT_DISABLED) != ann.INSPECT_DISABLED:
             self.enter(S.INSPECTING, self.inspect, self.inspected, "InspectionRequested")
         elif spec.image is not None:
-            hints = spec.root_device_hints
-            self.book.note(
-                now=self.now,
-                image=spec.image.model_dump(by_alias=True, exclude_none=True),
-                root_device_hints=hints.model_dump(by_alias=True, exclude_none=True)
-                if hints
-                else None,
-                boot_mode=spec.boot_mode,
-            )
+            self.note_image()
             self.enter(S.PROVISIONING, self.prov.provision, self.provisioned, "ImageRequested")
         else:
             self.steady()
+
+    def note_image(self) -> None:
+        """Record the image (and how to write it) the host runs or is about to."""
+        spec = self.host.spec
+        assert spec is not None and spec.image is not None
+        hints = spec.root_device_hints
+        self.book.note(
+            now=self.now,
+            image=spec.image.model_dump(by_alias=True, exclude_none=True),
+            root_device_hints=hints.model_dump(by_alias=True, exclude_none=True) if hints else None,
+            boot_mode=spec.boot_mode,
+        )
 
     def provisioned(self, result: Result) -> None:
         if result.powered_on is not None:
@@ -417,6 +429,10 @@ class _Run:
             self.prov.register(self.view(), credentials_changed=changed),
             self.registration_error(),
         )
+        if book.cursor.state == S.REGISTERING:
+            self.deployed_image = result.deployed_image
+            if result.deployed_image is not None:
+                self.refuse_to_wipe(result.deployed_image)
         facts: dict[str, object] = {"credentials": host.credentials_version}
         if result.provider_id:
             facts["provider_id"] = result.provider_id
@@ -427,6 +443,26 @@ class _Run:
             book.recover(
                 now=self.now, reason="Registered", message="the BMC accepted the credentials"
             )
+
+    def refuse_to_wipe(self, running: str) -> None:
+        """A host new to us that already runs an image (its records lost: restored from a
+        backup, re-applied after a forced delete). Take it over only when the spec says
+        what it runs; never let inspection or preparation wipe it. Its backend ID is not
+        recorded until then, so deleting the Host leaves the machine alone."""
+        spec = self.host.spec
+        assert spec is not None
+        if spec.externally_provisioned:
+            return
+        if spec.image is not None and running and spec.image.url == running:
+            return
+        image = running or "which, it does not say"
+        self.fail(
+            ErrorType.REGISTRATION,
+            f"the backend already runs an image on this host ({image}) that hoststate has "
+            "no record of deploying; it will not wipe a running host: set "
+            "spec.image to the image it runs to take it over, or spec.externallyProvisioned: "
+            "true, or tear it down in the backend",
+        )
 
     def view(self) -> HostView:
         host, facts = self.host, self.book.facts

@@ -33,6 +33,9 @@ class Result:
     hardware: dict[str, Any] | None = None
     powered_on: bool | None = None
     adopted: bool = False  # adopt() took over a host the backend did not manage yet
+    # register(): the backend already runs an image on this host ("" if it cannot say
+    # which); None: nothing deployed. A host whose records were lost must not be wiped.
+    deployed_image: str | None = None
 
     @property
     def done(self) -> bool:

@@ -1,0 +1,90 @@
+"""Hosts whose records were lost (a new cluster, a restore without status) meet machines that
+Ironic already runs: taken over when the spec says what they run, never wiped."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from state_controller.api import annotations as ann
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from tests.ironic.helpers import (
+    IronicAPI,
+    eventually,
+    host_status,
+    moves,
+    new_cluster,
+    provisioner,
+    running,
+    state_of,
+    status,
+    wait_all,
+)
+from tests.support.ironic_server import IronicServer
+
+pytestmark = pytest.mark.slow
+
+NS = "lost"
+
+
+def test_running_hosts_are_taken_over_or_left_alone_never_wiped(ironic: IronicServer) -> None:
+    api = IronicAPI(ironic.url)
+    names = ["host-0000", "host-0001"]
+    first = new_cluster()
+    with running(first, provisioner(ironic.url)):
+        create_fleet(first, NS, 2)
+        wait_all(first, NS, names, "provisioned")
+    nodes = {n: api.node(f"{NS}~{n}") for n in names}
+    assert all(node and node["provision_state"] == "active" for node in nodes.values())
+
+    # a new cluster: host-0000 as before; host-0001 with no image and inspection disabled,
+    # the path that would go straight to preparing (cleaning) the machine
+    second = new_cluster()
+    prov = provisioner(ironic.url)
+    with running(second, prov) as observed:
+        create_fleet(second, NS, 1)
+        bare = host_manifest(NS, 1, image=False)
+        bare["metadata"]["annotations"] = {ann.INSPECT: ann.INSPECT_DISABLED}
+        second.create(SECRETS, secret_manifest(NS, "host-0001-bmc", "admin", "pw-1"))
+        second.create(HOSTS, bare)
+
+        wait_all(second, NS, ["host-0000"], "provisioned")
+        history = status(second, NS, "host-0000")["history"]
+        assert moves(history) == ["registering", "provisioned"], history
+        assert history[-1]["reason"] == "FoundProvisioned"
+        assert (
+            host_status(second, NS, "host-0000")["provisioning"]["id"] == nodes["host-0000"]["uuid"]
+        )
+
+        refused = eventually(
+            lambda: (
+                s
+                if (s := host_status(second, NS, "host-0001")).get("errorType")
+                == "registration error"
+                else None
+            ),
+            what="host-0001 refused",
+        )
+        assert refused["provisioning"]["state"] == "registering"
+        assert (
+            "already runs an image on this host (http://images.demo.example/os/"
+            in (refused["errorMessage"])
+        )
+        assert "it will not wipe a running host" in refused["errorMessage"]
+        assert not refused["provisioning"].get("id")  # not taken over: no ID recorded
+        time.sleep(1.0)  # a few backed-off attempts
+        assert sum(prov.actions.values()) == 0  # nothing deployed, cleaned or torn down
+        for name in names:
+            node = api.node(f"{NS}~{name}")
+            assert node is not None
+            assert (node["uuid"], node["provision_state"]) == (nodes[name]["uuid"], "active")
+
+        # deleting the host it never took over leaves the machine as it is
+        second.delete(HOSTS, NS, "host-0001")
+        eventually(lambda: state_of(second, NS, "host-0001") == "<gone>", what="deleted")
+        eventually(observed.controller.idle)
+        left = api.node(f"{NS}~host-0001")
+        assert left is not None and left["provision_state"] == "active"
+        assert sum(prov.actions.values()) == 0

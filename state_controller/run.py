@@ -54,6 +54,12 @@ def provisioner_for(opts: RunOptions) -> Provisioner:
     """The backend the options name. An Ironic that does not answer yet is no reason to
     exit: hosts show ``BackendUnavailable`` and back off until it does."""
     if opts.ironic is None:
+        # On a real cluster a simulated backend marks hosts provisioned while no machine
+        # was touched; say so where the person who deployed it will look first.
+        log.warning(
+            "simulated provisioner: no hardware is touched, hosts only pretend to change "
+            "state; pass --ironic-url (and --ironic-credentials-dir) to drive OpenStack Ironic"
+        )
         timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
         return SimulatedProvisioner(timings=timings)
     ironic = opts.ironic.provisioner(workers=opts.workers)

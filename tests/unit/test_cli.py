@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from state_controller.run import RunOptions, provisioner_for
 
 CLI = [sys.executable, "-m", "state_controller.cli"]
 
@@ -83,3 +86,13 @@ def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:
     assert done.returncode == 2 and "--retry-period must be at least 1 second" in done.stderr
     done = run("run", "--lease-duration", "5", "--renew-deadline", "6")
     assert done.returncode == 2 and "--lease-duration must be longer" in done.stderr
+
+
+def test_run_says_when_no_hardware_is_touched(caplog: pytest.LogCaptureFixture) -> None:
+    """A controller deployed without --ironic-url only pretends; its log says so first."""
+    caplog.set_level("WARNING", logger="state_controller")
+    provisioner_for(RunOptions())
+    (record,) = [r for r in caplog.records if "simulated provisioner" in r.getMessage()]
+    assert record.levelname == "WARNING"
+    assert "no hardware is touched" in record.getMessage()
+    assert "--ironic-url" in record.getMessage()

@@ -78,6 +78,10 @@ MIN_VERSION = (1, 47)  # automated_clean on nodes; everything else used is older
 PREFERRED_VERSION = (1, 115)  # the newest this module was tested against (Ironic 39.0.0)
 INVENTORY_VERSION = (1, 81)  # GET /v1/nodes/{id}/inventory
 FRESH_FOR = 1.0  # seconds a node read stays good for the next operation on the same host
+# Ironic enters some failed states before it writes last_error (an inspection timeout
+# moves the node to `inspect failed`, then a callback records why): a reasonless failed
+# state is given this long for its reason to appear before it is reported without one.
+REASON_GRACE = 5.0
 
 NODE_FIELDS = ",".join(
     (
@@ -209,6 +213,7 @@ class IronicProvisioner:
         # What this process remembers between polls (lost on restart, and that is fine:
         # without it a failure is reported once more, a re-inspection is trusted).
         self._reported: dict[str, str] = {}  # node -> failure already reported
+        self._reasonless: dict[str, tuple[str, float]] = {}  # node -> (failure, first seen)
         self._inspect_base: dict[str, object] = {}  # node -> inspection_finished_at at start
         self._adopting: set[str] = set()
         self._recreated: set[str] = set()  # nodes created anew for hosts Ironic had lost
@@ -697,11 +702,25 @@ class IronicProvisioner:
         return report if report is not None else self._started(node, target)
 
     def _failure(self, node: Node, what: str) -> Result | None:
-        """``failed`` the first time a failed state is seen; None after: retry the step."""
+        """``failed`` the first time a failed state is seen; None after: retry the step.
+        A failure whose reason Ironic has not written yet is waited on, briefly."""
+        error = str(node.get("last_error") or "")
+        if not error and self._reason_may_follow(node):
+            return continuing(min(self.poll_delay, REASON_GRACE))
         if not self._should_report(node):
             return None
-        error = str(node.get("last_error") or "")
         return failed(f"{what} failed: {_readable(error)}", error)
+
+    def _reason_may_follow(self, node: Node) -> bool:
+        """True while this reasonless failed state is younger (to us) than REASON_GRACE."""
+        token = f"{node['provision_state']}|{node.get('provision_updated_at')}"
+        now = time.monotonic()
+        with self._lock:
+            seen, since = self._reasonless.get(node["uuid"], (token, now))
+            if seen != token:
+                since = now
+            self._reasonless[node["uuid"]] = (token, since)
+        return now - since < REASON_GRACE
 
     def _should_report(self, node: Node) -> bool:
         """Report a failure once; retry it on the next attempt (or at once if Ironic
@@ -722,7 +741,12 @@ class IronicProvisioner:
 
     def _forget(self, uuid: str, host: HostView) -> None:
         with self._lock:
-            for memory in (self._reported, self._inspect_base, self._power_target):
+            for memory in (
+                self._reported,
+                self._reasonless,
+                self._inspect_base,
+                self._power_target,
+            ):
                 memory.pop(uuid, None)
             self._credentials.pop(uuid, None)
             self._adopting.discard(uuid)

@@ -163,6 +163,36 @@ def test_a_failed_teardown_is_reported_once_then_retried(fake: tuple[str, Script
     assert prov.actions[("ns~host-0000", "deleted")] == 1
 
 
+def test_a_failure_whose_reason_ironic_has_not_written_yet_is_waited_on(
+    fake: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ironic moves a timed-out inspection to `inspect failed` before it records why."""
+    url, script = fake
+    failed_node = dict(NODE, provision_state="inspect failed", provision_updated_at="t1")
+    reason = "Timeout reached while inspecting the node. Please check the ramdisk."
+    script.answers["GET /v1/nodes/"] = [
+        (200, dict(failed_node, last_error=None)),
+        (200, dict(failed_node, last_error=reason)),
+    ]
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    first = prov.inspect(view, restart=False)
+    assert first.outcome is Outcome.CONTINUING, first  # no error without a reason yet
+    second = prov.inspect(view, restart=False)
+    assert second.outcome is Outcome.FAILED, second
+    assert second.message.startswith(
+        "inspecting the hardware failed: the inspection ramdisk never reported back"
+    ), second
+    assert not [seen for seen in script.seen if seen[0] == "PUT"]  # nothing retried early
+
+    # A reason that never comes is not waited for beyond the grace period.
+    monkeypatch.setattr("state_controller.provisioning.ironic.REASON_GRACE", 0.0)
+    script.answers["GET /v1/nodes/"] = (200, dict(failed_node, provision_updated_at="t2"))
+    third = prov.inspect(view, restart=False)
+    assert third.outcome is Outcome.FAILED, third
+    assert third.message == "inspecting the hardware failed: Ironic gave no reason", third
+
+
 def test_a_node_torn_down_behind_our_back_is_not_adopted(fake: tuple[str, Script]) -> None:
     url, script = fake
     script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="available"))

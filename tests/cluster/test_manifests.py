@@ -88,10 +88,10 @@ def _get(cp: ControlPlane, *args: str) -> Any:
     return json.loads(_kubectl(cp, "get", *args, "-o", "json").stdout)
 
 
-def _rendered(cp: ControlPlane) -> list[dict[str, Any]]:
-    """``kubectl kustomize manifests/``, parsed (no server involved)."""
+def _rendered(cp: ControlPlane, folder: Path = MANIFESTS) -> list[dict[str, Any]]:
+    """``kubectl kustomize manifests/`` (or an overlay), parsed (no server involved)."""
     out = subprocess.run(
-        [str(cp.kubectl), "kustomize", str(MANIFESTS)],
+        [str(cp.kubectl), "kustomize", str(folder)],
         capture_output=True,
         text=True,
         check=True,
@@ -337,3 +337,56 @@ def test_every_granted_verb_is_allowed(cp: ControlPlane, applied: object) -> Non
         scope = ("-n", ns) if ns else ()
         for verb in sorted(verbs):
             assert _can_i(cp, verb, qualified, *scope), (verb, qualified, ns)
+
+
+# -- (d) the Ironic overlay ----------------------------------------------------------
+
+
+def _secret_volume_layout(folder: Path, files: dict[str, str]) -> Path:
+    """A folder laid out as the kubelet mounts a Secret: files behind ``..data`` symlinks."""
+    data = folder / "..2026_11_23_00_00_00.000000000"
+    data.mkdir(parents=True)
+    for name, text in files.items():
+        (data / name).write_text(text)
+    (folder / "..data").symlink_to(data.name)
+    for name in files:
+        (folder / name).symlink_to(f"..data/{name}")
+    return folder
+
+
+def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
+    cp: ControlPlane, applied: object, tmp_path: Path
+) -> None:
+    from state_controller.cli import build_parser, ironic_settings
+
+    base = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp)}
+    overlay = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp, MANIFESTS / "ironic")}
+    assert overlay.keys() == base.keys()
+    changed = [key for key in base if base[key] != overlay[key]]
+    assert changed == [("Deployment", SA)]
+
+    pod = overlay[("Deployment", SA)]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "ironic-credentials"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "ironic-credentials"]
+    assert mount["readOnly"] is True
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
+
+    # The rendered arguments are ones `state-controller run` accepts, and the credentials
+    # folder they name reads as the kubelet lays out the Secret.
+    args = build_parser().parse_args(container["args"])
+    assert args.provisioner == "ironic"
+    assert args.ironic_credentials_dir == mount["mountPath"]
+    secret = _secret_volume_layout(tmp_path / "ironic", {"username": "u", "password": "p\n"})
+    args.ironic_credentials_dir = str(secret)
+    settings = ironic_settings(args)
+    assert settings is not None
+    assert (settings.url, settings.username, settings.password) == (
+        args.ironic_url,
+        "u",
+        "p",
+    )
+
+    # The API server takes the overlay as it is.
+    _kubectl(cp, "apply", "-k", str(MANIFESTS / "ironic"), "--server-side", "--dry-run=server")

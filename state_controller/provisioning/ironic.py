@@ -166,8 +166,9 @@ class IronicProvisioner:
     extra fields per host, applied last. ``calls`` counts requests by
     ``METHOD route`` and ``actions`` the provision/power targets sent per node.
     ``username``/``password`` are for HTTP basic auth in front of Ironic (noauth
-    otherwise); ``ca_file``/``insecure`` for an https URL. ``max_connections`` should be
-    at least the controller's worker count.
+    otherwise); ``reread_credentials``, if given, is asked again after a 401 so that a
+    rotated password needs no restart. ``ca_file``/``insecure`` are for an https URL.
+    ``max_connections`` should be at least the controller's worker count.
     """
 
     backend = "ironic"
@@ -178,6 +179,7 @@ class IronicProvisioner:
         *,
         username: str | None = None,
         password: str | None = None,
+        reread_credentials: Callable[[], tuple[str, str]] | None = None,
         driver: str | None = None,
         interfaces: Mapping[str, Any] | None = None,
         node_overrides: NodeOverrides | None = None,
@@ -204,6 +206,7 @@ class IronicProvisioner:
         self._headers: dict[str, str] = {"Accept": "application/json"}
         if username:
             self._headers.update(urllib3.make_headers(basic_auth=f"{username}:{password or ''}"))
+        self._reread_credentials = reread_credentials
         self._version: tuple[int, int] | None = None
         self._lock = threading.Lock()
         self._negotiating = threading.Lock()
@@ -809,6 +812,8 @@ class IronicProvisioner:
     ) -> tuple[int, Any]:
         version = self._negotiate()
         status, data = self._send(method, path, body, route, version=version)
+        if status == 401 and self._credentials_rotated():
+            status, data = self._send(method, path, body, route, version=version)
         if status == 406:  # the server was replaced by an older one: negotiate again
             self._version = None
             raise _Answer(transient(f"Ironic at {self.url} no longer speaks API 1.{version[1]}"))
@@ -838,6 +843,24 @@ class IronicProvisioner:
             )
         # other 4xx, and a 409 that is no lock (a state that forbids it): waiting won't help
         raise _Answer(failed(f"Ironic refused {method} {route} (HTTP {status}): {fault}", fault))
+
+    def _credentials_rotated(self) -> bool:
+        """After a 401: True if the credentials source now holds other credentials, which
+        are used from here on (a rotated Secret needs no restart)."""
+        if self._reread_credentials is None:
+            return False
+        try:
+            username, password = self._reread_credentials()
+        except ValueError as err:
+            log.warning("Ironic refused the credentials and reading them again failed: %s", err)
+            return False
+        header = urllib3.make_headers(basic_auth=f"{username}:{password}")["authorization"]
+        with self._lock:
+            if self._headers.get("authorization") == header:
+                return False
+            self._headers = {**self._headers, "authorization": header}
+        log.info("Ironic refused the credentials; using the changed ones now on disk")
+        return True
 
     def _send(
         self, method: str, path: str, body: Any, route: str, *, version: tuple[int, int] | None

@@ -26,6 +26,7 @@ class IronicSettings:
     poll_delay: float = 2.0
     ca_file: str | None = None
     insecure: bool = False
+    credentials_dir: str | None = None  # read again when Ironic refuses the credentials
 
     def provisioner(self, *, workers: int) -> IronicProvisioner:
         """One provisioner for all hosts, with a connection per worker."""
@@ -33,12 +34,21 @@ class IronicSettings:
             self.url,
             username=self.username,
             password=self.password,
+            reread_credentials=self.reread_credentials if self.credentials_dir else None,
             driver=self.driver,
             poll_delay=self.poll_delay,
             max_connections=max(workers, 1),
             ca_file=self.ca_file,
             insecure=self.insecure,
         )
+
+    def reread_credentials(self) -> tuple[str, str]:
+        """The username and password in ``credentials_dir`` now. The kubelet rewrites a
+        mounted Secret in place when it changes, so a rotated password is picked up
+        without a restart; ValueError if the files cannot be read."""
+        if not self.credentials_dir:
+            raise ValueError("no --ironic-credentials-dir to read the credentials from")
+        return _read_credentials_dir(self.credentials_dir)
 
 
 def load_ironic_settings(
@@ -73,8 +83,7 @@ def load_ironic_settings(
                 "--ironic-credentials-dir replaces --ironic-username and "
                 "--ironic-password-file; give one or the other"
             )
-        username = _read(Path(credentials_dir) / "username", "--ironic-credentials-dir")
-        password = _read(Path(credentials_dir) / "password", "--ironic-credentials-dir")
+        username, password = _read_credentials_dir(credentials_dir)
     elif password_file is not None:
         if not username:
             raise ValueError("--ironic-password-file needs --ironic-username")
@@ -91,7 +100,14 @@ def load_ironic_settings(
         poll_delay=poll_delay,
         ca_file=ca_file,
         insecure=insecure,
+        credentials_dir=credentials_dir,
     )
+
+
+def _read_credentials_dir(folder: str) -> tuple[str, str]:
+    username = _read(Path(folder) / "username", "--ironic-credentials-dir")
+    password = _read(Path(folder) / "password", "--ironic-credentials-dir")
+    return username, password
 
 
 def _read(path: Path, flag: str) -> str:

@@ -66,26 +66,31 @@ def test_demo_says_at_once_that_ironic_is_not_there() -> None:
     assert "connection refused" in done.stderr
 
 
-@pytest.fixture(scope="module")
-def basic_auth_ironic(
-    ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[IronicServer]:
-    """An Ironic that wants HTTP basic auth, users in an htpasswd file (bcrypt)."""
-    work = tmp_path_factory.mktemp("ironic-basic")
+def htpasswd_line(ironic_venv: str, user: str, password: str) -> str:
+    """An htpasswd entry (bcrypt, hashed with Ironic's own bcrypt)."""
     hashed = subprocess.run(
         [
             f"{ironic_venv}/bin/python",
             "-c",
             "import bcrypt, sys; print(bcrypt.hashpw(sys.argv[1].encode(), bcrypt.gensalt(4))"
             ".decode())",
-            PASSWORD,
+            password,
         ],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.strip()
+    return f"{user}:{hashed}\n"
+
+
+@pytest.fixture(scope="module")
+def basic_auth_ironic(
+    ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
+    """An Ironic that wants HTTP basic auth, users in an htpasswd file (bcrypt)."""
+    work = tmp_path_factory.mktemp("ironic-basic")
     htpasswd = work / "htpasswd"
-    htpasswd.write_text(f"{USER}:{hashed}\n")
+    htpasswd.write_text(htpasswd_line(ironic_venv, USER, PASSWORD))
     auth = {"auth_strategy": "http_basic", "http_basic_auth_user_file": str(htpasswd)}
     with IronicServer(ironic_venv, work, config={"DEFAULT": auth}) as server:
         yield server
@@ -136,3 +141,37 @@ def test_run_builds_the_ironic_provisioner_and_checks_it(
     assert prov.microversion == "1.115"
     assert f"Ironic at {basic_auth_ironic.url}, API 1.115" in caplog.text
     assert PASSWORD not in caplog.text and PASSWORD not in repr(settings)
+
+
+def test_a_rotated_ironic_password_is_used_without_a_restart(
+    basic_auth_ironic: IronicServer,
+    ironic_venv: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from state_controller.provisioning.ironic_settings import load_ironic_settings
+
+    htpasswd = basic_auth_ironic.workdir / "htpasswd"  # Ironic reads it on every request
+    original = htpasswd.read_text()
+    folder = credentials_dir(tmp_path, PASSWORD)
+    settings = load_ironic_settings(basic_auth_ironic.url, credentials_dir=str(folder))
+    prov = settings.provisioner(workers=1)
+    assert prov.check() == ""
+    rotated = "Rotated-Passw0rd-2"
+    caplog.set_level("INFO")
+    try:
+        htpasswd.write_text(htpasswd_line(ironic_venv, USER, rotated))
+        # Ironic has the new password, the mounted Secret not yet: refused, and said so.
+        assert "refused hoststate's credentials (HTTP 401)" in prov.check()
+        assert "using the changed ones" not in caplog.text
+        # The kubelet rewrites the mounted Secret: the next request that is refused
+        # reads it again and goes through with the new password, no restart.
+        (folder / "password").write_text(rotated + "\n")
+        assert prov.check() == ""
+        assert "using the changed ones now on disk" in caplog.text
+        before = sum(prov.calls.values())
+        assert prov.check() == ""
+        assert sum(prov.calls.values()) == before + 1  # kept: no 401 round any more
+        assert rotated not in caplog.text and PASSWORD not in caplog.text
+    finally:
+        htpasswd.write_text(original)

@@ -205,7 +205,7 @@ class IronicProvisioner:
         self._http = urllib3.PoolManager(num_pools=2, maxsize=max_connections, retries=False, **tls)
         self._headers: dict[str, str] = {"Accept": "application/json"}
         if username:
-            self._headers.update(urllib3.make_headers(basic_auth=f"{username}:{password or ''}"))
+            self._headers["authorization"] = _basic_auth(username, password or "")
         self._reread_credentials = reread_credentials
         self._version: tuple[int, int] | None = None
         self._lock = threading.Lock()
@@ -691,8 +691,7 @@ class IronicProvisioner:
 
     def _first_report(self, node: Node) -> bool:
         """True the first time this failure (state, time, text) is seen: report it."""
-        token = f"{node['provision_state']}|{node.get('provision_updated_at')}|"
-        token += str(node.get("last_error"))
+        token = f"{_failure_token(node)}|{node.get('last_error')}"
         with self._lock:
             if self._reported.get(node["uuid"]) == token:
                 return False
@@ -716,7 +715,7 @@ class IronicProvisioner:
 
     def _reason_may_follow(self, node: Node) -> bool:
         """True while this reasonless failed state is younger (to us) than REASON_GRACE."""
-        token = f"{node['provision_state']}|{node.get('provision_updated_at')}"
+        token = _failure_token(node)
         now = time.monotonic()
         with self._lock:
             seen, since = self._reasonless.get(node["uuid"], (token, now))
@@ -854,7 +853,7 @@ class IronicProvisioner:
         except ValueError as err:
             log.warning("Ironic refused the credentials and reading them again failed: %s", err)
             return False
-        header = urllib3.make_headers(basic_auth=f"{username}:{password}")["authorization"]
+        header = _basic_auth(username, password)
         with self._lock:
             if self._headers.get("authorization") == header:
                 return False
@@ -1197,6 +1196,16 @@ def _interrupted(node: Node) -> bool:
 def _parse_version(text: str) -> tuple[int, int]:
     major, minor = text.split(".", 1)
     return int(major), int(minor)
+
+
+def _basic_auth(username: str, password: str) -> str:
+    """The ``Authorization`` header value for HTTP basic auth."""
+    return str(urllib3.make_headers(basic_auth=f"{username}:{password}")["authorization"])
+
+
+def _failure_token(node: Node) -> str:
+    """Which entry into a failed state this is: the state and when Ironic entered it."""
+    return f"{node['provision_state']}|{node.get('provision_updated_at')}"
 
 
 def _scrub(result: Result, password: str) -> Result:

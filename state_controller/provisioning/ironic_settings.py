@@ -11,6 +11,7 @@ a :class:`ValueError` whose text names the flag and says how to fix it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,21 +35,19 @@ class IronicSettings:
             self.url,
             username=self.username,
             password=self.password,
-            reread_credentials=self.reread_credentials if self.credentials_dir else None,
+            # the kubelet rewrites a mounted Secret in place: a rotated password is read
+            # again after a 401, with no restart
+            reread_credentials=(
+                partial(_read_credentials_dir, self.credentials_dir)
+                if self.credentials_dir
+                else None
+            ),
             driver=self.driver,
             poll_delay=self.poll_delay,
             max_connections=max(workers, 1),
             ca_file=self.ca_file,
             insecure=self.insecure,
         )
-
-    def reread_credentials(self) -> tuple[str, str]:
-        """The username and password in ``credentials_dir`` now. The kubelet rewrites a
-        mounted Secret in place when it changes, so a rotated password is picked up
-        without a restart; ValueError if the files cannot be read."""
-        if not self.credentials_dir:
-            raise ValueError("no --ironic-credentials-dir to read the credentials from")
-        return _read_credentials_dir(self.credentials_dir)
 
 
 def load_ironic_settings(
@@ -105,6 +104,7 @@ def load_ironic_settings(
 
 
 def _read_credentials_dir(folder: str) -> tuple[str, str]:
+    """The ``username`` and ``password`` files of a mounted Secret; ValueError if unreadable."""
     username = _read(Path(folder) / "username", "--ironic-credentials-dir")
     password = _read(Path(folder) / "password", "--ironic-credentials-dir")
     return username, password

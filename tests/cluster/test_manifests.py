@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.support.control_plane import ControlPlane
+from tests.support.secret_volume import write_secret_volume
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
@@ -342,18 +343,6 @@ def test_every_granted_verb_is_allowed(cp: ControlPlane, applied: object) -> Non
 # -- (d) the Ironic overlay ----------------------------------------------------------
 
 
-def _secret_volume_layout(folder: Path, files: dict[str, str]) -> Path:
-    """A folder laid out as the kubelet mounts a Secret: files behind ``..data`` symlinks."""
-    data = folder / "..2026_11_23_00_00_00.000000000"
-    data.mkdir(parents=True)
-    for name, text in files.items():
-        (data / name).write_text(text)
-    (folder / "..data").symlink_to(data.name)
-    for name in files:
-        (folder / name).symlink_to(f"..data/{name}")
-    return folder
-
-
 def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
     cp: ControlPlane, applied: object, tmp_path: Path
 ) -> None:
@@ -378,7 +367,7 @@ def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
     args = build_parser().parse_args(container["args"])
     assert args.provisioner == "ironic"
     assert args.ironic_credentials_dir == mount["mountPath"]
-    secret = _secret_volume_layout(tmp_path / "ironic", {"username": "u", "password": "p\n"})
+    secret = write_secret_volume(tmp_path / "ironic", {"username": "u", "password": "p\n"})
     args.ironic_credentials_dir = str(secret)
     settings = ironic_settings(args)
     assert settings is not None

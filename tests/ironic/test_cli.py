@@ -14,6 +14,7 @@ import pytest
 from state_controller.run import RunOptions, provisioner_for
 from tests.ironic.helpers import IronicAPI
 from tests.support.ironic_server import IronicServer, free_port
+from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow
 
@@ -97,12 +98,10 @@ def basic_auth_ironic(
 
 
 def credentials_dir(tmp_path: Path, password: str) -> Path:
-    """A Secret as Kubernetes mounts it: one file per key, here with a trailing newline."""
-    folder = tmp_path / "ironic-credentials"
-    folder.mkdir()
-    (folder / "username").write_text(USER + "\n")
-    (folder / "password").write_text(password + "\n")
-    return folder
+    """The Ironic credentials as a Secret mounted by the kubelet, values ending in newlines
+    (as ``kubectl create secret --from-file`` keeps them); called again, it rotates them."""
+    files = {"username": USER + "\n", "password": password + "\n"}
+    return write_secret_volume(tmp_path / "ironic-credentials", files)
 
 
 def test_demo_with_http_basic_auth(basic_auth_ironic: IronicServer, tmp_path: Path) -> None:
@@ -164,9 +163,9 @@ def test_a_rotated_ironic_password_is_used_without_a_restart(
         # Ironic has the new password, the mounted Secret not yet: refused, and said so.
         assert "refused hoststate's credentials (HTTP 401)" in prov.check()
         assert "using the changed ones" not in caplog.text
-        # The kubelet rewrites the mounted Secret: the next request that is refused
-        # reads it again and goes through with the new password, no restart.
-        (folder / "password").write_text(rotated + "\n")
+        # The kubelet swaps the mounted Secret to the new version: the next request that
+        # is refused reads it again and goes through with the new password, no restart.
+        assert credentials_dir(tmp_path, rotated) == folder
         assert prov.check() == ""
         assert "using the changed ones now on disk" in caplog.text
         before = sum(prov.calls.values())

@@ -58,6 +58,14 @@ def states(kube: KubeCluster) -> dict[str, str]:
     }
 
 
+def phases(kube: KubeCluster) -> dict[str, str]:
+    """HostState phases by name; a HostState created but not yet written shows ``""``."""
+    return {
+        s["metadata"]["name"]: (s.get("status") or {}).get("phase", "")
+        for s in kube.list(HOSTSTATES, NS)[0]
+    }
+
+
 def assert_no_transition_twice(kube: KubeCluster) -> None:
     for state in kube.list(HOSTSTATES, NS)[0]:
         history = state["status"]["history"]
@@ -105,11 +113,7 @@ def test_kubectl_get_shows_the_printer_columns(
     try:
         create_fleet(admin, NS, 2)
         wait_for(lambda: set(states(admin).values()) == {"provisioned"})
-        wait_for(
-            lambda: all(
-                s["status"]["phase"] == "Provisioned" for s in admin.list(HOSTSTATES, NS)[0]
-            )
-        )
+        wait_for(lambda: set(phases(admin).values()) == {"Provisioned"})
     finally:
         controller.stop()
     for kind, columns, resource in (
@@ -253,6 +257,8 @@ def test_one_leader_reconciles_and_the_other_takes_over(
         admin.create(SECRETS, _secret(3))
         admin.create(HOSTS, _host(3))
         wait_for(lambda: states(admin).get("host-0003") == "provisioned", timeout=30)
+        # Host.status is written before the HostState is created and filled in
+        wait_for(lambda: phases(admin).get("host-0003") == "Provisioned", what="its HostState")
         assert standby.reconciles() > 0
         assert_no_transition_twice(admin)
     finally:

@@ -9,8 +9,11 @@ node that is ``deploying`` is waited for, one that is ``active`` is done.
 Ironic's answers map onto results like this:
 
 * ``202`` accepted → ``continuing(poll_delay)``; a stable target state → ``complete``;
-* ``409`` (node locked by another operation, or a state transition in progress)
-  → ``retry_after`` naming the lock holder; nothing is recorded as started;
+* ``409`` that passes (node locked by another operation, or a node between two
+  provision states that may not be updated yet) → ``retry_after`` naming the lock
+  holder; nothing is recorded as started. A 409 that is a refusal → ``failed``;
+* ``406``: the microversion is negotiated again; if the server now offers another one
+  (an older Ironic took its place) → ``transient``, else the request is refused → ``failed``;
 * ``503``, other ``5xx``, connection errors and timeouts → ``transient``
   ("Ironic at URL is unreachable/busy"): the host shows ``BackendUnavailable``;
 * other ``4xx`` → ``failed`` with a readable message, Ironic's ``faultstring`` in
@@ -307,8 +310,10 @@ class IronicProvisioner:
         changed = credentials_changed and not self._knows_credentials(uuid, host)
         if changed:
             self._update_credentials(node, host)  # 409 while Ironic works on it: retry_after
-            if state != "enroll":
+            if state != "enroll":  # in enroll, `manage` below checks them
                 self._validate_bmc(node, host)
+            # only now: credentials that failed are sent and checked again on the retry
+            self._remember_credentials(uuid, host)
         if state == "enroll":
             error = str(node.get("last_error") or "")
             if error and not changed and self._should_report(node):
@@ -555,7 +560,6 @@ class IronicProvisioner:
             for key, value in _driver_info(host).items()
         ]
         self._request("PATCH", f"/v1/nodes/{node['uuid']}", ops, route="node")
-        self._remember_credentials(node["uuid"], host)
 
     def _validate_bmc(self, node: Node, host: HostView) -> None:
         _, data = self._request("GET", f"/v1/nodes/{node['uuid']}/validate", route="validate")
@@ -800,6 +804,16 @@ class IronicProvisioner:
         log.info("Ironic at %s: using API microversion %d.%d", self.url, *version)
         return version
 
+    def _renegotiated(self, version: tuple[int, int]) -> bool:
+        """After a 406: True if the server now offers another microversion (it was
+        replaced); False if it still offers ``version``, so the request itself is refused
+        (Ironic answers 406 for a field the version does not have) and retrying won't help."""
+        with self._negotiating:
+            if self._version == version:
+                self._version = None
+                self._negotiate_now()
+            return self._version != version
+
     def _request(
         self,
         method: str,
@@ -813,14 +827,13 @@ class IronicProvisioner:
         status, data = self._send(method, path, body, route, version=version)
         if status == 401 and self._credentials_rotated():
             status, data = self._send(method, path, body, route, version=version)
-        if status == 406:  # the server was replaced by an older one: negotiate again
-            self._version = None
+        if status == 406 and self._renegotiated(version):  # replaced by an older Ironic
             raise _Answer(transient(f"Ironic at {self.url} no longer speaks API 1.{version[1]}"))
+        if status == 409 and _passes(fault := _fault(data)):  # even where 409 is allowed
+            raise _Answer(retry_after(self.lock_retry_delay, _conflict_message(fault)))
         if 200 <= status < 300 or status in allow:
             return status, data
         fault = _fault(data) or f"HTTP {status}"
-        if status == 409 and _is_lock(fault):
-            raise _Answer(retry_after(self.lock_retry_delay, _conflict_message(fault)))
         if status >= 500:
             busy = "busy (no free conductor)" if status == 503 else f"failing (HTTP {status})"
             raise _Answer(transient(f"Ironic at {self.url} is {busy}", fault))
@@ -1063,18 +1076,25 @@ def _fault(data: Any) -> str:
 
 
 _LOCKED_BY = re.compile(r"locked by host ([^,\s]+)")
-_LOCK_WORDS = ("locked by host", "please retry", "try again")
+# Ironic's 409s that end by themselves: the node's lock is held (NodeLocked: "... is locked
+# by host X, please retry ..."), or the node is between two provision states and may not be
+# updated until it arrives ("Node X can not be updated while a state transition is in
+# progress.", 'Cannot update node "X" while it is in state "inspecting".').
+_TRANSITION_WORDS = ("state transition is in progress", "while it is in state")
+_PASSING_WORDS = ("locked by host", "please retry", "try again", *_TRANSITION_WORDS)
 
 
-def _is_lock(fault: str) -> bool:
-    """A 409 that passes: the node is locked by an operation (NodeLocked), not a refusal."""
-    return any(words in fault.lower() for words in _LOCK_WORDS)
+def _passes(fault: str) -> bool:
+    """A 409 that passes by itself (a lock, a transition under way), not a refusal."""
+    return any(words in fault.lower() for words in _PASSING_WORDS)
 
 
 def _conflict_message(fault: str) -> str:
     match = _LOCKED_BY.search(fault)
     if match:
         return f"the Ironic node is locked by {match.group(1)} for another operation: {fault}"
+    if any(words in fault.lower() for words in _TRANSITION_WORDS):
+        return f"the Ironic node is changing state and cannot be updated until it is done: {fault}"
     return f"Ironic asked to retry later: {fault}"
 
 

@@ -142,6 +142,99 @@ def test_a_conflict_that_is_no_lock_is_a_failure(fake: tuple[str, Script]) -> No
     assert "(HTTP 409): Node u-1 can not have power turned off" in result.message
 
 
+TRANSITION = "Node u-1 can not be updated while a state transition is in progress."
+NODE_LOCKED = "Node u-1 is locked by host c-2, please retry after the current operation is done."
+VALID = (200, {"power": {"result": True}})
+
+
+def test_new_credentials_wait_out_a_state_transition(fake: tuple[str, Script]) -> None:
+    """Ironic refuses to update a node between two provision states (409): a rotated BMC
+    password is sent again when the node gets there, and is no registration error."""
+    url, script = fake
+    script.answers["GET /v1/nodes/u-1/validate"] = VALID
+    deploying = dict(NODE, provision_state="deploying", target_provision_state="active")
+    script.answers["GET /v1/nodes/"] = (200, deploying)
+    script.answers["PATCH /v1/nodes/u-1"] = [(409, fault(TRANSITION)), (200, NODE)]
+    prov = IronicProvisioner(url, poll_delay=0.5)
+    view = view_of("ns", 0, provider_id="u-1", password="rotated")
+    first = prov.register(view, credentials_changed=True)
+    assert first.outcome is Outcome.RETRY_AFTER, first
+    assert first.delay == 0.5
+    assert "is changing state and cannot be updated until it is done" in first.message
+    second = prov.register(view, credentials_changed=True)
+    assert second.outcome is Outcome.COMPLETE, second
+    patches = [body for method, _, _, body in script.seen if method == "PATCH"]
+    assert len(patches) == 2  # sent again: the first never reached the node
+    assert {"op": "add", "path": "/driver_info/redfish_password", "value": "rotated"} in (
+        patches[1]
+    )
+
+
+def test_credentials_that_failed_validation_are_checked_again(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/u-1/validate"] = [
+        (200, {"power": {"result": False, "reason": "Missing redfish_username"}}),
+        VALID,
+    ]
+    script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="manageable"))
+    script.answers["PATCH /v1/nodes/u-1"] = (200, NODE)
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    first = prov.register(view, credentials_changed=True)
+    assert first.outcome is Outcome.FAILED, first
+    assert "Missing redfish_username" in first.explain()
+    second = prov.register(view, credentials_changed=True)  # the retry, after the backoff
+    assert second.outcome is Outcome.COMPLETE, second
+    asked = [(m, p.split("?")[0]) for m, p, _, _ in script.seen if m == "PATCH" or "validate" in p]
+    assert asked == [
+        ("PATCH", "/v1/nodes/u-1"),
+        ("GET", "/v1/nodes/u-1/validate"),
+        ("PATCH", "/v1/nodes/u-1"),  # not taken as good because they were sent once
+        ("GET", "/v1/nodes/u-1/validate"),
+    ]
+    third = prov.register(view, credentials_changed=True)  # now known to Ironic: nothing sent
+    assert third.outcome is Outcome.COMPLETE and len(script.seen) == len(asked) + 4
+
+
+def test_a_locked_node_is_no_duplicate_mac(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = (404, fault("no such node"))
+    script.answers["POST /v1/nodes"] = (201, dict(NODE, provision_state="enroll"))
+    script.answers["POST /v1/ports"] = (409, fault(NODE_LOCKED))
+    result = IronicProvisioner(url).register(view_of("ns", 0), credentials_changed=True)
+    assert result.outcome is Outcome.RETRY_AFTER, result
+    assert "locked by c-2" in result.message
+
+
+def test_a_406_renegotiates_only_when_the_server_changed(
+    fake: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("state_controller.provisioning.ironic.FRESH_FOR", 0.0)  # read each time
+    url, script = fake
+    script.answers["GET /v1/nodes/"] = (200, NODE)
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    assert prov.register(view, credentials_changed=False).outcome is Outcome.COMPLETE
+    assert prov.microversion == "1.115"
+
+    # the same server refuses this request: retrying would never end
+    script.answers["GET /v1/nodes/"] = [(406, fault("Request not acceptable.")), (200, NODE)]
+    refused = prov.register(view, credentials_changed=False)
+    assert refused.outcome is Outcome.FAILED, refused
+    assert "(HTTP 406): Request not acceptable." in refused.message
+    assert prov.microversion == "1.115"
+
+    # an older Ironic took its place: negotiate again, then go on at its version
+    script.version = "1.99"
+    script.answers["GET /v1/nodes/"] = [(406, fault("Version 1.115 was requested")), (200, NODE)]
+    moved = prov.register(view, credentials_changed=False)
+    assert moved.outcome is Outcome.TRANSIENT, moved
+    assert "no longer speaks API 1.115" in moved.message
+    assert prov.microversion == "1.99"
+    assert prov.register(view, credentials_changed=False).outcome is Outcome.COMPLETE
+    assert script.seen[-1][2]["x-openstack-ironic-api-version"] == "1.99"
+
+
 def test_a_failed_teardown_is_reported_once_then_retried(fake: tuple[str, Script]) -> None:
     url, script = fake
     error = "Failed to tear down. Error: BMC connection lost"

@@ -2,7 +2,7 @@
 
 ``tools/ironic/install.sh`` builds (once, cached) the virtualenv Ironic runs from. Two
 servers per session: ``ironic``, where only the fake management interface is slow
-(setting a boot device holds the node lock for 6 s: a lock to run into), and
+(setting a boot device holds the node lock for 10 s: a lock to run into), and
 ``slow_ironic``, whose fake deploys take 4 s (a deploy to interrupt). Each test starts
 with no nodes in the server(s) it uses.
 """
@@ -21,7 +21,7 @@ from tests.support.ironic_server import IronicServer
 ROOT = Path(__file__).resolve().parents[2]
 # Only the fake management interface is slow on the "fast" server: nothing in a host's life
 # calls it, a test does to hold a node's lock (not vendor: its passthru is also a clean step).
-FAST_DELAYS = {"management": 6}
+FAST_DELAYS = {"management": 10}
 SLOW_DELAYS = {"deploy": 4}
 
 

@@ -4,6 +4,7 @@ controller, and the host's state as the cluster shows it."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,6 +69,18 @@ class IronicAPI:
             if time.monotonic() > deadline:
                 raise AssertionError(f"could not purge Ironic nodes: {left}")
             time.sleep(0.2)
+
+
+def hold_lock(api: IronicAPI, uuid: str) -> threading.Thread:
+    """Another job takes the node's lock for the fake management delay (setting a boot
+    device); returns once Ironic shows the reservation."""
+    holder = threading.Thread(
+        target=api.request,
+        args=("PUT", f"/v1/nodes/{uuid}/management/boot_device", {"boot_device": "pxe"}),
+    )
+    holder.start()
+    eventually(lambda: (api.node(uuid) or {}).get("reservation"), what="the node locked")
+    return holder
 
 
 def provisioner(

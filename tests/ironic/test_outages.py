@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 
@@ -15,6 +14,7 @@ from tests.ironic.helpers import (
     IronicAPI,
     condition,
     eventually,
+    hold_lock,
     host_status,
     moves,
     new_cluster,
@@ -137,17 +137,7 @@ def test_locked_node_means_retry_after_not_error(ironic: IronicServer) -> None:
         eventually(observed.controller.idle)
         node = api.node(f"{ns}~{name}")
         assert node is not None
-        # another job holds the node's lock for 6 s (fake management: set the boot device)
-        holder = threading.Thread(
-            target=api.request,
-            args=(
-                "PUT",
-                f"/v1/nodes/{node['uuid']}/management/boot_device",
-                {"boot_device": "pxe"},
-            ),
-        )
-        holder.start()
-        eventually(lambda: (api.node(f"{ns}~{name}") or {}).get("reservation"), what="lock")
+        holder = hold_lock(api, node["uuid"])  # another job, for 10 s
         # the controller is asked to power off while the lock is held...
         cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
         # ...and so is a provisioner, directly: Ironic answers 409 (after retrying the lock

@@ -1,0 +1,106 @@
+"""What Ironic refuses moves nothing: the Host's state stays, its history records nothing,
+no error is counted, and the work goes on once Ironic can take it."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.demo import IMAGE, create_fleet
+from tests.ironic.helpers import (
+    IronicAPI,
+    eventually,
+    hold_lock,
+    host_status,
+    moves,
+    new_cluster,
+    provisioner,
+    running,
+    sample,
+    state_of,
+    status,
+    wait_all,
+)
+from tests.support.ironic_server import IronicServer
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_deploy_ironic_refuses_moves_nothing(ironic: IronicServer) -> None:
+    ns, name = "refused", "host-0000"
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, 1, image=False)
+        wait_all(cluster, ns, [name], "available")
+        eventually(observed.controller.idle)
+        node = api.node(f"{ns}~{name}")
+        assert node is not None
+        before = status(cluster, ns, name)["history"]
+
+        holder = hold_lock(api, node["uuid"])
+        cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE)}})
+        eventually(
+            lambda: sample(
+                observed,
+                "hoststate_provisioner_requests_total",
+                {"backend": "ironic", "operation": "provision", "result": "retry_after"},
+            ),
+            what="the deploy refused with 409",
+        )
+        state, history = state_of(cluster, ns, name), status(cluster, ns, name)["history"]
+        errors = host_status(cluster, ns, name).get("errorCount", 0)
+        # read while Ironic still refused: the lock is held yet
+        assert (api.node(node["uuid"]) or {}).get("reservation"), "lock ended too early"
+        assert state == "available"  # the host did not move...
+        assert history == before  # ...and nothing was recorded as started
+        assert errors == 0
+        assert prov.actions[(f"{ns}~{name}", "active")] == 0
+
+        holder.join(timeout=30)
+        wait_all(cluster, ns, [name], "provisioned")
+        after = status(cluster, ns, name)["history"][len(before) :]
+        assert moves(after) == ["provisioning", "provisioned"]
+        assert prov.actions[(f"{ns}~{name}", "active")] == 1
+        assert host_status(cluster, ns, name).get("errorCount", 0) == 0
+
+
+def test_bmc_password_rotated_while_deploying_waits_for_the_deploy(
+    slow_ironic: IronicServer,
+) -> None:
+    """Ironic refuses to update a node between provision states (409): the new password
+    is sent when the deploy ends, with no registration error on the way."""
+    ns, name = "rotate", "host-0000"
+    api = IronicAPI(slow_ironic.url)
+    prov = provisioner(slow_ironic.url)
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_fleet(cluster, ns, 1)
+        eventually(
+            lambda: (api.node(f"{ns}~{name}") or {}).get("provision_state") == "deploying",
+            what="the deploy running in Ironic",
+        )
+        new_password = base64.b64encode(b"rotated-pw").decode()
+        secret = cluster.patch(SECRETS, ns, f"{name}-bmc", {"data": {"password": new_password}})
+        version = secret["metadata"]["resourceVersion"]
+        eventually(
+            lambda: sample(
+                observed,
+                "hoststate_provisioner_requests_total",
+                {"backend": "ironic", "operation": "register", "result": "retry_after"},
+            ),
+            what="the update refused while deploying",
+        )
+        assert (api.node(f"{ns}~{name}") or {}).get("provision_state") == "deploying"
+        wait_all(cluster, ns, [name], "provisioned")
+        eventually(
+            lambda: host_status(cluster, ns, name)["goodCredentials"]["version"] == version,
+            what="the new credentials taken",
+        )
+        assert host_status(cluster, ns, name).get("errorCount", 0) == 0
+        assert not [h for h in status(cluster, ns, name)["history"] if "Fail" in h["reason"]]
+        assert sample(observed, "hoststate_errors_total", {"type": "registration error"}) == 0
+        assert prov.actions[(f"{ns}~{name}", "active")] == 1

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS
-from state_controller.demo import create_fleet
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import (
     IronicAPI,
@@ -122,6 +122,50 @@ def test_ironic_database_lost_hosts_are_adopted(ironic: IronicServer) -> None:
             assert moves(history)[-1] == "provisioned"  # the machine state never left it
             adopted = [h for h in history if h["reason"] == "Adopted"]
             assert len(adopted) == 1 and adopted[0]["from"] == adopted[0]["to"] == "provisioned"
+            assert host_status(cluster, ns, name)["errorCount"] == 0
+
+
+def test_externally_provisioned_hosts_are_adopted_again_after_the_database_is_lost(
+    ironic: IronicServer,
+) -> None:
+    """No image, nothing to deploy: adopted as they run, on the fake deploy interface and on
+    ``direct`` (a real one, which checks what adoption needs)."""
+    ns, names = "external", ["host-0000", "host-0001"]
+    api = IronicAPI(ironic.url)
+    prov = provisioner(ironic.url, {"host-0001": {"deploy_interface": "direct"}})
+    cluster = new_cluster()
+
+    def adoptions(name: str) -> int:
+        return [h["reason"] for h in status(cluster, ns, name)["history"]].count("Adopted")
+
+    with running(cluster, prov) as observed:
+        for index, name in enumerate(names):
+            host = host_manifest(ns, index, image=False)
+            host["spec"]["externallyProvisioned"] = True
+            cluster.create(SECRETS, secret_manifest(ns, f"{name}-bmc", "admin", f"pw-{index}"))
+            cluster.create(HOSTS, host)
+        wait_all(cluster, ns, names, "externally provisioned")
+        for name in names:
+            eventually(lambda name=name: adoptions(name) == 1, what=f"{name} adopted")
+        first = {n: (api.node(f"{ns}~{n}") or {}) for n in names}
+        assert [node.get("provision_state") for node in first.values()] == ["active"] * 2
+        eventually(observed.controller.idle)
+        ironic.wipe_database()
+        for name in names:
+            observed.controller.queue.add(f"{ns}/{name}")
+        for name in names:
+            eventually(lambda name=name: adoptions(name) == 2, what=f"{name} adopted again")
+        eventually(observed.controller.idle)
+        for name in names:
+            node = api.node(f"{ns}~{name}")
+            assert node is not None and node["provision_state"] == "active"
+            assert node["uuid"] != first[name]["uuid"]
+            history = status(cluster, ns, name)["history"]
+            assert [h["seq"] for h in history] == list(range(1, len(history) + 1)), history
+            assert moves(history) == ["registering", "externally provisioned"], history
+            assert "had lost this host's node" in history[-1]["message"], history
+            assert prov.actions[(f"{ns}~{name}", "adopt")] == 2
+            assert prov.actions[(f"{ns}~{name}", "active")] == 0  # never deployed
             assert host_status(cluster, ns, name)["errorCount"] == 0
 
 

@@ -569,6 +569,7 @@ class IronicProvisioner:
             raise _Answer(failed(_registration_message(host, reason), reason))
 
     def _set_instance_info(self, node: Node, host: HostView) -> None:
+        _wait_out_maintenance(node)  # before writing: else every retry would write again
         info: dict[str, Any] = {}
         image = host.image or {}
         if image.get("url"):

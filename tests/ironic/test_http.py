@@ -328,6 +328,18 @@ def test_maintenance_set_after_our_read_is_a_wait_not_a_failure(
     assert "is in maintenance (replacing a DIMM)" in result.message
 
 
+def test_a_node_in_maintenance_is_not_written_to(fake: tuple[str, Script]) -> None:
+    url, script = fake
+    held = dict(NODE, provision_state="available", maintenance=True, maintenance_reason="DIMM")
+    script.answers["GET /v1/nodes/"] = (200, held)
+    prov = IronicProvisioner(url)
+    for _ in range(2):  # the first attempt and a retry
+        result = prov.provision(view_of("ns", 0, provider_id="u-1"))
+        assert result.outcome is Outcome.TRANSIENT, result
+        assert "is in maintenance (DIMM)" in result.message
+    assert [method for method, *_ in script.seen if method != "GET"] == []
+
+
 def test_unreachable_ironic_is_transient() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     result = IronicProvisioner(url, connect_timeout=1).register(

@@ -17,7 +17,7 @@ from state_controller.api.bmc import parse_bmc_address
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster, NotFound
 from state_controller.cluster.schema import validators
-from state_controller.demo import host_manifest
+from state_controller.demo import create_fleet, host_manifest
 from state_controller.observability.tracing import Exporter
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.ironic import IronicProvisioner
@@ -133,6 +133,22 @@ def running(
 def sample(observed: Observed, name: str, labels: dict[str, str]) -> float:
     value = observed.metrics.registry.get_sample_value(name, labels)
     return 0.0 if value is None else value
+
+
+def requests(observed: Observed, operation: str, result: str) -> float:
+    """How many Ironic provisioner calls of ``operation`` answered ``result``."""
+    labels = {"backend": "ironic", "operation": operation, "result": result}
+    return sample(observed, "hoststate_provisioner_requests_total", labels)
+
+
+def one_available_host(cluster: Cluster, observed: Observed, api: IronicAPI, ns: str) -> Any:
+    """host-0000 with no image, taken to ``available`` and left there: its Ironic node."""
+    create_fleet(cluster, ns, 1, image=False)
+    wait_all(cluster, ns, ["host-0000"], "available")
+    eventually(observed.controller.idle)
+    node = api.node(f"{ns}~host-0000")
+    assert node is not None
+    return node
 
 
 def state_of(cluster: Cluster, ns: str, name: str) -> str:

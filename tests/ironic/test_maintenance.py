@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from state_controller.cluster.interface import HOSTS
-from state_controller.demo import IMAGE, create_fleet
+from state_controller.demo import IMAGE
 from state_controller.provisioning.results import Outcome, Result
 from tests.ironic.helpers import (
     IronicAPI,
@@ -17,6 +17,7 @@ from tests.ironic.helpers import (
     eventually,
     host_status,
     new_cluster,
+    one_available_host,
     provisioner,
     running,
     sample,
@@ -35,11 +36,7 @@ def test_operator_maintenance_holds_the_host_without_an_error(ironic: IronicServ
     prov = provisioner(ironic.url)
     cluster = new_cluster()
     with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, 1, image=False)
-        wait_all(cluster, ns, [name], "available")
-        eventually(observed.controller.idle)
-        node = api.node(f"{ns}~{name}")
-        assert node is not None
+        node = one_available_host(cluster, observed, api, ns)
         status, _, _ = api.request(
             "PUT", f"/v1/nodes/{node['uuid']}/maintenance", {"reason": "replacing a DIMM"}
         )

@@ -19,6 +19,7 @@ from tests.ironic.helpers import (
     moves,
     new_cluster,
     provisioner,
+    requests,
     running,
     sample,
     state_of,
@@ -65,11 +66,7 @@ def test_ironic_stopped_mid_deploy(slow_ironic: IronicServer) -> None:
         assert f"Ironic at {slow_ironic.url} is unreachable" in message
         assert state_of(cluster, ns, "host-0000") == "provisioning"  # nothing moved
         time.sleep(max(0.0, 3.0 - (time.monotonic() - down)))  # stay down a while
-        transient = sample(
-            observed,
-            "hoststate_provisioner_requests_total",
-            {"backend": "ironic", "operation": "register", "result": "transient"},
-        )
+        transient = requests(observed, "register", "transient")
         assert 0 < transient < 20 * len(names)  # backed off, not a tight loop
         slow_ironic.start()
         wait_all(cluster, ns, names, "provisioned", timeout=90)
@@ -191,15 +188,7 @@ def test_locked_node_means_retry_after_not_error(ironic: IronicServer) -> None:
         assert result.delay > 0
         assert "locked by hoststate-ironic" in result.message
         eventually(
-            lambda: (
-                sample(
-                    observed,
-                    "hoststate_provisioner_requests_total",
-                    {"backend": "ironic", "operation": "power", "result": "retry_after"},
-                )
-                >= 1
-            ),
-            what="retry_after counted",
+            lambda: requests(observed, "power", "retry_after") >= 1, what="retry_after counted"
         )
         assert host_status(cluster, ns, name)["poweredOn"] is True  # nothing recorded yet
         holder.join(timeout=30)

@@ -16,7 +16,9 @@ from tests.ironic.helpers import (
     host_status,
     moves,
     new_cluster,
+    one_available_host,
     provisioner,
+    requests,
     running,
     sample,
     state_of,
@@ -34,21 +36,13 @@ def test_a_deploy_ironic_refuses_moves_nothing(ironic: IronicServer) -> None:
     prov = provisioner(ironic.url)
     cluster = new_cluster()
     with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, 1, image=False)
-        wait_all(cluster, ns, [name], "available")
-        eventually(observed.controller.idle)
-        node = api.node(f"{ns}~{name}")
-        assert node is not None
+        node = one_available_host(cluster, observed, api, ns)
         before = status(cluster, ns, name)["history"]
 
         holder = hold_lock(api, node["uuid"])
         cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE)}})
         eventually(
-            lambda: sample(
-                observed,
-                "hoststate_provisioner_requests_total",
-                {"backend": "ironic", "operation": "provision", "result": "retry_after"},
-            ),
+            lambda: requests(observed, "provision", "retry_after"),
             what="the deploy refused with 409",
         )
         state, history = state_of(cluster, ns, name), status(cluster, ns, name)["history"]
@@ -87,11 +81,7 @@ def test_bmc_password_rotated_while_deploying_waits_for_the_deploy(
         secret = cluster.patch(SECRETS, ns, f"{name}-bmc", {"data": {"password": new_password}})
         version = secret["metadata"]["resourceVersion"]
         eventually(
-            lambda: sample(
-                observed,
-                "hoststate_provisioner_requests_total",
-                {"backend": "ironic", "operation": "register", "result": "retry_after"},
-            ),
+            lambda: requests(observed, "register", "retry_after"),
             what="the update refused while deploying",
         )
         assert (api.node(f"{ns}~{name}") or {}).get("provision_state") == "deploying"

@@ -1148,6 +1148,15 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"Connection refused|timed out|No route to host|Unable to connect"),
         "the BMC did not answer; check spec.bmc.address and that Ironic can reach the BMC",
     ),
+    (
+        # a driver_info Ironic cannot use: a missing or malformed field, an interface that
+        # needs settings the host does not give ("Missing the following Redfish properties")
+        re.compile(
+            r"Failed to validate (\w+) driver interface for node \S+ Error: "
+            r"((?:[^.\n]|\.(?=\S))+\.?)"  # its first sentence; a dot in a word or URL is no end
+        ),
+        "Ironic cannot use the {0} settings made from spec.bmc and the credentials Secret: {1}",
+    ),
 )
 
 

@@ -17,11 +17,13 @@ from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import (
     IronicAPI,
     condition,
+    events,
     eventually,
     host_status,
     new_cluster,
     provisioner,
     running,
+    sample,
     state_of,
     view_of,
     wait_all,
@@ -100,6 +102,46 @@ def test_deploy_and_inspection_failures_are_readable(ironic: IronicServer) -> No
 
         # the failed work is retried (Ironic allows active/inspect again from the failed state)
         eventually(lambda: prov.actions[(f"{ns}~host-0000", "active")] >= 2, what="deploy retry")
+
+
+def test_a_bmc_ironic_cannot_verify_is_a_registration_error(ironic: IronicServer) -> None:
+    """Ironic's verify step (enroll -> manageable) checks the BMC; when it fails the node
+    falls back to enroll with the reason in last_error. (The ``agent`` power interface
+    fails that check on fake hardware: there is no agent to ask.)"""
+    ns, name = "verify", "host-0000"
+    prov = provisioner(ironic.url, {name: {"power_interface": "agent"}})
+    cluster = new_cluster()
+    with running(cluster, prov) as observed:
+        create_host(cluster, ns, 0, "pw-0")
+        degraded = eventually(
+            lambda: (
+                host_status(cluster, ns, name).get("errorType") == "registration error"
+                and condition(cluster, ns, name, "Degraded")
+            ),
+            what="registration failure reported",
+        )
+        status = host_status(cluster, ns, name)
+        assert status["provisioning"]["state"] == "registering"  # went no further
+        message = status["errorMessage"]
+        assert message.startswith(
+            "could not validate the BMC at bmc-0000.demo.example: Ironic cannot use the power "
+            "settings made from spec.bmc and the credentials Secret: Fast track mode must be "
+            "enabled to use the agent power interface"
+        ), message
+        assert "(backend said: " in message  # Ironic's own words kept next to ours
+        assert degraded["reason"] == "RegistrationError"
+        assert degraded["message"] == message
+        warnings = [
+            e
+            for e in events(cluster, ns)
+            if e["type"] == "Warning" and e["reason"] == "RegistrationFailed"
+        ]
+        assert warnings and warnings[0]["message"] == message
+        # retried with backoff: verify is asked again, the error counted, nothing more
+        eventually(lambda: prov.actions[(f"{ns}~{name}", "manage")] >= 2, what="a retry")
+        eventually(lambda: host_status(cluster, ns, name).get("errorCount", 0) >= 2)
+        assert set(target for (_, target) in prov.actions) == {"manage"}
+        assert sample(observed, "hoststate_errors_total", {"type": "registration error"}) >= 2
 
 
 def test_hardware_type_ironic_does_not_offer_is_named(ironic: IronicServer) -> None:

@@ -381,6 +381,13 @@ def test_readable_reasons() -> None:
         "the deploy ramdisk never called back"
     )
     assert _readable("Something odd happened. More detail here.") == "Something odd happened."
+    assert _readable(
+        "Failed to validate power driver interface for node 4f2e-9. Error: Missing the following "
+        "Redfish properties in node's driver_info: redfish_address. Check the node."
+    ) == (
+        "Ironic cannot use the power settings made from spec.bmc and the credentials Secret: "
+        "Missing the following Redfish properties in node's driver_info: redfish_address."
+    )
 
 
 def _with_address(address: str) -> Any:

@@ -830,11 +830,13 @@ class IronicProvisioner:
             status, data = self._send(method, path, body, route, version=version)
         if status == 406 and self._renegotiated(version):  # replaced by an older Ironic
             raise _Answer(transient(f"Ironic at {self.url} no longer speaks API 1.{version[1]}"))
-        if status == 409 and _passes(fault := _fault(data)):  # even where 409 is allowed
-            raise _Answer(retry_after(self.lock_retry_delay, _conflict_message(fault)))
-        if 200 <= status < 300 or status in allow:
+        if 200 <= status < 300:
             return status, data
         fault = _fault(data) or f"HTTP {status}"
+        if status == 409 and _passes(fault):  # even where a caller allows other 409s
+            raise _Answer(retry_after(self.lock_retry_delay, _conflict_message(fault)))
+        if status in allow:
+            return status, data
         if status >= 500:
             busy = "busy (no free conductor)" if status == 503 else f"failing (HTTP {status})"
             raise _Answer(transient(f"Ironic at {self.url} is {busy}", fault))
@@ -1085,16 +1087,21 @@ _TRANSITION_WORDS = ("state transition is in progress", "while it is in state")
 _PASSING_WORDS = ("locked by host", "please retry", "try again", *_TRANSITION_WORDS)
 
 
+def _says(fault: str, phrases: tuple[str, ...]) -> bool:
+    lowered = fault.lower()
+    return any(phrase in lowered for phrase in phrases)
+
+
 def _passes(fault: str) -> bool:
     """A 409 that passes by itself (a lock, a transition under way), not a refusal."""
-    return any(words in fault.lower() for words in _PASSING_WORDS)
+    return _says(fault, _PASSING_WORDS)
 
 
 def _conflict_message(fault: str) -> str:
     match = _LOCKED_BY.search(fault)
     if match:
         return f"the Ironic node is locked by {match.group(1)} for another operation: {fault}"
-    if any(words in fault.lower() for words in _TRANSITION_WORDS):
+    if _says(fault, _TRANSITION_WORDS):
         return f"the Ironic node is changing state and cannot be updated until it is done: {fault}"
     return f"Ironic asked to retry later: {fault}"
 

@@ -141,7 +141,9 @@ def requests(observed: Observed, operation: str, result: str) -> float:
     return sample(observed, "hoststate_provisioner_requests_total", labels)
 
 
-def one_available_host(cluster: Cluster, observed: Observed, api: IronicAPI, ns: str) -> Any:
+def one_available_host(
+    cluster: Cluster, observed: Observed, api: IronicAPI, ns: str
+) -> dict[str, Any]:
     """host-0000 with no image, taken to ``available`` and left there: its Ironic node."""
     create_fleet(cluster, ns, 1, image=False)
     wait_all(cluster, ns, ["host-0000"], "available")

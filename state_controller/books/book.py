@@ -2,23 +2,30 @@
 
 Every change of provisioning state or operational status goes through
 :meth:`Book.transition`, which records it once: in the bounded history, in the
-current chapter, and in the list of transitions not yet handed to the
-reporting sinks. Facts learned about the machine (its ID in the backend, its
-hardware, its power) and observations (an invalid spec, an unreachable
-backend) go through :meth:`Book.note`. Both re-stamp the conditions whose
-status changed, so every projection reads one consistent story.
+current chapter, and in the journal that reporters read. Everything else a
+user is told (a refused annotation, a stuck host, a warning) goes through
+:meth:`Book.notice`, into the same journal. Facts learned about the machine
+(its ID in the backend, its hardware, its power) and observations (an invalid
+spec, an unreachable backend) go through :meth:`Book.note`. All of them
+re-stamp the conditions whose status changed, so every projection reads one
+consistent story.
+
+The book holds the host's story only. What has been written or sent where
+(the HostState's confirmed history, the journal position reported, whether a
+stuck host was already announced, when a failure may be retried) is delivery
+bookkeeping, and belongs to the runtime.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from . import conditions
 from .chapters import CHAPTER_OF
+from .journal import Journal, Notice
 from .records import Chapter, Cursor, Facts, Observations, Transition
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -44,17 +51,10 @@ class Book:
         self.history_dropped = 0
         self.chapters: deque[Chapter] = deque(maxlen=limits.chapters)
         self.last_seq = 0
-        self.hoststate_seq = 0  # highest seq confirmed written to HostState history
-        self.pending: list[Transition] = []  # for sinks (metrics, events, traces)
+        self.journal = Journal()
         self.stamps: dict[str, tuple[str, float]] = {}
         self.conditions: dict[str, conditions.Cond] = {}
-        self._changed_at: float | None = None  # first change not yet stamped
-        self.stuck_reported = False
-        # When the last failure may be retried, and what the host's inputs were then.
-        # Only the machine reads it; no status shows it (after a restart the first
-        # reconcile retries at once, which is what a restart should do).
-        self.retry: tuple[float, Hashable] | None = None
-        self._restamp(now)
+        self._changed_at: float | None = now  # the instant of changes not yet stamped
 
     # -- the one way to change state ------------------------------------------------
 
@@ -78,39 +78,34 @@ class Book:
         the history exactly once. ``always_record`` records an event in the
         host's life that changes neither (a power change, an adoption).
         """
-        cur = self.cursor
-        before_state, before_status, before_error = (
-            cur.state,
-            cur.operational_status,
-            cur.error_type,
-        )
-        before_message = cur.error_message
+        self._changing(now)
+        before = self.cursor
+        state, entered_at = before.state, before.entered_at
         time_in_previous: float | None = None
-        if to is not None and to != cur.state:
-            time_in_previous = now - cur.entered_at
-            cur.state = to
-            cur.entered_at = now
-            self.stuck_reported = False
+        if to is not None and to != state:
+            time_in_previous = now - entered_at
+            state, entered_at = to, now
+        operational, kind = before.operational_status, before.error_type
+        why, count = before.error_message, before.error_count
         if error is not None:
-            cur.operational_status = OperationalStatus.ERROR
-            cur.error_type = error
-            cur.error_message = message
-            cur.error_count += 1
+            operational, kind, why, count = OperationalStatus.ERROR, error, message, count + 1
         elif to is not None or status is not None:
-            cur.operational_status = status or OperationalStatus.OK
-            if cur.operational_status != OperationalStatus.ERROR:
-                cur.error_type, cur.error_message, cur.error_count = None, "", 0
+            operational = status or OperationalStatus.OK
+            if operational != OperationalStatus.ERROR:
+                kind, why, count = None, "", 0
+        # One assignment: a reader on another thread sees the old cursor or the new one.
+        cur = self.cursor = Cursor(state, entered_at, operational, kind, why, count)
         notable = (
             always_record
-            or cur.state != before_state
-            or cur.operational_status != before_status
-            or cur.error_type != before_error
-            or (error is not None and message != before_message)
+            or cur.state != before.state
+            or cur.operational_status != before.operational_status
+            or cur.error_type != before.error_type
+            or (error is not None and message != before.error_message)
         )
         record = Transition(
             seq=0,
             chapter=CHAPTER_OF[cur.state],
-            from_state=before_state.value,
+            from_state=before.state.value,
             to_state=cur.state.value,
             at=now,
             reason=reason,
@@ -122,10 +117,9 @@ class Book:
         if notable:
             self.last_seq += 1
             record.seq = self.last_seq
-            self._file(record, left_in_error=before_status == OperationalStatus.ERROR)
-        self.pending.append(record)
+            self._file(record, left_in_error=before.operational_status == OperationalStatus.ERROR)
+        self.journal.append(record)
         self.facts.last_updated = now
-        self._restamp(now)
         return record
 
     # convenience spellings of transition()
@@ -145,26 +139,31 @@ class Book:
 
     def note(self, *, now: float, **changes: Any) -> bool:
         """Record facts or observations (by attribute name); True when anything changed."""
-        changed = False
-        for name, value in changes.items():
-            target: Any = self.facts if hasattr(self.facts, name) else self.seen
-            if getattr(target, name) != value:
-                setattr(target, name, value)
-                changed = True
-        if changed:
-            self._restamp(now)
-        return changed
+        changed = {
+            name: value
+            for name, value in changes.items()
+            if getattr(self.facts if hasattr(self.facts, name) else self.seen, name) != value
+        }
+        if not changed:
+            return False
+        self._changing(now)
+        for name, value in changed.items():
+            setattr(self.facts if hasattr(self.facts, name) else self.seen, name, value)
+        return True
 
-    def drain(self) -> list[Transition]:
-        """Transitions not yet handed to the reporting sinks."""
-        out, self.pending = self.pending, []
-        return out
+    # -- what a user is told besides transitions -----------------------------------------
+
+    def notice(self, type_: str, reason: str, message: str, *, now: float) -> Notice:
+        """Tell the host's user something that changes no state (becomes an Event)."""
+        entry = Notice(type_, reason, message, now, self.cursor.state.value)
+        self.journal.append(entry)
+        return entry
 
     # -- derived -----------------------------------------------------------------------
 
-    def unconfirmed(self) -> list[Transition]:
-        """Recorded transitions not yet confirmed in the HostState history."""
-        return [t for t in self.history if t.seq > self.hoststate_seq]
+    def recorded_since(self, seq: int) -> list[Transition]:
+        """Recorded transitions after ``seq`` (those a HostState that confirmed ``seq`` lacks)."""
+        return [t for t in self.history if t.seq > seq]
 
     def _file(self, record: Transition, *, left_in_error: bool) -> None:
         if len(self.history) == self.history.maxlen:
@@ -179,28 +178,47 @@ class Book:
             self.chapters.append(chapter)
         chapter.transitions += 1
 
-    def _restamp(self, now: float) -> None:
-        """Note that conditions may have changed; they are derived when next read.
+    def _changing(self, now: float) -> None:
+        """Called before every change: conditions are derived when the clock moves on.
 
-        A step makes several changes at the same instant; deriving once when
-        the projection reads them (instead of after every change) halves the
-        cost of a step, and stamps each changed condition with the time of
-        the first change since the last read.
+        A step makes several changes at one instant (the machine passes one
+        ``now`` through a whole reconcile). Deriving the conditions once per
+        instant, when the first change of a later instant arrives, instead of
+        after every change, halves the cost of a step; each changed condition
+        is stamped with the instant it changed at. Reading never stamps: a
+        projection derives what is pending without storing it, so how often
+        the book is read changes nothing it later says.
         """
-        if self._changed_at is None:
+        if self._changed_at != now:
+            self._settle()  # the earlier instant's changes, before this one's begin
             self._changed_at = now
 
-    def current_conditions(self) -> dict[str, conditions.Cond]:
-        """Every condition but Stuck, with stamps brought up to date."""
+    def _settle(self) -> None:
+        """Derive the conditions and stamp those whose status changed at ``_changed_at``."""
         at = self._changed_at
-        if at is not None:
-            self._changed_at = None
-            self.conditions = conditions.derive(self.cursor, self.facts, self.seen)
-            for ctype, cond in self.conditions.items():
-                stamp = self.stamps.get(ctype)
-                if stamp is None or stamp[0] != cond.status:
-                    self.stamps[ctype] = (cond.status, at)
-        return self.conditions
+        if at is None:
+            return
+        self._changed_at = None
+        self.conditions = conditions.derive(self.cursor, self.facts, self.seen)
+        for ctype, cond in self.conditions.items():
+            stamp = self.stamps.get(ctype)
+            if stamp is None or stamp[0] != cond.status:
+                self.stamps[ctype] = (cond.status, at)
+
+    def stamped_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
+        """Every condition but Stuck, with when its status last changed. Changes nothing."""
+        at = self._changed_at
+        current = (
+            self.conditions if at is None else conditions.derive(self.cursor, self.facts, self.seen)
+        )
+        out: dict[str, tuple[conditions.Cond, float]] = {}
+        for ctype, cond in current.items():
+            stamp = self.stamps.get(ctype)
+            if stamp is not None and (at is None or stamp[0] == cond.status):
+                out[ctype] = (cond, stamp[1])
+            else:
+                out[ctype] = (cond, at if at is not None else self.cursor.entered_at)
+        return out
 
 
 def _outcome(last_state: str, *, left_in_error: bool) -> str:

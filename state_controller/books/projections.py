@@ -1,7 +1,8 @@
 """Pure projections of a book: Host.status, HostState.status, the phase.
 
-Each projection returns the exact JSON the API stores. The controller writes
-a status only when its projection differs from what the server has.
+Each projection returns the exact JSON the API stores and changes nothing in
+the book. The controller writes a status only when its projection differs
+from what the server has.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.timefmt import rfc3339, rfc3339_ms
 from .book import Book
+from .records import Cursor, Observations
 from .stuck import StuckPolicy, human_duration
 
 RECENT = "recentTransitions"
@@ -47,15 +49,20 @@ CONDITION_ORDER = (
 
 
 def phase(book: Book) -> Phase:
-    status = book.cursor.operational_status
+    return phase_of(book.cursor, book.seen)
+
+
+def phase_of(cursor: Cursor, seen: Observations) -> Phase:
+    status = cursor.operational_status
     if status == OperationalStatus.DETACHED:
         return Phase.DETACHED
-    if status == OperationalStatus.ERROR or book.seen.spec_problem:
+    if status == OperationalStatus.ERROR or seen.spec_problem:
         return Phase.FAILED
-    return PHASE_OF_STATE[book.cursor.state]
+    return PHASE_OF_STATE[cursor.state]
 
 
-def host_status(book: Book) -> dict[str, Any]:
+def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
+    """Host.status; ``confirmed_seq`` is the last transition the HostState holds."""
     cur, facts = book.cursor, book.facts
     provisioning: dict[str, Any] = {
         "state": cur.state.value,
@@ -83,20 +90,27 @@ def host_status(book: Book) -> dict[str, Any]:
         out["goodCredentials"] = {"name": facts.credentials[0], "version": facts.credentials[1]}
     if facts.last_updated is not None:
         out["lastUpdated"] = rfc3339(facts.last_updated)
-    out[RECENT] = [t.wire() for t in book.unconfirmed()]
+    out[RECENT] = [t.wire() for t in book.recorded_since(confirmed_seq)]
     return out
 
 
-def host_status_differs(projected: dict[str, Any], current: dict[str, Any] | None) -> bool:
+def host_status_differs(
+    projected: dict[str, Any], current: dict[str, Any] | None, *, tidy: bool = False
+) -> bool:
     """Whether Host.status must be written.
 
-    ``recentTransitions`` only matters together with a real change (every
-    transition changes the cursor too); it is not worth a write of its own.
+    ``recentTransitions`` alone is not worth a write while the host is busy
+    (every transition changes the cursor too, and the next write drops what
+    HostState confirmed meanwhile). ``tidy`` (the host is at rest) makes it
+    count, so a settled Host does not go on showing transitions as unconfirmed.
     """
     if not current:
         return True
     for key, value in projected.items():
-        if key != RECENT and current.get(key) != value:
+        if key == RECENT:
+            if tidy and (current.get(RECENT) or []) != value:
+                return True
+        elif current.get(key) != value:
             return True
     return any(key not in projected for key in current)
 
@@ -155,15 +169,13 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
 
 
 def _conditions(book: Book) -> dict[str, dict[str, Any]]:
-    out = {}
-    for ctype, cond in book.current_conditions().items():
-        stamp = book.stamps.get(ctype)
-        at = stamp[1] if stamp is not None else book.cursor.entered_at
-        out[ctype] = {
+    return {
+        ctype: {
             "type": ctype,
             "status": cond.status,
             "reason": cond.reason,
             "message": cond.message,
             "lastTransitionTime": rfc3339(at),
         }
-    return out
+        for ctype, (cond, at) in book.stamped_conditions().items()
+    }

@@ -16,9 +16,15 @@ def camel(words: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in words.replace("-", " ").split())
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Cursor:
-    """Where the host is in provisioning, and how its last attempt went."""
+    """Where the host is in provisioning, and how its last attempt went.
+
+    Immutable: the book replaces it whole, in one assignment, so a reader on
+    another thread (the metrics scrape) always sees a state together with the
+    time it was entered and the errors of that same moment, never a mix of two
+    reconciles, and without taking a lock a slow backend call could hold.
+    """
 
     state: ProvisioningState = ProvisioningState.NONE
     entered_at: float = 0.0

@@ -2,7 +2,9 @@
 
 Host.status holds the cursor and the facts, and the transitions not yet
 confirmed in HostState (``recentTransitions``); HostState.status holds the
-history, the chapters and when each condition last changed. Together they
+history, the chapters, when each condition last changed, and the last
+sequence number it confirmed (``lastSeq``), from which the runtime resumes
+its delivery bookkeeping (:func:`confirmed_seq`). Together they
 give back the book exactly as it was, with no gap in its history even when
 the controller died between writing the two.
 """
@@ -14,7 +16,7 @@ from typing import Any
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from .book import Book, Limits
-from .records import Chapter, Transition
+from .records import Chapter, Cursor, Transition
 
 
 def _enum(kind: type[Any], value: Any, default: Any) -> Any:
@@ -44,23 +46,23 @@ def restore(
             book.stamps[str(cond["type"])] = (str(cond.get("status", "")), at)
     # Conditions are derived when first read, after the next step has set the
     # host's goal: one whose status did not really change keeps its time.
-    book.pending.clear()
     return book
 
 
 def _restore_cursor(book: Book, hs: dict[str, Any], now: float) -> None:
     prov = hs.get("provisioning") or {}
-    cur = book.cursor
-    cur.state = _enum(ProvisioningState, prov.get("state", ""), ProvisioningState.NONE)
-    cur.entered_at = (
-        parse_rfc3339(prov.get("enteredAt")) or parse_rfc3339(hs.get("lastUpdated")) or now
+    book.cursor = Cursor(
+        state=_enum(ProvisioningState, prov.get("state", ""), ProvisioningState.NONE),
+        entered_at=(
+            parse_rfc3339(prov.get("enteredAt")) or parse_rfc3339(hs.get("lastUpdated")) or now
+        ),
+        operational_status=_enum(
+            OperationalStatus, hs.get("operationalStatus") or "OK", OperationalStatus.OK
+        ),
+        error_type=_enum(ErrorType, hs.get("errorType") or "", None),
+        error_message=str(hs.get("errorMessage") or ""),
+        error_count=int(hs.get("errorCount") or 0),
     )
-    cur.operational_status = _enum(
-        OperationalStatus, hs.get("operationalStatus") or "OK", OperationalStatus.OK
-    )
-    cur.error_type = _enum(ErrorType, hs.get("errorType") or "", None)
-    cur.error_message = str(hs.get("errorMessage") or "")
-    cur.error_count = int(hs.get("errorCount") or 0)
 
 
 def _restore_facts(book: Book, hs: dict[str, Any]) -> None:
@@ -85,8 +87,7 @@ def _restore_history(book: Book, state: dict[str, Any], recent: list[dict[str, A
     for chapter in state.get("chapters") or []:
         book.chapters.append(Chapter.from_wire(chapter))
     book.history_dropped = int(state.get("historyDropped") or 0)
-    confirmed = int(state.get("lastSeq") or 0)
-    book.hoststate_seq = confirmed
+    confirmed = confirmed_seq(state)
     book.last_seq = confirmed
     missing = sorted(
         (Transition.from_wire(t) for t in recent if int(t.get("seq", 0)) > confirmed),
@@ -97,3 +98,8 @@ def _restore_history(book: Book, state: dict[str, Any], recent: list[dict[str, A
             book.history_dropped += record.seq - book.last_seq - 1  # lost in a crash: count it
         book._file(record, left_in_error=False)
         book.last_seq = record.seq
+
+
+def confirmed_seq(hoststate_status: dict[str, Any] | None) -> int:
+    """The last transition a stored HostState.status holds in its history."""
+    return int((hoststate_status or {}).get("lastSeq") or 0)

@@ -41,6 +41,7 @@ from typing import Any, Final
 
 import orjson
 
+from state_controller.api.objects import Obj
 from state_controller.cluster.interface import (
     EVENTS,
     AlreadyExists,
@@ -51,7 +52,6 @@ from state_controller.cluster.interface import (
     Gone,
     Invalid,
     NotFound,
-    Obj,
     Resource,
     WatchEvent,
 )

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-Obj = dict[str, Any]
+from ..api.objects import Obj
 
 
 @dataclass(frozen=True)

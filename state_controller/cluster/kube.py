@@ -26,6 +26,7 @@ import orjson
 from kubernetes import client, config
 from kubernetes.watch.watch import iter_resp_lines
 
+from ..api.objects import Obj
 from .interface import (
     AlreadyExists,
     ApiError,
@@ -34,7 +35,6 @@ from .interface import (
     Gone,
     Invalid,
     NotFound,
-    Obj,
     Resource,
     WatchEvent,
 )

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from ..api.errors import describe
 from ..api.host import HostSpec
-from .interface import HOSTS, FieldCause, Invalid, Obj, Resource
+from ..api.objects import Obj
+from .interface import HOSTS, FieldCause, Invalid, Resource
 
 
 def validate_host(obj: Obj) -> None:

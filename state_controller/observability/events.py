@@ -1,9 +1,11 @@
 """Kubernetes Events: what a person reads in ``kubectl describe host``.
 
-An Event is emitted when a host starts a new chapter of its life, records
-something notable that is not a state (a power change, an adoption, being
-detached), or fails — not for every step, so that Events stay readable and
-cheap. Repeats of the same error are counted in the status, not re-emitted.
+An Event is emitted for every notice in a host's journal (a refused
+annotation, a stuck host, a warning), and for a transition when the host
+starts a new chapter of its life, records something notable that is not a
+state (a power change, an adoption, being detached), or fails — not for every
+step, so that Events stay readable and cheap. Repeats of the same error are
+counted in the status, not re-emitted.
 """
 
 from __future__ import annotations
@@ -12,19 +14,26 @@ import logging
 import socket
 from typing import Any
 
+from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..api.timefmt import rfc3339
 from ..books.chapters import CHAPTER_OF
-from ..books.records import Transition
-from ..cluster.interface import EVENTS, ApiError, Cluster, Obj
+from ..books.journal import Entry, Notice
+from ..cluster.interface import EVENTS, ApiError, Cluster
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "hoststate-controller"
 
 
-def event_for(record: Transition) -> tuple[str, str, str] | None:
-    """(type, reason, message) for a transition worth an Event, else None."""
+def event_for(record: Entry) -> tuple[str, str, str] | None:
+    """(type, reason, message) for a journal entry worth an Event, else None.
+
+    Every notice is one; a transition is one when it is worth a line in
+    ``kubectl describe``.
+    """
+    if isinstance(record, Notice):
+        return record.type, record.reason, record.message
     if not record.recorded:
         return None
     if record.error_type is not None:

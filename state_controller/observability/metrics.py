@@ -19,7 +19,8 @@ from prometheus_client.registry import Collector
 
 from ..api.states import ProvisioningState
 from ..books.book import Book
-from ..books.projections import phase
+from ..books.journal import STUCK, Notice
+from ..books.projections import phase_of
 from ..books.records import Transition
 from ..books.stuck import StuckPolicy
 
@@ -70,10 +71,10 @@ class BooksCollector(Collector):
         )
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
-            cur = book.cursor
+            cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
             per_state[cur.state.value] += 1
             entered.add_metric(
-                [namespace, name, cur.state.value, phase(book).value], cur.entered_at
+                [namespace, name, cur.state.value, phase_of(cur, book.seen).value], cur.entered_at
             )
             if self.stuck.is_stuck(cur, now):
                 stuck_per_state[cur.state.value] += 1
@@ -271,6 +272,10 @@ class Metrics:
             if record.time_in_previous_state is not None:
                 seconds = record.time_in_previous_state
                 self.child(self.state_seconds, record.from_state).observe(seconds)
+
+    def notice(self, notice: Notice) -> None:
+        if notice.reason == STUCK:
+            self.child(self.stuck_total, notice.state).inc()
 
     def reconciled(self, result: str, seconds: float) -> None:
         self.child(self.reconcile_total, self.controller, result).inc()

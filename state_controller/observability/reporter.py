@@ -1,22 +1,20 @@
 """The runtime's :class:`~state_controller.runtime.reporting.Reporter`, made real:
-metrics, Kubernetes Events and trace spans from the same book records."""
+metrics, Kubernetes Events and trace spans, all read from the book's journal."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import NoOpTracer, Tracer
 
-from ..books.book import Book
-from ..books.records import Transition
+from ..api.objects import Obj
+from ..books.journal import Entry, Notice
 from .events import EventRecorder, event_for
 from .metrics import Metrics
-
-Obj = dict[str, Any]
 
 
 class Observability:
@@ -38,29 +36,28 @@ class Observability:
             return nullcontext()
         return self.tracer.start_as_current_span("reconcile", attributes={"hoststate.host": key})
 
-    def transitions(self, host: Obj, book: Book, records: list[Transition]) -> None:
-        span = trace.get_current_span()
-        for record in records:
-            self.metrics.transition(record)
-            if record.recorded and self.tracing:
-                span.add_event(
-                    "transition",
-                    {
-                        "from": record.from_state,
-                        "to": record.to_state,
-                        "reason": record.reason,
-                        "seq": record.seq,
-                    },
-                )
-            described = event_for(record)
+    def report(self, host: Obj, entries: Sequence[Entry]) -> None:
+        span = trace.get_current_span() if self.tracing else None
+        for entry in entries:
+            if isinstance(entry, Notice):
+                self.metrics.notice(entry)
+            else:
+                self.metrics.transition(entry)
+                if entry.recorded and span is not None:
+                    span.add_event(
+                        "transition",
+                        {
+                            "from": entry.from_state,
+                            "to": entry.to_state,
+                            "reason": entry.reason,
+                            "seq": entry.seq,
+                        },
+                    )
+            described = event_for(entry)
             if described is not None:
-                self.event(host, *described)
+                self._emit(host, *described)
 
-    def stuck(self, host: Obj, book: Book, message: str) -> None:
-        self.metrics.child(self.metrics.stuck_total, book.cursor.state.value).inc()
-        self.event(host, "Warning", "Stuck", message)
-
-    def event(self, host: Obj, type_: str, reason: str, message: str) -> None:
+    def _emit(self, host: Obj, type_: str, reason: str, message: str) -> None:
         self.metrics.child(self.metrics.events, type_, reason).inc()
         if self.events is not None:
             self.events.emit(host, type_, reason, message, self.clock())

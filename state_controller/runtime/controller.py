@@ -13,13 +13,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
-from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Obj
+from ..api.objects import Obj
+from ..books.book import Book
+from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from .config import ControllerConfig
-from .host_reconciler import HostReconciler, Outcome
+from .host_reconciler import HostReconciler, ReconcileResult
 from .informer import InformerSet
 from .reporting import NoReporter, Reporter
 from .workqueue import QueueMetricsSink, WorkQueue
@@ -68,7 +69,7 @@ class HostController:
         self.synced = False
 
     @property
-    def books(self) -> dict[str, Any]:
+    def books(self) -> dict[str, Book]:
         return self.reconciler.books
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -162,7 +163,7 @@ class HostController:
                 self.queue.done(key)
             self.reporter.reconciled(result, time.perf_counter() - started)
 
-    def _requeue(self, key: str, outcome: Outcome) -> str:
+    def _requeue(self, key: str, outcome: ReconcileResult) -> str:
         result = "success"
         if outcome.rate_limited:
             self.queue.add_rate_limited(key)

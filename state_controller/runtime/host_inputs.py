@@ -19,10 +19,9 @@ from pydantic import ValidationError
 from ..api import annotations as ann
 from ..api.errors import describe
 from ..api.host import HardwareDetails, HostSpec
+from ..api.objects import Obj
 from ..provisioning.inputs import HostInput, SpecProblem
 from ..provisioning.provisioner import Credentials
-
-Obj = dict[str, Any]
 
 
 class SpecCache:

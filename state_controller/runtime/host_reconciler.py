@@ -8,9 +8,16 @@ The order of work is deliberate:
    deleted host is always deprovisioned.
 3. After the step, Host.status is written first (it is the machine-facing
    truth, and carries the transitions HostState has not confirmed yet), then
-   HostState.status. Each is written only when its projection differs.
-4. Reports (metrics, Events, traces) are fed from the book's new transitions.
+   HostState.status. Each is written only when its projection differs. A
+   host at rest gets its Host.status written once more if it still shows
+   transitions the HostState has since confirmed.
+4. Reports (metrics, Events, traces) are fed from the book's journal, from
+   where the host's delivery record says the last reconcile stopped.
 5. Metadata changes (removing handled annotations, the finalizer) come last.
+
+The book is the host's story; the :class:`~.delivery.Delivery` beside it is
+what this reconciler did with it. Both are touched only by the worker that
+holds the host's key.
 """
 
 from __future__ import annotations
@@ -27,9 +34,12 @@ from pydantic import ValidationError
 from ..api import API_VERSION
 from ..api import annotations as ann
 from ..api.host import HostStatus
+from ..api.objects import Obj
 from ..books.book import Book
-from ..books.projections import host_status, host_status_differs, hoststate_status
-from ..books.restore import restore
+from ..books.journal import INVALID_ANNOTATION, STUCK
+from ..books.projections import RECENT, host_status, host_status_differs, hoststate_status
+from ..books.records import Cursor
+from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import (
     HOSTS,
     HOSTSTATES,
@@ -38,11 +48,11 @@ from ..cluster.interface import (
     Cluster,
     Conflict,
     NotFound,
-    Obj,
     Resource,
 )
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
+from .delivery import Delivery
 from .host_inputs import SpecCache, gather, hardware_details
 from .informer import Informer, InformerSet
 from .reporting import Reporter
@@ -51,13 +61,15 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ReconcileResult:
+    """When to look at the host again (controller-runtime's ``reconcile.Result``)."""
+
     requeue_after: float | None = None
     rate_limited: bool = False
     wake_after: float | None = None  # the stuck-detection timer
 
 
-DONE = Outcome()
+DONE = ReconcileResult()
 
 
 class HostReconciler:
@@ -80,14 +92,16 @@ class HostReconciler:
         self.reporter = reporter
         self.clock = clock
         self.books: dict[str, Book] = {}
+        self.deliveries: dict[str, Delivery] = {}
         self.specs = SpecCache()
 
     # -- the reconcile ------------------------------------------------------------------
 
-    def reconcile(self, key: str) -> Outcome:
+    def reconcile(self, key: str) -> ReconcileResult:
         host = self.hosts.get(key)
         if host is None:
             self.books.pop(key, None)
+            self.deliveries.pop(key, None)
             self.specs.forget(key)
             return DONE
         meta = host["metadata"]
@@ -104,15 +118,19 @@ class HostReconciler:
             )
 
         now = self.clock()
-        book, from_annotation = self._book(key, host, now)
+        book, delivery, from_annotation = self._open(key, host, now)
         inputs = gather(host, self.specs, self._secret)
-        self._note_annotation_problems(host, book, annotations, now)
-        decision = self.machine.step(book, inputs, now)
+        self._notice_annotation_problems(book, annotations, now)
+        decision = self.machine.step(book, inputs, now, delivery.retry)
+        delivery.retry = decision.retry
+        self._notice_stuck(book, delivery, now)
 
-        host = self._write_host_status(host, book)
+        host = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host
-            self._write_hoststate(host, book, now)
-        self._report(host, book, decision.events, now)
+            self._write_hoststate(host, book, delivery, now)
+            if decision.requeue_after is None and not decision.rate_limited:  # at rest
+                host = self._tidy_host_status(host, book, delivery)
+        self._report(host, book, delivery)
 
         removals = set(decision.remove_annotations)
         if from_annotation:
@@ -126,7 +144,7 @@ class HostReconciler:
 
         deadline = self.config.stuck.deadline(book.cursor)
         wake = deadline - now if deadline is not None and deadline > now else None
-        return Outcome(decision.requeue_after, decision.rate_limited, wake)
+        return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
 
     def _secret(self, key: str) -> Obj | None:
         """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence)."""
@@ -142,10 +160,11 @@ class HostReconciler:
 
     # -- the book -------------------------------------------------------------------------
 
-    def _book(self, key: str, host: Obj, now: float) -> tuple[Book, bool]:
-        book = self.books.get(key)
-        if book is not None:
-            return book, False
+    def _open(self, key: str, host: Obj, now: float) -> tuple[Book, Delivery, bool]:
+        """The host's book and delivery record; rebuilt from the stored statuses on first use."""
+        book, delivery = self.books.get(key), self.deliveries.get(key)
+        if book is not None and delivery is not None:
+            return book, delivery, False
         status = host.get("status") or None
         from_annotation = False
         raw = (host["metadata"].get("annotations") or {}).get(ann.STATUS)
@@ -153,14 +172,14 @@ class HostReconciler:
             status = _status_from_annotation(raw)
             from_annotation = status is not None
         state = self.hoststates.get(key)
-        book = restore(
-            key, status, state.get("status") if state else None, now=now, limits=self.config.limits
-        )
-        self.books[key] = book
-        return book, from_annotation
+        state_status = state.get("status") if state else None
+        book = restore(key, status, state_status, now=now, limits=self.config.limits)
+        delivery = Delivery(confirmed_seq=confirmed_seq(state_status), reported=book.journal.end)
+        self.books[key], self.deliveries[key] = book, delivery
+        return book, delivery, from_annotation
 
-    def _note_annotation_problems(
-        self, host: Obj, book: Book, annotations: dict[str, str], now: float
+    def _notice_annotation_problems(
+        self, book: Book, annotations: dict[str, str], now: float
     ) -> None:
         problems: dict[str, str] = {}
         _, hw_problem = hardware_details(annotations)
@@ -175,19 +194,42 @@ class HostReconciler:
         if problems != before:
             for name, message in problems.items():
                 if before.get(name) != message:
-                    self.reporter.event(host, "Warning", "InvalidAnnotation", message)
+                    book.notice("Warning", INVALID_ANNOTATION, message, now=now)
             book.note(now=now, annotation_problems=problems)
+
+    def _notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
+        """Tell a stuck host's user once per state it is stuck in."""
+        cursor = book.cursor
+        if delivery.stuck_announced == cursor.entered_at:
+            return
+        if self.config.stuck.is_stuck(cursor, now):
+            delivery.stuck_announced = cursor.entered_at
+            book.notice("Warning", STUCK, _stuck_message(cursor), now=now)
 
     # -- writing ------------------------------------------------------------------------
 
-    def _write_host_status(self, host: Obj, book: Book) -> Obj:
-        projected = host_status(book)
-        if not host_status_differs(projected, host.get("status")):
+    def _write_host_status(
+        self, host: Obj, book: Book, delivery: Delivery, *, tidy: bool = False
+    ) -> Obj:
+        projected = host_status(book, delivery.confirmed_seq)
+        if not host_status_differs(projected, host.get("status"), tidy=tidy):
             self.reporter.status_write(HOSTS.plural, "unchanged")
             return host
         return self._update_status(HOSTS, self.hosts, host, projected)
 
-    def _write_hoststate(self, host: Obj, book: Book, now: float) -> None:
+    def _tidy_host_status(self, host: Obj, book: Book, delivery: Delivery) -> Obj:
+        """Drop the transitions the HostState has confirmed from a resting Host's status.
+
+        Costs one write per host each time it comes to rest after moving (the
+        transitions must be in Host.status until the HostState holds them:
+        that is what lets a controller that dies between the two writes lose
+        nothing); while a host is busy, its next write drops them anyway.
+        """
+        if not (host.get("status") or {}).get(RECENT):
+            return host
+        return self._write_host_status(host, book, delivery, tidy=True)
+
+    def _write_hoststate(self, host: Obj, book: Book, delivery: Delivery, now: float) -> None:
         key = f"{host['metadata']['namespace']}/{host['metadata']['name']}"
         state = self.hoststates.get(key)
         projected = hoststate_status(book, self.config.stuck, now)
@@ -197,7 +239,7 @@ class HostReconciler:
             self.reporter.status_write(HOSTSTATES.plural, "unchanged")
         else:
             self._update_status(HOSTSTATES, self.hoststates, state, projected)
-        book.hoststate_seq = book.last_seq
+        delivery.confirmed_seq = book.last_seq
 
     def _create_hoststate(self, host: Obj) -> Obj:
         meta = host["metadata"]
@@ -276,24 +318,21 @@ class HostReconciler:
 
     # -- reporting ----------------------------------------------------------------------
 
-    def _report(
-        self, host: Obj, book: Book, events: list[tuple[str, str, str]], now: float
-    ) -> None:
-        records = book.drain()
-        if records:
-            self.reporter.transitions(host, book, records)
-        stuck = self.config.stuck.is_stuck(book.cursor, now)
-        if stuck and not book.stuck_reported:
-            book.stuck_reported = True
-            self.reporter.stuck(host, book, _stuck_message(book))
-        for type_, reason, message in events:
-            self.reporter.event(host, type_, reason, message)
+    def _report(self, host: Obj, book: Book, delivery: Delivery) -> None:
+        """Hand the reporter what the journal gained since the last reconcile."""
+        entries, missed = book.journal.since(delivery.reported)
+        delivery.reported = book.journal.end
+        if missed:
+            log.warning(
+                "host %s: %d journal entries were trimmed before reporting", book.key, missed
+            )
+        if entries:
+            self.reporter.report(host, entries)
 
 
-def _stuck_message(book: Book) -> str:
-    cur = book.cursor
-    detail = f"; last error: {cur.error_message}" if cur.error_message else ""
-    return f"host has been {cur.state.value} for longer than allowed{detail}"
+def _stuck_message(cursor: Cursor) -> str:
+    detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""
+    return f"host has been {cursor.state.value} for longer than allowed{detail}"
 
 
 def _status_from_annotation(raw: str) -> dict[str, Any] | None:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..cluster.interface import Cluster, Gone, Obj, Resource, Watch, object_key
+from ..api.objects import Obj
+from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key
 from ..cluster.jsonbytes import to_json
 
 log = logging.getLogger(__name__)

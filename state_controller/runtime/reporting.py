@@ -2,17 +2,21 @@
 
 The runtime depends only on this protocol, so metrics, events and traces are
 plugged in at the top (the CLI) and a test can plug in nothing at all.
+
+Everything a host's user is told arrives through :meth:`Reporter.report`,
+read from the book's journal: transitions, and notices (a refused
+annotation, a stuck host, a warning from the state machine). The other
+methods report on the controller's own machinery, not on hosts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
-from ..books.book import Book
-from ..books.records import Transition
-
-Obj = dict[str, Any]
+from ..api.objects import Obj
+from ..books.journal import Entry
 
 
 class Reporter(Protocol):
@@ -20,16 +24,8 @@ class Reporter(Protocol):
         """Wraps one reconcile (a trace span)."""
         ...
 
-    def transitions(self, host: Obj, book: Book, records: list[Transition]) -> None:
-        """New transitions of a host: metrics, Events, span events."""
-        ...
-
-    def stuck(self, host: Obj, book: Book, message: str) -> None:
-        """A host was just found stuck."""
-        ...
-
-    def event(self, host: Obj, type_: str, reason: str, message: str) -> None:
-        """Something worth telling the host's user that is not a transition."""
+    def report(self, host: Obj, entries: Sequence[Entry]) -> None:
+        """New journal entries of a host, in order: metrics, Events, span events."""
         ...
 
     def status_write(self, resource: str, outcome: str) -> None:
@@ -47,13 +43,7 @@ class NoReporter:
     def reconcile_span(self, key: str) -> AbstractContextManager[Any]:
         return nullcontext()
 
-    def transitions(self, host: Obj, book: Book, records: list[Transition]) -> None:
-        pass
-
-    def stuck(self, host: Obj, book: Book, message: str) -> None:
-        pass
-
-    def event(self, host: Obj, type_: str, reason: str, message: str) -> None:
+    def report(self, host: Obj, entries: Sequence[Entry]) -> None:
         pass
 
     def status_write(self, resource: str, outcome: str) -> None:

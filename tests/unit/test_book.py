@@ -6,7 +6,7 @@ from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book, Limits
 from state_controller.books.projections import host_status, hoststate_status
-from state_controller.books.restore import restore
+from state_controller.books.restore import confirmed_seq, restore
 from state_controller.books.stuck import StuckPolicy
 
 T0 = 1_800_000_000.0
@@ -22,10 +22,10 @@ def test_transition_moves_state_and_records_once() -> None:
         ("", "registering", 1),
         ("registering", "inspecting", 2),
     ]
-    drained = book.drain()
-    assert [t.seq for t in drained] == [1, 2]
-    assert drained[1].time_in_previous_state == 2
-    assert book.drain() == []
+    journal, missed = book.journal.since(0)
+    assert [t.seq for t in journal] == [1, 2] and missed == 0
+    assert journal[1].time_in_previous_state == 2
+    assert book.journal.since(book.journal.end) == ([], 0)
 
 
 def test_repeated_error_counts_without_new_history() -> None:
@@ -36,7 +36,7 @@ def test_repeated_error_counts_without_new_history() -> None:
     assert book.cursor.error_count == 3
     assert book.cursor.operational_status == OperationalStatus.ERROR
     assert len(book.history) == 2  # the move and the first error, not the repeats
-    errors = [t for t in book.drain() if t.error_type is not None]
+    errors = [t for t in book.journal.since(0)[0] if t.error_type is not None]
     assert len(errors) == 3  # every attempt reaches the error metric
     book.move(S.INSPECTING, now=T0 + 10, reason="Registered")
     assert book.cursor.error_count == 0 and book.cursor.error_type is None
@@ -76,13 +76,12 @@ def test_restore_gives_back_the_same_projections() -> None:
     book.fail(ErrorType.INSPECTION, "ramdisk lost", now=T0 + 3, reason="InspectionFailed")
     now = T0 + 4
     hs_status = hoststate_status(book, policy, now)
-    book.hoststate_seq = book.last_seq
-    h_status = host_status(book)
+    h_status = host_status(book, book.last_seq)
 
     again = restore("ns/h", h_status, hs_status, now=T0 + 100)
-    assert host_status(again) == h_status
+    assert host_status(again, confirmed_seq(hs_status)) == h_status
     assert hoststate_status(again, policy, now) == hs_status
-    assert again.drain() == []
+    assert again.journal.end == 0  # nothing restored is reported again
 
 
 def test_restore_fills_the_gap_when_hoststate_was_not_written() -> None:
@@ -91,10 +90,10 @@ def test_restore_fills_the_gap_when_hoststate_was_not_written() -> None:
     book = Book("ns/h", now=T0)
     book.move(S.REGISTERING, now=T0 + 1, reason="Registering")
     old_hs = hoststate_status(book, policy, T0 + 1)
-    book.hoststate_seq = book.last_seq
     book.move(S.INSPECTING, now=T0 + 2, reason="Registered")
     book.move(S.PREPARING, now=T0 + 3, reason="InspectionComplete")
-    h_status = host_status(book)  # written; HostState write never happened
+    h_status = host_status(book, confirmed_seq(old_hs))  # written; HostState write never happened
+    assert [t["seq"] for t in h_status["recentTransitions"]] == [2, 3]
 
     again = restore("ns/h", h_status, old_hs, now=T0 + 5)
     assert [t.seq for t in again.history] == [1, 2, 3]

@@ -11,7 +11,7 @@ from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book
 from state_controller.provisioning.inputs import HostInput
-from state_controller.provisioning.machine import HostMachine
+from state_controller.provisioning.machine import Decision, HostMachine, RetryWindow
 from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
 from state_controller.provisioning.simulated import (
@@ -62,10 +62,24 @@ class Clock:
         return self.now
 
 
+class Stepped:
+    """One host's book with the retry window the runtime keeps beside it between steps."""
+
+    def __init__(self, machine: HostMachine, book: Book) -> None:
+        self.machine, self.book = machine, book
+        self.retry: RetryWindow | None = None
+
+    def step(self, inp: HostInput, now: float) -> Decision:
+        decision = self.machine.step(self.book, inp, now, self.retry)
+        self.retry = decision.retry
+        return decision
+
+
 def drive(machine: HostMachine, book: Book, inp: HostInput, clock: Clock, rounds: int = 30) -> None:
     """Step until the machine asks for nothing, advancing time to each requeue."""
+    host = Stepped(machine, book)
     for _ in range(rounds):
-        decision = machine.step(book, inp, clock())
+        decision = host.step(inp, clock())
         if decision.requeue_after is None and not decision.rate_limited:
             return
         clock.now += decision.requeue_after or 1.0
@@ -79,7 +93,7 @@ def test_zero_latency_host_goes_to_provisioned_in_one_step() -> None:
     assert [t.to_state for t in book.history if t.from_state != t.to_state] == [
         "registering", "inspecting", "preparing", "available", "provisioning", "provisioned",
     ]  # fmt: skip
-    assert decision.add_finalizer and decision.requeue_after is None
+    assert decision.requeue_after is None and not decision.rate_limited
     assert book.facts.hardware is not None and book.facts.provider_id
     assert sim.machine(ADDRESS).started["provision"] == 1
     assert sim.machine(ADDRESS).powered_on
@@ -106,10 +120,11 @@ def test_registration_error_backs_off_and_recovers() -> None:
     plan = FaultPlan({"ns/h": [Fault("credentials", times=2)]})
     sim = SimulatedProvisioner(faults=plan, clock=clock)
     machine, book = HostMachine(sim), Book("ns/h", now=clock())
+    host = Stepped(machine, book)
     inp = host_input(with_image())
     delays: list[float] = []
     for attempt in (1, 2):
-        decision = machine.step(book, inp, clock())
+        decision = host.step(inp, clock())
         assert book.cursor.state == S.REGISTERING
         assert book.cursor.error_type == ErrorType.REGISTRATION
         assert "rejected user 'admin'" in book.cursor.error_message
@@ -117,12 +132,12 @@ def test_registration_error_backs_off_and_recovers() -> None:
         assert decision.requeue_after is not None
         delays.append(decision.requeue_after)
         # woken before the backoff ends (its own status write, a resync): nothing is tried
-        early = machine.step(book, inp, clock() + delays[-1] / 2)
+        early = host.step(inp, clock() + delays[-1] / 2)
         assert book.cursor.error_count == attempt
         assert early.requeue_after == pytest.approx(delays[-1] / 2)
         clock.now += delays[-1]
     assert delays[1] > delays[0]  # exponential
-    machine.step(book, inp, clock())
+    host.step(inp, clock())
     assert book.cursor.state == S.PROVISIONED and book.cursor.error_count == 0
 
 
@@ -131,13 +146,14 @@ def test_a_fix_by_the_user_is_retried_before_the_backoff_ends() -> None:
     plan = FaultPlan({"ns/h": [Fault("credentials", times=1)]})
     machine = HostMachine(SimulatedProvisioner(faults=plan, clock=clock))
     book = Book("ns/h", now=clock())
+    host = Stepped(machine, book)
     failing = host_input(with_image())
-    machine.step(book, failing, clock())
+    host.step(failing, clock())
     assert book.cursor.error_count == 1
-    machine.step(book, failing, clock() + 1)
+    host.step(failing, clock() + 1)
     assert book.cursor.error_count == 1  # same inputs: waits
     fixed = HostInput(**{**vars(failing), "credentials_version": ("c", "2")})  # Secret edited
-    machine.step(book, fixed, clock() + 1)
+    host.step(fixed, clock() + 1)
     assert book.cursor.state == S.PROVISIONED and book.cursor.error_count == 0
 
 

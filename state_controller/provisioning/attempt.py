@@ -1,0 +1,291 @@
+"""One step of one host: what every state's handler is built from.
+
+An :class:`Attempt` is made for one call of ``HostMachine.step`` and holds
+the host's book, its inputs, the instant and the :class:`Decision` being
+built. Its helpers turn a provisioner's answer into what it means for the
+host, and stop the step where the host must wait:
+
+* :meth:`Attempt.enter` starts a state's work and moves there only once the
+  backend accepted it; :meth:`Attempt.work` settles the current state's work;
+* a refusal (``transient``, ``retry_after``) moves and records nothing;
+  a failure records the error and backs off (:meth:`Attempt.fail`);
+* registration (valid spec, credentials, the backend knows the host) is
+  ensured by :meth:`Attempt.ensure_registered` before every state's action.
+
+"Stop here" is the :class:`Stop` exception, raised only by the helpers typed
+``NoReturn`` (and by :meth:`settle`, :meth:`work`, :meth:`enter` when the
+host must wait), and caught once, in ``HostMachine.step``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from ..api.bmc import parse_bmc_address
+from ..api.states import ErrorType
+from ..api.states import ProvisioningState as S
+from ..books.book import Book
+from .backoff import Backoff
+from .inputs import HostInput
+from .provisioner import Credentials, HostView, Provisioner
+from .results import Outcome, Result
+
+GIVE_UP_DELETE_AFTER = 3  # failed attempts before deletion goes on without that step
+
+Start = Callable[[HostView], Result]
+Then = Callable[[Result], None]
+
+FAILED_REASON: dict[ErrorType, str] = {
+    ErrorType.REGISTRATION: "RegistrationFailed",
+    ErrorType.PROVISIONED_REGISTRATION: "RegistrationFailed",
+    ErrorType.INSPECTION: "InspectionFailed",
+    ErrorType.PREPARATION: "PreparationFailed",
+    ErrorType.PROVISIONING: "ProvisioningFailed",
+    ErrorType.POWER_MANAGEMENT: "PowerManagementFailed",
+    ErrorType.DETACH: "DetachFailed",
+}
+
+ERROR_OF_STATE: dict[S, ErrorType] = {
+    S.REGISTERING: ErrorType.REGISTRATION,
+    S.INSPECTING: ErrorType.INSPECTION,
+    S.PREPARING: ErrorType.PREPARATION,
+    S.PROVISIONING: ErrorType.PROVISIONING,
+    S.DEPROVISIONING: ErrorType.PROVISIONING,
+    S.POWERING_OFF_BEFORE_DELETE: ErrorType.POWER_MANAGEMENT,
+    S.DELETING: ErrorType.REGISTRATION,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWindow:
+    """When a failed host may be tried again, and what its inputs were when it failed.
+
+    No status shows it, so it is not part of the book: the runtime keeps it
+    beside the book and hands it back to the next step (after a restart there
+    is none, and the first step retries at once, which is what a restart
+    should do).
+    """
+
+    at: float
+    inputs: Hashable
+
+
+@dataclass
+class Decision:
+    """What the reconciler must do after a step, besides writing projections."""
+
+    requeue_after: float | None = None
+    rate_limited: bool = False
+    remove_finalizer: bool = False
+    remove_annotations: set[str] = field(default_factory=set)
+    retry: RetryWindow | None = None  # hand it to this host's next step
+
+    def after(self, delay: float) -> None:
+        if self.requeue_after is None or delay < self.requeue_after:
+            self.requeue_after = max(delay, 0.0)
+
+
+class Stop(Exception):
+    """Ends a step: the host waits (for time, the backend, or its user)."""
+
+
+class Attempt:
+    def __init__(
+        self,
+        provisioner: Provisioner,
+        backoff: Backoff,
+        book: Book,
+        host: HostInput,
+        now: float,
+        decision: Decision,
+    ) -> None:
+        self.prov, self.backoff = provisioner, backoff
+        self.book, self.host, self.now, self.d = book, host, now, decision
+        self.deployed_image: str | None = None  # what register() found running
+
+    # -- recording ----------------------------------------------------------------------
+
+    def move(self, to: S, reason: str, message: str = "") -> None:
+        self.book.move(to, now=self.now, reason=reason, message=message)
+
+    def record(self, reason: str, message: str) -> None:
+        """Something in the host's life that moves no state (a power change, an adoption)."""
+        self.book.transition(now=self.now, reason=reason, message=message, always_record=True)
+
+    def tell(self, type_: str, reason: str, message: str) -> None:
+        """Tell the host's user something that is not a transition (an Event)."""
+        self.book.notice(type_, reason, message, now=self.now)
+
+    # -- the backend's answers ----------------------------------------------------------
+
+    def enter(
+        self, to: S, start: Start, then: Then, reason: str, *, give_up: Then | None = None
+    ) -> None:
+        """Start ``to``'s work; move there once the backend accepted it, finish if done."""
+        error = ERROR_OF_STATE.get(to, ErrorType.PROVISIONING)
+        result = start(self.view())
+        if result.outcome is Outcome.FAILED and give_up is not None and self.gave_up(result, error):
+            give_up(result)
+            return
+        self.settle(result, error)
+        self.move(to, reason)
+        if result.outcome is Outcome.CONTINUING:
+            self.wait(result.delay)
+        then(result)
+
+    def work(
+        self, result: Result, error: ErrorType | None = None, *, give_up: bool = False
+    ) -> Result:
+        """Settle the current state's work: returns once complete (or given up)."""
+        kind = error or ERROR_OF_STATE.get(self.book.cursor.state, ErrorType.PROVISIONING)
+        if result.outcome is Outcome.FAILED and give_up and self.gave_up(result, kind):
+            return result
+        self.settle(result, kind)
+        if result.outcome is Outcome.CONTINUING:
+            self.wait(result.delay)
+        return result
+
+    def settle(self, result: Result, error: ErrorType) -> None:
+        """Record what a refusal or failure means and stop; return when accepted."""
+        outcome = result.outcome
+        if outcome is Outcome.TRANSIENT:
+            self.book.note(now=self.now, transient=result.explain())
+            self.d.rate_limited = True
+            raise Stop
+        if self.book.seen.transient:
+            self.book.note(now=self.now, transient="")
+        if outcome is Outcome.RETRY_AFTER:
+            self.wait(result.delay)
+        if outcome is Outcome.FAILED:
+            self.fail(error, result.explain())
+
+    def gave_up(self, result: Result, error: ErrorType) -> bool:
+        """While deleting: record the failure, and after a few let deletion go on."""
+        if self.book.cursor.error_count + 1 < GIVE_UP_DELETE_AFTER:
+            return False
+        self.book.fail(error, result.explain(), now=self.now, reason="GivingUp")
+        return True
+
+    def wait(self, delay: float) -> NoReturn:
+        """Come back after ``delay`` seconds."""
+        self.d.after(delay)
+        raise Stop
+
+    def rest(self) -> NoReturn:
+        """Nothing more to do until something changes."""
+        raise Stop
+
+    def fail(self, error: ErrorType, message: str) -> NoReturn:
+        self.book.fail(error, message, now=self.now, reason=FAILED_REASON[error])
+        delay = self.backoff.delay(self.book.cursor.error_count)
+        self.d.retry = RetryWindow(self.now + delay, self.inputs())
+        self.wait(delay)
+
+    # -- backoff ------------------------------------------------------------------------
+
+    def wait_out_backoff(self) -> None:
+        """Retry a failure only once its backoff has passed, whatever woke the host.
+
+        The work queue's delay is not enough: the failure's own status write comes back
+        as a watch event (before the write's answer, at times), and a resync or a restart
+        wakes every host. Without this each of those retries at once, and each retry's
+        write wakes the next: a failing host would hammer its backend. What the user
+        changed since (spec, Secret, annotations, deletion) is retried at once.
+        """
+        retry = self.d.retry
+        if retry is None:
+            return
+        if (
+            self.now >= retry.at
+            or retry.inputs != self.inputs()
+            or self.book.cursor.error_count == 0
+        ):
+            self.d.retry = None
+            return
+        self.wait(retry.at - self.now)
+
+    def inputs(self) -> tuple[object, ...]:
+        """What a user may change to have a failed host retried at once."""
+        host = self.host
+        return (
+            host.generation,
+            host.credentials_version,
+            host.deleting,
+            tuple(sorted(host.annotations.items())),
+        )
+
+    # -- registration -------------------------------------------------------------------
+
+    def registration_error(self) -> ErrorType:
+        if self.book.cursor.state in (S.PROVISIONED, S.EXTERNALLY_PROVISIONED):
+            return ErrorType.PROVISIONED_REGISTRATION
+        return ErrorType.REGISTRATION
+
+    def ensure_registered(self) -> None:
+        host, book = self.host, self.book
+        problem = host.spec_problem.message if host.spec_problem else host.credentials_problem
+        if problem or host.spec is None or host.spec.bmc is None:
+            self.fail(self.registration_error(), problem or "spec.bmc is required to register")
+        changed = book.facts.credentials != host.credentials_version
+        result = self.work(
+            self.prov.register(self.view(), credentials_changed=changed),
+            self.registration_error(),
+        )
+        if book.cursor.state == S.REGISTERING:
+            self.deployed_image = result.deployed_image
+            if result.deployed_image is not None:
+                self.refuse_to_wipe(result.deployed_image)
+        facts: dict[str, object] = {"credentials": host.credentials_version}
+        if result.provider_id:
+            facts["provider_id"] = result.provider_id
+        if result.powered_on is not None:
+            facts["powered_on"] = result.powered_on
+        book.note(now=self.now, **facts)
+        if book.cursor.error_type in (ErrorType.REGISTRATION, ErrorType.PROVISIONED_REGISTRATION):
+            book.recover(
+                now=self.now, reason="Registered", message="the BMC accepted the credentials"
+            )
+
+    def refuse_to_wipe(self, running: str) -> None:
+        """A host new to us that already runs an image (its records lost: restored from a
+        backup, re-applied after a forced delete). Take it over only when the spec says
+        what it runs; never let inspection or preparation wipe it. Its backend ID is not
+        recorded until then, so deleting the Host leaves the machine alone."""
+        spec = self.host.spec
+        assert spec is not None
+        if spec.externally_provisioned:
+            return
+        if spec.image is not None and running and spec.image.url == running:
+            return
+        image = running or "which, it does not say"
+        self.fail(
+            ErrorType.REGISTRATION,
+            f"the backend already runs an image on this host ({image}) that hoststate has "
+            "no record of deploying; it will not wipe a running host: set "
+            "spec.image to the image it runs to take it over, or spec.externallyProvisioned: "
+            "true, or tear it down in the backend",
+        )
+
+    def view(self) -> HostView:
+        host, facts = self.host, self.book.facts
+        spec = host.spec
+        assert spec is not None and spec.bmc is not None
+        return HostView(
+            namespace=host.namespace,
+            name=host.name,
+            provider_id=facts.provider_id,
+            bmc=parse_bmc_address(spec.bmc.address),
+            bmc_address=spec.bmc.address,
+            credentials=host.credentials or Credentials("", ""),
+            disable_certificate_verification=spec.bmc.disable_certificate_verification,
+            boot_mac_address=spec.boot_mac_address,
+            boot_mode=spec.boot_mode,
+            image=facts.image,
+            root_device_hints=facts.root_device_hints,
+            online=spec.online,
+            externally_provisioned=spec.externally_provisioned,
+            automated_cleaning=spec.automated_cleaning_mode != "disabled",
+            hardware=facts.hardware,
+        )

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..api.bmc import parse_bmc_address
-from ..api.states import ErrorType
+from ..api.host import HostSpec
+from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
 from .backoff import Backoff
@@ -248,6 +249,22 @@ class Attempt:
                 now=self.now, reason="Registered", message="the BMC accepted the credentials"
             )
 
+    def registered_for_deletion(self) -> bool:
+        """Ensure registration; after repeated failures delete without touching the machine."""
+        try:
+            self.ensure_registered()
+            return True
+        except Stop:
+            cursor = self.book.cursor
+            if cursor.operational_status != OperationalStatus.ERROR:
+                raise
+            if cursor.error_count < GIVE_UP_DELETE_AFTER:
+                raise
+            self.move(
+                S.DELETING, "RegistrationAbandoned", f"deleting as is: {cursor.error_message}"
+            )
+            return False
+
     def refuse_to_wipe(self, running: str) -> None:
         """A host new to us that already runs an image (its records lost: restored from a
         backup, re-applied after a forced delete). Take it over only when the spec says
@@ -267,6 +284,11 @@ class Attempt:
             "spec.image to the image it runs to take it over, or spec.externallyProvisioned: "
             "true, or tear it down in the backend",
         )
+
+    def spec(self) -> HostSpec:
+        spec = self.host.spec
+        assert spec is not None  # registration stopped on a missing or invalid spec
+        return spec
 
     def view(self) -> HostView:
         host, facts = self.host, self.book.facts

@@ -34,11 +34,10 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..api import annotations as ann
-from ..api.host import HostSpec
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
-from .attempt import GIVE_UP_DELETE_AFTER, Attempt, Decision, RetryWindow, Stop
+from .attempt import Attempt, Decision, RetryWindow, Stop
 from .backoff import Backoff
 from .inputs import HostInput
 from .provisioner import HostView, Provisioner
@@ -106,12 +105,12 @@ class _Run(Attempt):
     def once(self) -> bool:
         """The preamble, then the current state's handler; True when the host moved on."""
         before = self.progress()
-        self.wait_out_backoff()
-        table = DELETION if self.host.deleting else LIFECYCLE
-        if self.detached():
+        self.wait_out_backoff()  # 1. backoff
+        table = DELETION if self.host.deleting else LIFECYCLE  # 2. deletion
+        if self.detached():  # 3. detached
             return False
         handler = table[self.book.cursor.state]
-        if handler.registered and not self.registered():
+        if handler.registered and not self.registered():  # 4. registration
             return True  # deletion went on without the backend
         handler.act(self)
         return self.progress() != before
@@ -340,22 +339,6 @@ class _Run(Attempt):
         self.d.remove_finalizer = True
         self.rest()
 
-    def registered_for_deletion(self) -> bool:
-        """Ensure registration; after repeated failures delete without touching the machine."""
-        try:
-            self.ensure_registered()
-            return True
-        except Stop:
-            cursor = self.book.cursor
-            if cursor.operational_status != OperationalStatus.ERROR:
-                raise
-            if cursor.error_count < GIVE_UP_DELETE_AFTER:
-                raise
-            self.move(
-                S.DELETING, "RegistrationAbandoned", f"deleting as is: {cursor.error_message}"
-            )
-            return False
-
     # -- detaching ----------------------------------------------------------------------
 
     def detached(self) -> bool:
@@ -388,11 +371,6 @@ class _Run(Attempt):
                 )
             self.d.remove_finalizer = True
         return True
-
-    def spec(self) -> HostSpec:
-        spec = self.host.spec
-        assert spec is not None  # registration stopped on a missing or invalid spec
-        return spec
 
 
 LIFECYCLE: dict[S, Handler] = {

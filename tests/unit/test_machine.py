@@ -11,7 +11,13 @@ from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book
 from state_controller.provisioning.inputs import HostInput
-from state_controller.provisioning.machine import Decision, HostMachine, RetryWindow
+from state_controller.provisioning.machine import (
+    DELETION,
+    LIFECYCLE,
+    Decision,
+    HostMachine,
+    RetryWindow,
+)
 from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
 from state_controller.provisioning.simulated import (
@@ -354,3 +360,9 @@ def test_hanging_step_keeps_host_in_state_until_done() -> None:
     clock.now += 100
     machine.step(book, host_input(with_image()), clock())
     assert book.cursor.state == S.PROVISIONED
+
+
+def test_every_state_has_a_handler_in_both_tables() -> None:
+    assert set(LIFECYCLE) == set(S) == set(DELETION)
+    assert {s for s, h in LIFECYCLE.items() if not h.registered} == {S.NONE, S.UNMANAGED}
+    assert {s for s, h in DELETION.items() if not h.registered} == {S.NONE, S.UNMANAGED, S.DELETING}

@@ -3,9 +3,13 @@
 The pydantic JSON schema is turned into the OpenAPI v3 subset Kubernetes
 accepts for CRDs ("structural" schemas): references are inlined, optional
 values lose their ``null`` branch, constants become enums, and titles go.
-Spec objects keep unknown fields (``x-kubernetes-preserve-unknown-fields``)
-so that a misspelt field reaches the controller, which names it in a
-condition instead of the API server silently dropping it.
+
+Every schema is closed: no ``x-kubernetes-preserve-unknown-fields``. The API
+server then knows every field, so kubectl's default strict field validation
+rejects a misspelt one by name, and a client that asks for no field validation
+has it dropped (with a warning) instead of stored where nothing reads it. Every
+list is ``atomic`` (one writer replaces it whole) unless its model says
+otherwise, as conditions do (a map keyed by ``type``).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ _KEEP = {
     "additionalProperties",
     "maxItems",
     "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
 }
 
 
@@ -70,7 +76,7 @@ def _merge_any_of(node: Schema) -> Schema:
     return {**node, "type": "string", "enum": enums}
 
 
-def _structural(node: Schema, *, preserve_unknown: bool, defaults: bool = True) -> Schema:
+def _structural(node: Schema, *, defaults: bool = True) -> Schema:
     if "anyOf" in node:
         node = _merge_any_of(dict(node))
     if "const" in node:
@@ -83,39 +89,23 @@ def _structural(node: Schema, *, preserve_unknown: bool, defaults: bool = True) 
     if "properties" in out:
         out["type"] = "object"
         out["properties"] = {
-            name: _structural(sub, preserve_unknown=preserve_unknown, defaults=defaults)
-            for name, sub in out["properties"].items()
+            name: _structural(sub, defaults=defaults) for name, sub in out["properties"].items()
         }
-        if preserve_unknown:
-            out["x-kubernetes-preserve-unknown-fields"] = True
     if isinstance(out.get("additionalProperties"), bool):
         del out["additionalProperties"]  # structural schemas express "closed" by pruning
     if isinstance(out.get("additionalProperties"), dict):
-        out["additionalProperties"] = _structural(
-            out["additionalProperties"], preserve_unknown=preserve_unknown, defaults=defaults
-        )
+        out["additionalProperties"] = _structural(out["additionalProperties"], defaults=defaults)
     if "items" in out:
-        out["items"] = _structural(
-            out["items"], preserve_unknown=preserve_unknown, defaults=defaults
-        )
+        out["items"] = _structural(out["items"], defaults=defaults)
+        out.setdefault("x-kubernetes-list-type", "atomic")
     return out
 
 
-def model_schema(
-    model: type[BaseModel], *, preserve_unknown: bool = False, defaults: bool = True
-) -> Schema:
+def model_schema(model: type[BaseModel], *, defaults: bool = True) -> Schema:
     """The structural schema of a model; status schemas go without defaults (we write them)."""
     raw = model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.pop("$defs", {})
-    return _structural(_resolve(raw, defs), preserve_unknown=preserve_unknown, defaults=defaults)
-
-
-def _mark_conditions(status: Schema) -> Schema:
-    conditions = status["properties"].get("conditions")
-    if conditions is not None:
-        conditions["x-kubernetes-list-type"] = "map"
-        conditions["x-kubernetes-list-map-keys"] = ["type"]
-    return status
+    return _structural(_resolve(raw, defs), defaults=defaults)
 
 
 def _crd(
@@ -128,7 +118,7 @@ def _crd(
     columns: tuple[Column, ...],
     description: str,
 ) -> dict[str, Any]:
-    spec_schema = model_schema(spec, preserve_unknown=True)
+    spec_schema = model_schema(spec)
     spec_schema["description"] = description
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -160,7 +150,7 @@ def _crd(
                                 "kind": {"type": "string"},
                                 "metadata": {"type": "object"},
                                 "spec": spec_schema,
-                                "status": _mark_conditions(model_schema(status, defaults=False)),
+                                "status": model_schema(status, defaults=False),
                             },
                         }
                     },

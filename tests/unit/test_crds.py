@@ -34,6 +34,10 @@ def test_committed_crds_match_the_models() -> None:
         assert committed == crds.render(crd), (
             f"api/v1alpha1/{name} is stale: run `state-controller gen crds` and commit the result"
         )
+    assert (ROOT / "api" / "kustomization.yaml").read_text() == crds.render_kustomization()
+    assert sorted(p.name for p in (ROOT / "api" / "v1alpha1").iterdir()) == sorted(
+        crds.generate()
+    ), "api/v1alpha1/ holds only CRDs, so that `kubectl apply -f api/v1alpha1/` applies"
 
 
 # Where a schema may keep unknown fields, and why. Nothing is free-form today: hardware

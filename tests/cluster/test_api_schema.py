@@ -195,6 +195,8 @@ def test_an_invalid_field_is_one_error_naming_it_and_the_fix(
         shown = f": {value}" if value is not None else ""
         expected = f"{field}: Invalid value{shown}: {message}"
         assert error.message == f'Host.hoststate.io "bad" is invalid: {expected}'
+    else:  # the same message, after the embedded store's own words
+        assert error.message == f'Host "bad" is invalid: {message}'
 
 
 def test_kubectl_shows_each_invalid_field_once_with_its_fix(

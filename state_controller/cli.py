@@ -163,7 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("gen", help="generate files from the API models")
     gen.add_argument("what", choices=["crds"])
-    gen.add_argument("--out", default="api/v1alpha1", help="directory (default api/v1alpha1)")
+    gen.add_argument(
+        "--out",
+        default="api",
+        help="directory: CRDs go to <out>/v1alpha1/, a kustomization to <out>/ (default api)",
+    )
     return p
 
 

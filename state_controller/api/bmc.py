@@ -2,8 +2,9 @@
 
 Users write ``spec.bmc.address`` as a URL whose scheme names the management
 protocol (``ipmi://10.0.0.5:623``, ``redfish://bmc.example/redfish/v1/Systems/1``).
-The CRD schema only checks the rough shape; :func:`parse_bmc_address` gives
-the precise verdict with a message that says how to fix the address.
+The CRD schema checks the shape and the known types (one CEL rule whose message
+says what to write); :func:`parse_bmc_address` gives the precise verdict (port,
+host) with a message that says how to fix the address.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ BMC_SCHEMES: dict[str, int | None] = {
     "irmc": None,
 }
 
-# The shape, enforced by the CRD schema too: <known type>://host[:port][/path]
 _SHAPE = r"^[a-z0-9][a-z0-9+.-]*://[^\s/]+(/\S*)?$"
 _ADDRESS_RE = re.compile(_SHAPE)
+# The shape with a known type, enforced by the CRD schema too: <type>://host[:port][/path]
 ADDRESS_PATTERN = (
     "^(" + "|".join(re.escape(s) for s in sorted(BMC_SCHEMES)) + r")://[^\s/]+(/\S*)?$"
 )

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ValidationError
 
 from .bmc import ADDRESS_FIX
-from .host import IMAGE_URL_FIX, MAC_FIX, SECRET_NAME_FIX
+from .host import CHECKSUM_FIX, IMAGE_URL_FIX, MAC_FIX, SECRET_NAME_FIX
 
 FIXES: dict[str, str] = {
-    "image.checksum": "add the image's checksum, or the URL of a checksum file",
+    "image.checksum": CHECKSUM_FIX,
     "image.url": IMAGE_URL_FIX,
     "bmc.address": ADDRESS_FIX,
     "bmc.credentialsName": SECRET_NAME_FIX,

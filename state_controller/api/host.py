@@ -7,26 +7,29 @@ projection of the host's book.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
-from .base import DNS_SUBDOMAIN, SpecModel, StatusModel
+from .base import (
+    DNS_SUBDOMAIN,
+    HISTORY_MAX_ITEMS,
+    MESSAGE_MAX,
+    NAME_MAX,
+    REASON_MAX,
+    WORD_MAX,
+    Count,
+    Matches,
+    SpecModel,
+    StatusModel,
+    Timestamp,
+)
 from .bmc import ADDRESS_FIX, ADDRESS_PATTERN, parse_bmc_address
 from .states import ErrorType, OperationalStatus, ProvisioningState
 
 MAC_PATTERN = r"^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$"
 IMAGE_URL_PATTERN = r"^(https?|file)://\S+$"
-
-
-def cel(pattern: str, field: str, fix: str) -> dict[str, object]:
-    """A CEL rule repeating a pattern, so the API server's error says how to fix the value."""
-    return {
-        "x-kubernetes-validations": [
-            {"rule": f"self.matches(r'{pattern}')", "message": f"{field}: {fix}"}
-        ]
-    }
-
 
 SECRET_NAME_FIX = (
     "name a Secret in the Host's namespace with keys username and password "
@@ -35,28 +38,64 @@ SECRET_NAME_FIX = (
 MAC_FIX = "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56"
 IMAGE_URL_FIX = "use an http://, https:// or file:// URL"
 
+# Hex digits a checksum of each type has; "auto" lets the backend tell them apart.
+CHECKSUM_HEX_DIGITS: dict[str, tuple[int, ...]] = {
+    "md5": (32,),
+    "sha256": (64,),
+    "sha512": (128,),
+    "auto": (32, 64, 128),
+}
+CHECKSUM_URL_PATTERN = r"^https?://\S+$"
+CHECKSUM_FIX = (
+    "write the image's checksum in hex as spec.image.checksumType says (md5: 32 hex digits, "
+    "sha256: 64, sha512: 128, auto: any of these), or the http:// or https:// URL of a "
+    "checksum file"
+)
+CHECKSUM_MESSAGE = f"spec.image.checksum: {CHECKSUM_FIX}"
+
+
+HEX_PATTERN = r"^[0-9a-fA-F]+$"
+
+
+def _checksum_rule() -> dict[str, JsonValue]:
+    """The CEL twin of :func:`checksum_fits`, on the image object because it reads two
+    fields; ``fieldPath`` makes the API server name ``spec.image.checksum``."""
+    digits = ", ".join(f"'{kind}': {list(n)}" for kind, n in CHECKSUM_HEX_DIGITS.items())
+    kind = "has(self.checksumType) ? self.checksumType : 'auto'"
+    return {
+        "rule": f"self.checksum.matches(r'{CHECKSUM_URL_PATTERN}') || "
+        f"(self.checksum.matches(r'{HEX_PATTERN}') && size(self.checksum) in {{{digits}}}[{kind}])",
+        "message": CHECKSUM_MESSAGE,
+        "fieldPath": ".checksum",
+    }
+
+
+def checksum_fits(checksum: str, checksum_type: str) -> bool:
+    """Whether ``checksum`` can be a checksum of ``checksum_type`` (or is a checksum URL)."""
+    if re.fullmatch(CHECKSUM_URL_PATTERN, checksum):
+        return True
+    digits = CHECKSUM_HEX_DIGITS.get(checksum_type, ())
+    return re.fullmatch(HEX_PATTERN, checksum) is not None and len(checksum) in digits
+
 
 class BMCDetails(SpecModel):
     address: Annotated[
         str,
         Field(
-            pattern=ADDRESS_PATTERN,
             max_length=2048,
             description="How to reach the management controller, e.g. ipmi://192.0.2.10:623 "
             "or redfish://bmc.example.com/redfish/v1/Systems/1.",
-            json_schema_extra=cel(ADDRESS_PATTERN, "spec.bmc.address", ADDRESS_FIX),
         ),
+        Matches(ADDRESS_PATTERN, f"spec.bmc.address: {ADDRESS_FIX}"),
     ]
     credentials_name: Annotated[
         str,
         Field(
-            pattern=DNS_SUBDOMAIN,
-            min_length=1,
-            max_length=253,
+            max_length=NAME_MAX,
             description="Name of a Secret in the Host's namespace with keys "
             "'username' and 'password'.",
-            json_schema_extra=cel(DNS_SUBDOMAIN, "spec.bmc.credentialsName", SECRET_NAME_FIX),
         ),
+        Matches(DNS_SUBDOMAIN, f"spec.bmc.credentialsName: {SECRET_NAME_FIX}"),
     ]
     disable_certificate_verification: bool = False
 
@@ -68,35 +107,56 @@ class BMCDetails(SpecModel):
 
 
 class Image(SpecModel):
+    """The image to provision.
+
+    ``checksum`` must be able to be a checksum of ``checksumType`` (or be the URL
+    of a checksum file): a value that cannot match would only fail, late, on the
+    machine. The CRD checks it with the same rule and message.
+    """
+
+    # merged with SpecModel's configuration
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [_checksum_rule()]})
+
     url: Annotated[
         str,
-        Field(
-            pattern=IMAGE_URL_PATTERN,
-            max_length=4096,
-            description="Where to fetch the image.",
-            json_schema_extra=cel(IMAGE_URL_PATTERN, "spec.image.url", IMAGE_URL_FIX),
-        ),
+        Field(max_length=4096, description="Where to fetch the image."),
+        Matches(IMAGE_URL_PATTERN, f"spec.image.url: {IMAGE_URL_FIX}"),
     ]
+    checksum_type: Literal["md5", "sha256", "sha512", "auto"] = Field(
+        default="auto",
+        description="The algorithm of checksum; auto: whichever its length says.",
+    )
     checksum: Annotated[
         str,
         Field(
             min_length=1,
             max_length=4096,
-            description="The image checksum, or a URL of a checksum file.",
+            description="The image checksum in hex (md5: 32 hex digits, sha256: 64, "
+            "sha512: 128), or the http(s) URL of a checksum file.",
         ),
     ]
-    checksum_type: Literal["md5", "sha256", "sha512", "auto"] = "auto"
     disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
+
+    @field_validator("checksum")
+    @classmethod
+    def _checksum_fits_its_type(cls, value: str, info: ValidationInfo) -> str:
+        kind = info.data.get("checksum_type")
+        if kind is not None and not checksum_fits(value, kind):  # else its own error says why
+            raise ValueError(CHECKSUM_MESSAGE)
+        return value
+
+
+_HINT = Field(max_length=256)
 
 
 class RootDeviceHints(SpecModel):
-    device_name: str | None = None
-    hctl: str | None = None
-    model: str | None = None
-    vendor: str | None = None
-    serial_number: str | None = None
-    min_size_gigabytes: Annotated[int, Field(ge=0)] | None = None
-    wwn: str | None = None
+    device_name: Annotated[str, _HINT] | None = None
+    hctl: Annotated[str, _HINT] | None = None
+    model: Annotated[str, _HINT] | None = None
+    vendor: Annotated[str, _HINT] | None = None
+    serial_number: Annotated[str, _HINT] | None = None
+    min_size_gigabytes: Count | None = None
+    wwn: Annotated[str, _HINT] | None = None
     rotational: bool | None = None
 
 
@@ -107,15 +167,16 @@ class HostSpec(SpecModel):
     boot_mac_address: (
         Annotated[
             str,
-            Field(
-                pattern=MAC_PATTERN,
-                max_length=17,
-                json_schema_extra=cel(MAC_PATTERN, "spec.bootMACAddress", MAC_FIX),
-            ),
+            Field(max_length=17),
+            Matches(MAC_PATTERN, f"spec.bootMACAddress: {MAC_FIX}"),
         ]
         | None
     ) = Field(default=None, alias="bootMACAddress")
-    online: bool = Field(default=False, description="Whether the host should be powered on.")
+    online: bool = Field(
+        default=False,
+        description="Whether the host should be powered on. A boolean, as baremetal-operator's "
+        "BareMetalHost has it, so that its manifests and habits carry over unchanged.",
+    )
     image: Image | None = Field(
         default=None, description="Provision this image; removing it deprovisions the host."
     )
@@ -129,72 +190,127 @@ class HostSpec(SpecModel):
     description: Annotated[str, Field(max_length=1024)] = ""
 
 
+_VENDOR_VALUE_MAX = 1024
+
+
 class CPU(StatusModel):
-    arch: str = ""
-    model: str = ""
-    count: int = 0
+    arch: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    model: Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)] = ""
+    count: Count = 0
 
 
 class NIC(StatusModel):
-    name: str = ""
-    mac: str = ""
-    ip: str = ""
-    speed_gbps: int = 0
+    name: Annotated[str, Field(max_length=NAME_MAX)] = ""
+    mac: Annotated[str, Field(max_length=128)] = ""  # InfiniBand addresses have 20 bytes
+    ip: Annotated[str, Field(max_length=128)] = ""
+    speed_gbps: Count = 0
 
 
 class Disk(StatusModel):
-    name: str = ""
-    size_bytes: int = 0
+    name: Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)] = ""
+    size_bytes: Count = 0
     rotational: bool = False
 
 
+NICS_MAX_ITEMS = 256
+DISKS_MAX_ITEMS = 1024
+
+
 class HardwareDetails(StatusModel):
-    system_vendor: dict[str, str] = Field(default_factory=dict)
+    """What inspection found. Closed like every other schema: the controller writes
+    only these fields, from a backend's inventory or the hardware-details
+    annotation. Only ``systemVendor`` is a map, because vendors report different
+    fields (manufacturer, productName, serialNumber, …); its values are strings."""
+
+    system_vendor: dict[str, Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)]] = Field(
+        default_factory=dict
+    )
     cpu: CPU = Field(default_factory=CPU)
-    ram_mebibytes: int = 0
-    nics: list[NIC] = Field(default_factory=list)
-    storage: list[Disk] = Field(default_factory=list)
-    hostname: str = ""
+    ram_mebibytes: Count = 0
+    nics: list[NIC] = Field(
+        default_factory=list,
+        max_length=NICS_MAX_ITEMS,
+        description=f"Network interfaces (at most {NICS_MAX_ITEMS}).",
+    )
+    storage: list[Disk] = Field(
+        default_factory=list,
+        max_length=DISKS_MAX_ITEMS,
+        description=f"Disks (at most {DISKS_MAX_ITEMS}).",
+    )
+    hostname: Annotated[str, Field(max_length=NAME_MAX)] = ""
+
+
+class ProvisionedImage(StatusModel):
+    """The image the host was provisioned with, as the spec said then.
+
+    Its own model, without the spec's rules: the controller records what was
+    accepted, and a rule on the record could only refuse the controller's own write.
+    """
+
+    url: Annotated[str, Field(max_length=4096)]
+    checksum: Annotated[str, Field(max_length=4096)]
+    checksum_type: Literal["md5", "sha256", "sha512", "auto"] | None = None
+    disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
+
+
+STATE_DESCRIPTION = (
+    "Provisioning state. The values, spaces included ('externally provisioned', "
+    "'powering off before delete'), are baremetal-operator's on purpose: people who know "
+    "that operator read them, and their dashboards and alerts match them, unchanged."
+)
+ERROR_TYPE_DESCRIPTION = (
+    "Type of the last error; '' when there is none. The values, spaces included "
+    "('registration error', …), are baremetal-operator's on purpose, as for the states."
+)
 
 
 class ProvisionStatus(StatusModel):
-    state: ProvisioningState = ProvisioningState.NONE
-    id: str = Field(default="", description="The host's ID in the provisioning backend.")
-    entered_at: str | None = None
-    image: Image | None = None
+    state: ProvisioningState = Field(default=ProvisioningState.NONE, description=STATE_DESCRIPTION)
+    id: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        default="", description="The host's ID in the provisioning backend."
+    )
+    entered_at: Timestamp | None = None
+    image: ProvisionedImage | None = None
     root_device_hints: RootDeviceHints | None = None
-    boot_mode: str | None = None
+    boot_mode: Annotated[str, Field(max_length=WORD_MAX)] | None = None
 
 
 class CredentialsStatus(StatusModel):
-    name: str = ""
-    version: str = ""
+    name: Annotated[str, Field(max_length=NAME_MAX)] = ""
+    version: Annotated[str, Field(max_length=WORD_MAX)] = ""
 
 
 class TransitionRecord(StatusModel):
     """A transition not yet confirmed in HostState, kept so a crash loses no history."""
 
-    seq: int = 0
-    chapter: str = ""
-    from_: Annotated[str, Field(alias="from")] = ""
-    to: str = ""
-    at: str = ""
-    reason: str = ""
-    message: str = ""
+    seq: Count = 0
+    chapter: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    from_: Annotated[str, Field(alias="from", max_length=WORD_MAX)] = ""
+    to: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    at: Timestamp = ""
+    reason: Annotated[str, Field(max_length=REASON_MAX)] = ""
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
 
 
 class HostStatus(StatusModel):
     operational_status: OperationalStatus | Literal[""] = ""
-    error_type: ErrorType | Literal[""] = ""
-    error_message: str = ""
-    error_count: int = 0
+    error_type: ErrorType | Literal[""] = Field(default="", description=ERROR_TYPE_DESCRIPTION)
+    error_message: Annotated[str, Field(max_length=MESSAGE_MAX)] = Field(
+        default="", description=f"What went wrong, cut to {MESSAGE_MAX} characters."
+    )
+    error_count: Count = 0
     powered_on: bool = False
     provisioning: ProvisionStatus = Field(default_factory=ProvisionStatus)
     hardware: HardwareDetails | None = None
     good_credentials: CredentialsStatus | None = None
-    last_updated: str | None = None
-    recent_transitions: list[TransitionRecord] = Field(default_factory=list)
-    observed_generation: int = 0
+    last_updated: Timestamp | None = None
+    recent_transitions: list[TransitionRecord] = Field(
+        default_factory=list,
+        max_length=HISTORY_MAX_ITEMS,
+        description="Transitions not yet in the HostState's history; never more than that "
+        f"history holds (HostState.status.history, at most {HISTORY_MAX_ITEMS}).",
+    )
+    observed_generation: Count = 0
 
 
 def parse_host_spec(spec: dict[str, Any]) -> HostSpec:

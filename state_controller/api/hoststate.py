@@ -9,11 +9,27 @@ bounded history of transitions grouped into chapters.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
+from pydantic.config import JsonDict
 
-from .base import Condition, SpecModel, StatusModel
+from .base import (
+    CHAPTERS_MAX_ITEMS,
+    CONDITIONS_MAX_ITEMS,
+    HISTORY_MAX_ITEMS,
+    MESSAGE_MAX,
+    NAME_MAX,
+    REASON_MAX,
+    WORD_MAX,
+    Condition,
+    Count,
+    SpecModel,
+    StatusModel,
+    Timestamp,
+)
+from .host import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
+from .states import ErrorType, OperationalStatus, ProvisioningState
 
 
 class Phase(StrEnum):
@@ -52,46 +68,72 @@ class ConditionType(StrEnum):
 
 
 class HostStateSpec(SpecModel):
-    host: Annotated[str, Field(description="Name of the Host this state belongs to.")] = ""
-    node: Annotated[str, Field(description="Name of the Kubernetes Node on this host.")] = ""
+    host: Annotated[
+        str, Field(max_length=NAME_MAX, description="Name of the Host this state belongs to.")
+    ] = ""
+    node: Annotated[
+        str, Field(max_length=NAME_MAX, description="Name of the Kubernetes Node on this host.")
+    ] = ""
 
 
 class ProvisioningCursor(StatusModel):
-    state: str = ""
-    operational_status: str = ""
-    entered_at: str | None = None
-    error_type: str = ""
-    error_message: str = ""
-    error_count: int = 0
+    state: ProvisioningState = Field(default=ProvisioningState.NONE, description=STATE_DESCRIPTION)
+    operational_status: OperationalStatus | Literal[""] = ""
+    entered_at: Timestamp | None = None
+    error_type: ErrorType | Literal[""] = Field(default="", description=ERROR_TYPE_DESCRIPTION)
+    error_message: Annotated[str, Field(max_length=MESSAGE_MAX)] = Field(
+        default="", description=f"What went wrong, cut to {MESSAGE_MAX} characters."
+    )
+    error_count: Count = 0
 
 
 class HistoryEntry(StatusModel):
-    seq: int
-    chapter: str
-    from_: Annotated[str, Field(alias="from")] = ""
-    to: str = ""
-    at: str
-    reason: str = ""
-    message: str = ""
+    seq: Count
+    chapter: Annotated[str, Field(max_length=WORD_MAX)]
+    from_: Annotated[str, Field(alias="from", max_length=WORD_MAX)] = ""
+    to: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    at: Timestamp
+    reason: Annotated[str, Field(max_length=REASON_MAX)] = ""
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
 
 
 class ChapterSummary(StatusModel):
-    name: str
-    started_at: str
-    ended_at: str | None = None
-    outcome: str = ""
-    transitions: int = 0
+    name: Annotated[str, Field(max_length=WORD_MAX)]
+    started_at: Timestamp
+    ended_at: Timestamp | None = None
+    outcome: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    transitions: Count = 0
+
+
+_MAP_BY_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
 
 
 class HostStateStatus(StatusModel):
     phase: Phase = Phase.PENDING
     provisioning: ProvisioningCursor = Field(default_factory=ProvisioningCursor)
     stuck: bool = False
-    conditions: list[Condition] = Field(default_factory=list)
-    chapters: list[ChapterSummary] = Field(default_factory=list)
-    history: list[HistoryEntry] = Field(default_factory=list)
-    history_dropped: int = Field(
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=CONDITIONS_MAX_ITEMS,
+        description="Kubernetes-style conditions, one per type.",
+        json_schema_extra=_MAP_BY_TYPE,
+    )
+    chapters: list[ChapterSummary] = Field(
+        default_factory=list,
+        max_length=CHAPTERS_MAX_ITEMS,
+        description="The stages of the host's life, oldest first: the last 20 by default "
+        "(the controller's limit is set in code only); the schema allows up to "
+        f"{CHAPTERS_MAX_ITEMS} so that a raised limit still fits.",
+    )
+    history: list[HistoryEntry] = Field(
+        default_factory=list,
+        max_length=HISTORY_MAX_ITEMS,
+        description="The last transitions, oldest first: the last 50 by default (the "
+        "controller's limit is set in code only; historyDropped counts what fell off); the "
+        f"schema allows up to {HISTORY_MAX_ITEMS} so that a raised limit still fits.",
+    )
+    history_dropped: Count = Field(
         default=0, description="Transitions that fell off the bounded history."
     )
-    last_seq: int = 0
-    observed_generation: int = 0
+    last_seq: Count = 0
+    observed_generation: Count = 0

@@ -7,14 +7,16 @@ from what the server has.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX
 from ..api.hoststate import ConditionType, Phase
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.timefmt import rfc3339, rfc3339_ms
 from .book import Book
-from .records import Cursor, Observations
+from .records import Cursor, Observations, Transition
 from .stuck import StuckPolicy, human_duration
 
 RECENT = "recentTransitions"
@@ -48,6 +50,24 @@ CONDITION_ORDER = (
 )
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` within a schema's maxLength, which the API server counts in characters.
+
+    A backend's error can be any length; a status the API server refuses for one long
+    message would report nothing at all.
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _transitions(records: Iterable[Transition]) -> list[dict[str, Any]]:
+    out = []
+    for record in records:
+        wire = record.wire()
+        wire["message"] = cut(wire["message"], MESSAGE_MAX)
+        out.append(wire)
+    return out
+
+
 def phase(book: Book) -> Phase:
     return phase_of(book.cursor, book.seen)
 
@@ -78,7 +98,7 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "operationalStatus": cur.operational_status.value,
         "errorType": cur.error_type.value if cur.error_type else "",
-        "errorMessage": cur.error_message,
+        "errorMessage": cut(cur.error_message, MESSAGE_MAX),
         "errorCount": cur.error_count,
         "poweredOn": facts.powered_on,
         "provisioning": provisioning,
@@ -90,7 +110,7 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
         out["goodCredentials"] = {"name": facts.credentials[0], "version": facts.credentials[1]}
     if facts.last_updated is not None:
         out["lastUpdated"] = rfc3339(facts.last_updated)
-    out[RECENT] = [t.wire() for t in book.recorded_since(confirmed_seq)]
+    out[RECENT] = _transitions(book.recorded_since(confirmed_seq))
     return out
 
 
@@ -147,6 +167,7 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     for ctype in CONDITION_ORDER:
         cond = stuck if ctype == ConditionType.STUCK else derived[ctype]
         cond["observedGeneration"] = generation
+        cond["message"] = cut(cond["message"], CONDITION_MESSAGE_MAX)
         conds.append(cond)
     return {
         "phase": phase(book).value,
@@ -155,13 +176,13 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
             "operationalStatus": cur.operational_status.value,
             "enteredAt": rfc3339_ms(cur.entered_at),
             "errorType": cur.error_type.value if cur.error_type else "",
-            "errorMessage": cur.error_message,
+            "errorMessage": cut(cur.error_message, MESSAGE_MAX),
             "errorCount": cur.error_count,
         },
         "stuck": stuck["status"] == "True",
         "conditions": conds,
         "chapters": [c.wire() for c in book.chapters],
-        "history": [t.wire() for t in book.history],
+        "history": _transitions(book.history),
         "historyDropped": book.history_dropped,
         "lastSeq": book.last_seq,
         "observedGeneration": generation,

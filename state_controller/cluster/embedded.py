@@ -18,6 +18,10 @@ Design choices, each made for speed or for fidelity:
   lock there is only bookkeeping, serialization, fan-out and (optionally) sqlite.
 - A write that changes nothing is not committed (no new resourceVersion, no event), as the
   API server does.
+- With a pruner (see ``EmbeddedCluster``), every write drops the fields the resource's
+  schema does not declare before anything else looks at it, as the API server does for a
+  request without ``fieldValidation``: a write that only adds unknown fields changes
+  nothing, and does not bump ``generation``.
 - Unlike the API server, ``create`` keeps a ``status`` given in the body (the API server
   drops it for resources with a status subresource): it makes seeding fixtures simpler.
 """
@@ -37,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from queue import SimpleQueue
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 import orjson
 
@@ -58,6 +62,16 @@ from state_controller.cluster.interface import (
 from state_controller.cluster.jsonbytes import to_json
 
 Validator = Callable[[Obj], None]
+
+
+@runtime_checkable
+class Pruner(Protocol):
+    """A validator that also knows its resource's schema, and prunes objects to it."""
+
+    def prune(self, obj: Obj) -> Obj:
+        """The object without the fields its schema does not declare; never modifies it."""
+        ...
+
 
 _Key = tuple[str, str, str]  # (resource key, namespace, name)
 _Record = tuple[int, bytes]  # (resourceVersion, serialized object)
@@ -287,6 +301,8 @@ class EmbeddedCluster:
 
     ``validators`` are called with the candidate object of create/update/patch before it is
     committed; raising :class:`Invalid` rejects the write. They must not modify the object.
+    A validator that is also a :class:`Pruner` prunes every write of its resource first,
+    status writes included (state_controller.cluster.schema has them for our CRDs).
     ``history`` bounds the events kept for watches resuming from a resourceVersion (memory is
     roughly ``history`` times the object size). ``max_events`` bounds the Events kept, oldest
     removed first, as the API server's ``--event-ttl`` does. With ``path`` the store is persisted
@@ -452,6 +468,7 @@ class EmbeddedCluster:
         counted = False
         while True:
             new, generated = self._prepare_create(resource, obj)
+            new = self._prune(resource, new)
             self._validate(resource, new)
             meta = new["metadata"]
             key = (str(resource), meta.get("namespace", ""), meta["name"])
@@ -527,7 +544,7 @@ class EmbeddedCluster:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
-            return new
+            return self._prune(resource, new)
 
         return self._modify(resource, ns, name, "update_status", change, validate=False)
 
@@ -560,7 +577,8 @@ class EmbeddedCluster:
     def _finish_change(
         self, resource: Resource, old: Obj, new: Obj, user_meta: Mapping[str, Any]
     ) -> Obj:
-        """Restores what the server owns and bumps generation when the spec changed."""
+        """Prunes, restores what the server owns and bumps generation when the spec changed."""
+        new = self._prune(resource, new)
         old_meta = old["metadata"]
         meta = dict(user_meta)
         for server_field in _SERVER_OWNED:
@@ -726,6 +744,10 @@ class EmbeddedCluster:
             raise ReadOnlyStore("the store is open read-only (a snapshot); writes are rejected")
         if self._closed:
             raise ReadOnlyStore("the store is closed; writes are rejected")
+
+    def _prune(self, resource: Resource, obj: Obj) -> Obj:
+        validator = self._validators.get(resource)
+        return validator.prune(obj) if isinstance(validator, Pruner) else obj
 
     def _validate(self, resource: Resource, obj: Obj) -> None:
         validator = self._validators.get(resource)

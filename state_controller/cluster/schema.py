@@ -1,43 +1,119 @@
-"""Validation the embedded store applies, matching what the CRD schema enforces.
+"""What the embedded store does with a Host or HostState before storing it: what the
+API server does with the generated CRDs.
 
-The real API server validates Hosts against the generated CRD; the embedded
-store does the same from the same pydantic models. Unknown fields pass here
-as they pass the CRD (which preserves them in spec): the controller names
-them in a condition instead.
+Unknown fields. The CRD schemas are closed, so the API server prunes every field
+they do not declare, in spec and status alike. What else happens depends on the
+request's ``fieldValidation``: ``Strict`` (kubectl's default, ``--validate=strict``)
+fails the request naming each unknown field; ``Warn`` — the server's default when
+the parameter is absent, as from the Python ``kubernetes`` client and this
+controller — stores the object without them and names them in a ``Warning``
+header; ``Ignore`` drops them silently (tests/cluster/test_api_schema.py shows all
+three on a real kube-apiserver). The embedded store takes no ``fieldValidation``,
+so it does what a request without one gets: the fields are dropped and the write
+succeeds. It walks the generated CRD schema itself, the one the API server holds,
+so both drop exactly the same fields.
+
+Validation. The spec is then validated with the pydantic models the schema came
+from; each constraint there carries the message its CEL rule carries in the CRD.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from ..api import crds
 from ..api.errors import describe
 from ..api.host import HostSpec
+from ..api.hoststate import HostStateSpec
 from ..api.objects import Obj
-from .interface import HOSTS, FieldCause, Invalid, Resource
+from .interface import HOSTS, HOSTSTATES, FieldCause, Invalid, Resource
+
+Schema = dict[str, Any]
 
 
-def validate_host(obj: Obj) -> None:
-    spec = obj.get("spec")
-    if spec is None:
-        return
-    if not isinstance(spec, dict):
-        raise Invalid("Host.spec must be an object", [FieldCause("spec", "must be an object")])
-    try:
-        HostSpec.model_validate(spec)
-    except ValidationError as err:
-        kept = [e for e in err.errors() if e["type"] != "extra_forbidden"]
-        if not kept:
+def prune(value: Any, schema: Schema) -> Any:
+    """``value`` without what ``schema`` does not declare, as the API server prunes.
+
+    Objects keep their declared properties (``additionalProperties`` declares every
+    key), lists prune each item, and a ``null`` is dropped where the schema does not
+    allow one (none of ours does). Values of the wrong type are left for validation.
+    """
+    if isinstance(value, dict):
+        properties: Schema = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        keep_unknown = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else None)
+            if item is None and not (sub or {}).get("nullable"):
+                continue
+            if sub is not None:
+                out[key] = prune(item, sub)
+            elif keep_unknown:
+                out[key] = item
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [prune(item, schema["items"]) for item in value]
+    return value
+
+
+class SchemaAdmission:
+    """One resource's CRD schema (for pruning) and spec model (for validation)."""
+
+    def __init__(self, kind: str, schema: Schema, spec: type[BaseModel]) -> None:
+        self.kind = kind
+        self.schema = schema
+        self.spec = spec
+
+    def prune(self, obj: Obj) -> Obj:
+        """The object as the API server stores it; ``metadata`` is the server's own
+        business (ObjectMeta, not the CRD schema) and is kept as given."""
+        pruned: Obj = prune(obj, self.schema)
+        if "metadata" in obj:
+            pruned["metadata"] = obj["metadata"]
+        return pruned
+
+    def __call__(self, obj: Obj) -> None:
+        """Rejects an invalid spec with :class:`Invalid` naming each field and its fix."""
+        spec = obj.get("spec")
+        if spec is None:
             return
-        narrowed = ValidationError.from_exception_data(err.title, kept)  # type: ignore[arg-type]
-        _, message = describe(narrowed, HostSpec, "spec")
         name = obj.get("metadata", {}).get("name", "")
-        causes = [
-            FieldCause("spec." + ".".join(str(p) for p in e["loc"]), str(e["msg"])) for e in kept
-        ]
-        raise Invalid(f'Host "{name}" is invalid: {message}', causes) from None
+        if not isinstance(spec, dict):
+            raise Invalid(
+                f'{self.kind} "{name}" is invalid: spec must be an object',
+                [FieldCause("spec", "must be an object")],
+            )
+        try:
+            self.spec.model_validate(spec)
+        except ValidationError as err:
+            _, message = describe(err, self.spec, "spec")
+            causes = [
+                FieldCause(
+                    "spec." + ".".join(str(p) for p in e["loc"]),
+                    str(e["msg"]).removeprefix("Value error, "),
+                )
+                for e in err.errors()
+            ]
+            raise Invalid(f'{self.kind} "{name}" is invalid: {message}', causes) from None
+
+
+@cache
+def _schemas() -> dict[str, Schema]:
+    """Kind -> the openAPIV3Schema of its generated CRD."""
+    out = {}
+    for crd in crds.generate().values():
+        version = crd["spec"]["versions"][0]
+        out[crd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
+    return out
 
 
 def validators() -> dict[Resource, Callable[[Obj], None]]:
-    return {HOSTS: validate_host}
+    return {
+        HOSTS: SchemaAdmission("Host", _schemas()["Host"], HostSpec),
+        HOSTSTATES: SchemaAdmission("HostState", _schemas()["HostState"], HostStateSpec),
+    }

@@ -137,6 +137,24 @@ def test_apply_succeeds_and_crds_are_established(
     _kubectl(cp, "get", f"{HOSTS},{HOSTSTATES}", "-n", HOSTS_NS)
 
 
+def test_the_crd_folder_applies_as_a_plain_folder(
+    cp: ControlPlane, applied: subprocess.CompletedProcess[str]
+) -> None:
+    """`kubectl apply -f api/v1alpha1/` applies both CRDs and exits 0: the folder holds
+    nothing but CRDs (its kustomization lives in api/, for manifests/ to include)."""
+    result = _kubectl(cp, "apply", "-f", str(ROOT / "api" / "v1alpha1"))
+    applied_crds = sorted(line.split()[0] for line in result.stdout.splitlines())
+    assert applied_crds == [
+        f"customresourcedefinition.apiextensions.k8s.io/{crd}" for crd in (HOSTS, HOSTSTATES)
+    ], result.stdout
+    assert "error" not in result.stderr.lower(), result.stderr
+    # and manifests/ still takes the CRDs through api/kustomization.yaml
+    kinds = [(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)]
+    assert ("CustomResourceDefinition", HOSTS) in kinds
+    assert ("CustomResourceDefinition", HOSTSTATES) in kinds
+    _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
+
+
 def test_every_rendered_object_exists(cp: ControlPlane, applied: object) -> None:
     for obj in _rendered(cp):
         meta = obj["metadata"]

@@ -76,9 +76,14 @@ def test_bad_arguments_name_the_flag() -> None:
 def test_gen_crds_writes_the_committed_files(tmp_path: Path) -> None:
     done = run("gen", "crds", "--out", str(tmp_path))
     assert done.returncode == 0
-    root = Path(__file__).resolve().parents[2] / "api" / "v1alpha1"
-    for path in root.glob("hoststate.io_*.yaml"):
-        assert (tmp_path / path.name).read_text() == path.read_text()
+    root = Path(__file__).resolve().parents[2] / "api"
+    committed = [*root.glob("v1alpha1/hoststate.io_*.yaml"), root / "kustomization.yaml"]
+    assert len(committed) == 3
+    for path in committed:
+        assert (tmp_path / path.relative_to(root)).read_text() == path.read_text()
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.yaml")) == sorted(
+        str(p.relative_to(root)) for p in committed
+    )
 
 
 def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:

@@ -23,6 +23,7 @@ from state_controller.cluster.interface import (
     Obj,
     WatchEvent,
 )
+from state_controller.cluster.schema import prune, validators
 
 NS = "metal"
 
@@ -289,6 +290,66 @@ def test_validators_reject_writes_and_keep_nothing() -> None:
         assert [o["metadata"]["name"] for o in items] == ["good"]
         assert items[0]["spec"] == {"online": True}
         assert version == h["metadata"]["resourceVersion"]
+
+
+def test_pruning_follows_the_schema_as_the_api_server_does() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "disks": {
+                        "type": "array",
+                        "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    },
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "name": {"type": "string"},
+                },
+            }
+        },
+    }
+    value = {
+        "spec": {
+            "labels": {"any": "key", "is": "declared"},
+            "disks": [{"name": "sda", "size": 1}, {"serial": "x"}],
+            "free": {"anything": {"goes": 1}},
+            "name": None,  # not nullable: dropped
+            "typo": 1,
+        },
+        "top": 1,
+    }
+    assert prune(value, schema) == {
+        "spec": {
+            "labels": {"any": "key", "is": "declared"},
+            "disks": [{"name": "sda"}, {}],
+            "free": {"anything": {"goes": 1}},
+        }
+    }
+    assert value["spec"]["typo"] == 1  # never modified
+
+
+def test_a_pruning_validator_prunes_every_write_and_a_pruned_no_op_is_no_write() -> None:
+    with EmbeddedCluster(validators=validators()) as c:
+        created = c.create(HOSTS, host("h", spec={"online": True, "onlin": False}))
+        assert created["spec"] == {"online": True} and created["metadata"]["generation"] == 1
+        events = c.watch(HOSTS, NS, created["metadata"]["resourceVersion"])
+        same = c.patch(HOSTS, NS, "h", {"spec": {"onlin": True}})
+        assert same == created  # no new resourceVersion, no generation, no event
+        updated = c.update(HOSTS, {**same, "spec": {"online": False, "x": 1}})
+        assert updated["spec"] == {"online": False} and updated["metadata"]["generation"] == 2
+        status = c.update_status(HOSTS, {**updated, "status": {"poweredOn": True, "y": 2}})
+        assert status["status"] == {"poweredOn": True}
+        seen = []
+        for event in events:
+            seen.append((event.type, event.object["metadata"]["resourceVersion"]))
+            if len(seen) == 2:
+                events.stop()
+        assert seen == [
+            ("MODIFIED", updated["metadata"]["resourceVersion"]),
+            ("MODIFIED", status["metadata"]["resourceVersion"]),
+        ]
 
 
 # -- deletion, finalizers, garbage collection -------------------------------------------

@@ -28,7 +28,7 @@ from state_controller.provisioning.simulated import (
 )
 from state_controller.runtime.host_inputs import parse_spec
 
-IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123"}
+IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123" * 10 + "abcd"}  # 64 hex digits
 ADDRESS = "ipmi://bmc-1.example:623"
 
 

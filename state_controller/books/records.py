@@ -8,6 +8,7 @@ from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339, rfc3339_ms
+from ..api.updates import UpdateStep
 
 
 @lru_cache(maxsize=1024)
@@ -32,6 +33,27 @@ class Cursor:
     error_type: ErrorType | None = None
     error_message: str = ""
     error_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateCursor:
+    """Where the host's node is in its update, and what the update started from.
+
+    Immutable and replaced whole, like :class:`Cursor`. ``boot_id`` and
+    ``went_down`` remember the boot the update began in and whether the node
+    has been down since: a reboot is a new boot ID after the node was not Ready.
+    """
+
+    step: UpdateStep = UpdateStep.UPDATED
+    entered_at: float = 0.0
+    desired: str = ""  # the configuration the node is going to ("" while none is known)
+    current: str = ""  # the configuration it runs
+    source: str = ""  # the adapter that read it: mco, agent, kubelet
+    started_at: float | None = None  # when the update in progress began
+    boot_id: str = ""
+    went_down: bool = False
+    failed_step: UpdateStep | None = None  # for a degraded update: the step it failed in
+    message: str = ""  # what is happening, in words an operator can act on
 
 
 @dataclass(slots=True)

@@ -1,0 +1,146 @@
+"""What a Node shows that an update is read from — and nothing else.
+
+:func:`node_signals` reduces a Node to the handful of fields the adapters
+read: the update agents' annotations, cordon, readiness, the kubelet's
+``nodeInfo`` and the links to a Host. Two Nodes with equal signals are the
+same to the book, so the runtime drops a watch event whose signals did not
+change before it reaches the work queue: a kubelet heartbeat (condition
+heartbeat times, every 10 s to 5 min), a Lease renewal (not on the Node at
+all), an image list or allocatable change costs one comparison, no reconcile
+and no write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MCO = "machineconfiguration.openshift.io/"
+MCO_DESIRED_CONFIG = MCO + "desiredConfig"
+MCO_CURRENT_CONFIG = MCO + "currentConfig"
+MCO_STATE = MCO + "state"
+MCO_REASON = MCO + "reason"
+MCO_DESIRED_DRAIN = MCO + "desiredDrain"
+MCO_LAST_APPLIED_DRAIN = MCO + "lastAppliedDrain"
+MCO_DESIRED_IMAGE = MCO + "desiredImage"
+MCO_CURRENT_IMAGE = MCO + "currentImage"
+MCO_POST_CONFIG_ACTION = MCO + "post-config-action"
+
+OWN = "hoststate.io/"
+OWN_DESIRED_CONFIG = OWN + "desired-config"
+OWN_CURRENT_CONFIG = OWN + "current-config"
+OWN_UPDATE_STATE = OWN + "update-state"
+OWN_REASON = OWN + "update-reason"
+
+HOST_LABEL = OWN + "host"  # names the Host (in the Node's own words: "namespace/name" or name)
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+ANNOTATIONS = (
+    MCO_DESIRED_CONFIG,
+    MCO_CURRENT_CONFIG,
+    MCO_STATE,
+    MCO_REASON,
+    MCO_DESIRED_DRAIN,
+    MCO_LAST_APPLIED_DRAIN,
+    MCO_DESIRED_IMAGE,
+    MCO_CURRENT_IMAGE,
+    MCO_POST_CONFIG_ACTION,
+    OWN_DESIRED_CONFIG,
+    OWN_CURRENT_CONFIG,
+    OWN_UPDATE_STATE,
+    OWN_REASON,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """``status.nodeInfo`` as far as an update changes it (and the boot it is in)."""
+
+    kubelet_version: str = ""
+    os_image: str = ""
+    kernel_version: str = ""
+    container_runtime_version: str = ""
+    boot_id: str = ""
+
+    def software(self) -> str:
+        """What the node runs, in one line: the 'configuration' of a node with no agent."""
+        parts = (
+            f"kubelet {self.kubelet_version}" if self.kubelet_version else "",
+            self.os_image,
+            f"kernel {self.kernel_version}" if self.kernel_version else "",
+            self.container_runtime_version,
+        )
+        return ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSignals:
+    name: str
+    uid: str
+    annotations: tuple[tuple[str, str], ...]  # only the keys in ANNOTATIONS, sorted
+    pool: str  # the node pool, from the pool label (see pool_of)
+    host_label: str
+    hostname: str
+    provider_id: str
+    unschedulable: bool
+    ready: str  # the Ready condition's status: "True", "False" or "Unknown"
+    info: NodeInfo
+
+    def annotation(self, key: str) -> str:
+        for name, value in self.annotations:
+            if name == key:
+                return value
+        return ""
+
+    def has_any(self, prefix: str) -> bool:
+        return any(name.startswith(prefix) for name, _ in self.annotations)
+
+
+DEFAULT_POOL_LABEL = "node-role.kubernetes.io/*"
+
+
+def pool_of(labels: Mapping[str, str], pool_label: str = DEFAULT_POOL_LABEL) -> str:
+    """The node's pool: the value of ``pool_label``, or with ``prefix/*`` the first
+    role named by a ``prefix/<role>`` label (``node-role.kubernetes.io/worker`` → worker).
+    A node in none is in the pool ``""``."""
+    if not pool_label.endswith("/*"):
+        return labels.get(pool_label, "")
+    prefix = pool_label[:-1]
+    roles = sorted(k[len(prefix) :] for k in labels if k.startswith(prefix) and k != prefix)
+    # a node with several roles (a control-plane node that also runs workloads) belongs
+    # to the first one that is not "worker", as OpenShift puts it in the master pool
+    chosen = [r for r in roles if r != "worker"] or roles
+    return chosen[0] if chosen else ""
+
+
+def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) -> NodeSignals:
+    meta = node.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    labels = meta.get("labels") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    info = status.get("nodeInfo") or {}
+    ready = "Unknown"
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "Ready":
+            ready = str(condition.get("status", "Unknown"))
+            break
+    return NodeSignals(
+        name=str(meta.get("name", "")),
+        uid=str(meta.get("uid", "")),
+        annotations=tuple(sorted((k, str(v)) for k, v in annotations.items() if k in ANNOTATIONS)),
+        pool=pool_of(labels, pool_label),
+        host_label=str(labels.get(HOST_LABEL, "")),
+        hostname=str(labels.get(HOSTNAME_LABEL, "")),
+        provider_id=str(spec.get("providerID", "")),
+        unschedulable=bool(spec.get("unschedulable", False)),
+        ready=ready,
+        info=NodeInfo(
+            kubelet_version=str(info.get("kubeletVersion", "")),
+            os_image=str(info.get("osImage", "")),
+            kernel_version=str(info.get("kernelVersion", "")),
+            container_runtime_version=str(info.get("containerRuntimeVersion", "")),
+            boot_id=str(info.get("bootID", "")),
+        ),
+    )

@@ -1,0 +1,242 @@
+"""Update signals: a Node reduced to what an update is read from, and the adapters' steps."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from state_controller.api.updates import UpdateStep as S
+from state_controller.books.records import UpdateCursor
+from state_controller.books.update_conditions import derive
+from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
+from state_controller.upgrades.signals import node_signals, pool_of
+
+M = "machineconfiguration.openshift.io/"
+OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"
+
+
+def node(
+    annotations: dict[str, str] | None = None,
+    *,
+    unschedulable: bool = False,
+    ready: str = "True",
+    boot: str = "boot-1",
+    kubelet: str = "v1.36.2",
+) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": "worker-0",
+            "uid": "u-1",
+            "labels": {"node-role.kubernetes.io/worker": "", "kubernetes.io/hostname": "w0"},
+            "annotations": annotations or {},
+        },
+        "spec": {"unschedulable": unschedulable, "providerID": "metal3://metal/host-0/m-0"},
+        "status": {
+            "conditions": [
+                {"type": "Ready", "status": ready, "lastHeartbeatTime": "2026-11-24T10:00:00Z"}
+            ],
+            "nodeInfo": {
+                "kubeletVersion": kubelet,
+                "osImage": "RHCOS 9.6",
+                "kernelVersion": "5.14.0-570",
+                "containerRuntimeVersion": "cri-o://1.36.1",
+                "bootID": boot,
+            },
+            "images": [{"names": ["quay.io/x"], "sizeBytes": 1}],
+        },
+    }
+
+
+def test_a_heartbeat_does_not_change_the_signals() -> None:
+    before = node({M + "state": "Done"})
+    after = copy.deepcopy(before)
+    after["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-11-24T10:05:00Z"
+    after["status"]["images"].append({"names": ["quay.io/y"], "sizeBytes": 2})
+    after["metadata"]["annotations"]["unrelated.example/x"] = "1"
+    assert node_signals(after) == node_signals(before)
+    cordoned = copy.deepcopy(before)
+    cordoned["spec"]["unschedulable"] = True
+    assert node_signals(cordoned) != node_signals(before)
+
+
+def test_pool_from_role_labels() -> None:
+    assert pool_of({"node-role.kubernetes.io/worker": ""}) == "worker"
+    both = {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/master": ""}
+    assert pool_of(both) == "master"
+    assert pool_of({"pool": "gpu"}, "pool") == "gpu"
+    assert pool_of({}) == ""
+
+
+def mco(state: str, **extra: str) -> dict[str, str]:
+    base = {M + "desiredConfig": NEW, M + "currentConfig": OLD, M + "state": state}
+    return {**base, **{M + k: v for k, v in extra.items()}}
+
+
+def test_the_machine_config_operator_update_sequence() -> None:
+    """The annotations in the order the operator writes them, read step by step."""
+    drain, uncordon = f"drain-{NEW}", f"uncordon-{NEW}"
+    cursor = UpdateCursor(desired=OLD, current=OLD, boot_id="boot-1")
+    pods = DrainStatus(known=True, pods_left=3, blocked_by="web/web-pdb")
+    sequence = [
+        (node(mco("Done")), S.PENDING),
+        (node(mco("Working")), S.PREPARING),
+        (node(mco("Working", desiredDrain=drain)), S.CORDONING),
+        (node(mco("Working", desiredDrain=drain), unschedulable=True), S.DRAINING),
+        (
+            node(mco("Working", desiredDrain=drain, lastAppliedDrain=drain), unschedulable=True),
+            S.APPLYING,
+        ),
+        (
+            node(
+                mco("Working", desiredDrain=drain, lastAppliedDrain=drain, **{
+                    "post-config-action": "Rebooting"}),
+                unschedulable=True,
+                ready="False",
+            ),
+            S.REBOOTING,
+        ),
+        (
+            node(
+                mco("Working", desiredDrain=uncordon, lastAppliedDrain=drain),
+                unschedulable=True,
+                boot="boot-2",
+            ),
+            S.RESUMING,
+        ),
+        (
+            node(
+                {**mco("Done", desiredDrain=uncordon, lastAppliedDrain=uncordon),
+                 M + "currentConfig": NEW},
+                boot="boot-2",
+            ),
+            S.UPDATED,
+        ),
+    ]  # fmt: skip
+    steps = []
+    for raw, expected in sequence:
+        signals = node_signals(raw)
+        adapter = adapter_for(signals)
+        assert adapter.name == "mco"
+        reading = adapter.read(signals, cursor, pods)
+        steps.append(reading.step)
+        assert reading.step == expected, (expected, reading)
+        assert reading.desired == NEW
+        if reading.step == S.DRAINING:
+            assert reading.message == "draining: 3 pods left, eviction blocked by " + (
+                "PodDisruptionBudget web/web-pdb"
+            )
+        cursor = replace(cursor, step=reading.step, desired=reading.desired)
+    assert steps == [expected for _, expected in sequence]
+
+
+def test_degraded_and_unreconcilable_carry_the_daemons_reason() -> None:
+    cursor = UpdateCursor(step=S.APPLYING, desired=NEW, current=OLD)
+    for state in ("Degraded", "Unreconcilable"):
+        signals = node_signals(node(mco(state, reason="failed to pull quay.io/os: 403")))
+        reading = adapter_for(signals).read(signals, cursor, DrainStatus())
+        assert reading.step == S.DEGRADED
+        assert reading.message == f"{state}: failed to pull quay.io/os: 403"
+
+
+def test_a_drained_node_stays_past_draining_when_a_pod_lands() -> None:
+    before = UpdateCursor(step=S.APPLYING, desired=NEW)
+    working = {"hoststate.io/update-state": "Working", "hoststate.io/desired-config": NEW}
+    signals = node_signals(node(working, unschedulable=True))
+    reading = adapter_for(signals).read(signals, before, DrainStatus(known=True, pods_left=1))
+    assert reading.step == S.DRAINING
+    assert never_back(before, reading).step == S.APPLYING
+    restarted = UpdateCursor(step=S.APPLYING, desired="another")
+    assert never_back(restarted, reading).step == S.DRAINING  # a new update starts over
+
+
+def test_own_annotations_with_the_machine_telling_the_step() -> None:
+    own = {"hoststate.io/desired-config": "v2", "hoststate.io/current-config": "v1"}
+    cursor = UpdateCursor(desired="v1", current="v1", boot_id="boot-1")
+    drained = DrainStatus(known=True)
+    cases = [
+        (node(own), S.PENDING),
+        (node({**own, "hoststate.io/update-state": "Working"}), S.PREPARING),
+        (node({**own, "hoststate.io/update-state": "Working"}, unschedulable=True), S.DRAINING),
+        (node({**own, "hoststate.io/update-state": "Working"}, ready="Unknown"), S.REBOOTING),
+        (
+            node({**own, "hoststate.io/update-state": "Working"}, unschedulable=True,
+                 boot="boot-2"),
+            S.RESUMING,
+        ),
+        (node({**own, "hoststate.io/current-config": "v2",
+               "hoststate.io/update-state": "Done"}), S.UPDATED),
+    ]  # fmt: skip
+    for raw, expected in cases:
+        signals = node_signals(raw)
+        adapter = adapter_for(signals)
+        pods = drained if expected != S.DRAINING else DrainStatus(known=True, pods_left=2)
+        assert adapter.name == "agent"
+        assert adapter.read(signals, cursor, pods).step == expected
+
+
+def test_plain_kubelet_upgrade_with_a_reboot() -> None:
+    idle = UpdateCursor(current="kubelet v1.36.2, RHCOS 9.6, kernel 5.14.0-570, cri-o://1.36.1")
+    signals = node_signals(node())
+    adapter = adapter_for(signals)
+    assert adapter.name == "kubelet"
+    assert adapter.read(signals, idle, DrainStatus()).step == S.UPDATED
+    started = replace(idle, step=S.DRAINING, boot_id="boot-1")
+    cordoned = node_signals(node(unschedulable=True))
+    assert adapter.read(cordoned, started, DrainStatus(known=True)).step == S.APPLYING
+    down = node_signals(node(unschedulable=True, ready="False"))
+    assert adapter.read(down, started, DrainStatus(known=True)).step == S.REBOOTING
+    back = node_signals(node(unschedulable=True, boot="boot-2", kubelet="v1.37.1"))
+    assert adapter.read(back, started, DrainStatus(known=True)).step == S.RESUMING
+    uncordoned = node_signals(node(boot="boot-2", kubelet="v1.37.1"))
+    done = adapter.read(uncordoned, replace(started, step=S.RESUMING), DrainStatus())
+    assert done.step == S.UPDATED and done.current.startswith("kubelet v1.37.1")
+
+
+def test_a_node_that_is_merely_not_ready_is_not_updating() -> None:
+    idle = UpdateCursor(current="x")
+    signals = node_signals(node(ready="False"))
+    assert adapter_for(signals).read(signals, idle, DrainStatus()).step == S.UPDATED
+
+
+def statuses(cursor: UpdateCursor, visited: set[S] | None = None) -> dict[str, tuple[str, str]]:
+    return {k: (c.status, c.reason) for k, c in derive(cursor, frozenset(visited or ())).items()}
+
+
+def test_conditions_while_draining_name_the_child_in_progress() -> None:
+    cursor = UpdateCursor(step=S.DRAINING, desired=NEW, started_at=1.0, message="draining: 2 pods")
+    got = statuses(cursor)
+    assert got["UpdatePrepared"] == ("True", "NotRequired")
+    assert got["UpdateCompatible"] == ("True", "NotRequired")
+    assert got["UpdateExecuted"] == ("Unknown", "Draining")
+    assert got["Cordoned"] == ("True", "NotRequired")
+    assert got["Drained"] == ("Unknown", "Draining")
+    assert got["AppliedFilesAndOS"] == ("False", "NotYetOccurred")
+    assert got["UpdatePostActionComplete"] == ("False", "NotYetOccurred")
+    assert got["Updated"] == ("False", "Updating")
+    assert got["NodeDegraded"] == ("False", "AsExpected")
+    assert derive(cursor, frozenset())["Drained"].message == "draining: 2 pods"
+
+
+def test_conditions_of_a_finished_update_and_of_one_never_seen() -> None:
+    done = statuses(UpdateCursor(started_at=1.0, current=NEW), {S.DRAINING, S.REBOOTING})
+    assert done["Updated"] == ("True", "AtDesiredConfig")
+    assert done["Drained"] == ("True", "Done") and done["RebootedNode"] == ("True", "Done")
+    assert done["Cordoned"] == ("True", "NotRequired")
+    assert all(status == "True" for k, (status, _) in done.items() if k != "NodeDegraded")
+    never = statuses(UpdateCursor(current=OLD))
+    assert never["Updated"] == ("True", "AtDesiredConfig")
+    assert never["UpdateExecuted"] == ("False", "NotYetOccurred")
+
+
+def test_a_degraded_update_fails_the_phase_it_was_in() -> None:
+    cursor = UpdateCursor(
+        step=S.DEGRADED, failed_step=S.APPLYING, started_at=1.0, message="Degraded: disk full"
+    )
+    got = statuses(cursor, {S.DRAINING})
+    assert got["UpdateExecuted"] == ("False", "Failed")
+    assert got["AppliedFilesAndOS"] == ("False", "Failed")
+    assert got["Drained"] == ("True", "Done")
+    assert got["RebootedNode"] == ("False", "NotYetOccurred")
+    assert got["NodeDegraded"] == ("True", "UpdateFailed")
+    assert derive(cursor, frozenset())["NodeDegraded"].message == "Degraded: disk full"

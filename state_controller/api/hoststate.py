@@ -30,6 +30,7 @@ from .base import (
 )
 from .host import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
 from .states import ErrorType, OperationalStatus, ProvisioningState
+from .updates import UpdateStep
 
 
 class Phase(StrEnum):
@@ -49,6 +50,7 @@ class Phase(StrEnum):
     FAILED = "Failed"
     DETACHED = "Detached"
     UPDATING = "Updating"
+    UPDATED = "Updated"  # a Node with no Host, at its desired configuration
 
 
 class ConditionType(StrEnum):
@@ -87,6 +89,43 @@ class ProvisioningCursor(StatusModel):
     error_count: Count = 0
 
 
+class UpdateProgress(StatusModel):
+    """Where the host's Node is in its update (present once a Node is followed)."""
+
+    step: UpdateStep = Field(
+        default=UpdateStep.UPDATED,
+        description="The update step: " + ", ".join(f"`{s.value}`" for s in UpdateStep) + ".",
+    )
+    entered_at: Timestamp | None = None
+    started_at: Timestamp | None = Field(
+        default=None, description="When the update in progress (or the last one) began."
+    )
+    desired_config: Annotated[str, Field(max_length=REASON_MAX)] = Field(
+        default="", description="The configuration the node is going to, as its agent names it."
+    )
+    current_config: Annotated[str, Field(max_length=REASON_MAX)] = Field(
+        default="",
+        description="The configuration it runs; with no agent, its kubelet, OS image, kernel "
+        "and container runtime.",
+    )
+    source: Literal["", "mco", "agent", "kubelet"] = Field(
+        default="",
+        description="Who reports the update: the Machine Config Operator's annotations, an "
+        "agent's hoststate.io/ annotations, or the kubelet's nodeInfo alone.",
+    )
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
+    visited_steps: list[UpdateStep] = Field(
+        default_factory=list,
+        max_length=len(UpdateStep),
+        description="The steps the update in progress (or the last one) went through.",
+        json_schema_extra={"x-kubernetes-list-type": "set"},
+    )
+    failed_step: UpdateStep | Literal[""] = ""
+    boot_id: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        default="", description="The node's boot when the update began: a new one is a reboot."
+    )
+
+
 class HistoryEntry(StatusModel):
     seq: Count
     chapter: Annotated[str, Field(max_length=WORD_MAX)]
@@ -111,6 +150,7 @@ _MAP_BY_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-ma
 class HostStateStatus(StatusModel):
     phase: Phase = Phase.PENDING
     provisioning: ProvisioningCursor = Field(default_factory=ProvisioningCursor)
+    update: UpdateProgress | None = None
     stuck: bool = False
     conditions: list[Condition] = Field(
         default_factory=list,

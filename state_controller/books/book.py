@@ -19,14 +19,17 @@ bookkeeping, and belongs to the runtime.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
-from . import conditions
-from .chapters import CHAPTER_OF
+from ..api.updates import UpdateStep, in_progress
+from . import conditions, update_conditions
+from .chapters import CHAPTER_OF, UPDATE_CHAPTER
 from .journal import Journal, Notice
-from .records import Chapter, Cursor, Facts, Observations, Transition
+from .records import Chapter, Cursor, Facts, Observations, Transition, UpdateCursor
+
+UPDATE_STEPS = frozenset(step.value for step in UpdateStep if in_progress(step))
 
 DEFAULT_HISTORY_LIMIT = 50
 DEFAULT_CHAPTER_LIMIT = 20
@@ -41,10 +44,14 @@ class Limits:
 class Book:
     """Everything the controller knows and has done for one host."""
 
-    def __init__(self, key: str, *, now: float, limits: Limits = Limits()) -> None:
+    def __init__(
+        self, key: str, *, now: float, limits: Limits = Limits(), node_only: bool = False
+    ) -> None:
         self.key = key
         self.limits = limits
+        self.node_only = node_only  # a Node with no Host: no provisioning, only updates
         self.cursor = Cursor(entered_at=now)
+        self.update = UpdateCursor(entered_at=now)
         self.facts = Facts()
         self.seen = Observations()
         self.history: deque[Transition] = deque(maxlen=limits.history)
@@ -68,6 +75,7 @@ class Book:
         status: OperationalStatus | None = None,
         error: ErrorType | None = None,
         always_record: bool = False,
+        update: UpdateCursor | None = None,
     ) -> Transition:
         """Change state and/or operational status, and record it.
 
@@ -77,8 +85,19 @@ class Book:
         same error only counts in the cursor; everything else is recorded in
         the history exactly once. ``always_record`` records an event in the
         host's life that changes neither (a power change, an adoption).
+
+        ``update`` moves the node's update cursor instead (and nothing else):
+        a change of step is recorded in the same history, in a chapter of its
+        own for each update. History records read where the host *is*: its
+        update step while an update is in progress, else its provisioning
+        state, so each record's ``from`` is the previous record's ``to``.
         """
         self._changing(now)
+        if update is not None:
+            if to is not None or status is not None or error is not None:
+                raise ValueError("an update transition moves the update cursor only")
+            return self._update_transition(update, now=now, reason=reason, message=message)
+        position = self.position()
         before = self.cursor
         state, entered_at = before.state, before.entered_at
         time_in_previous: float | None = None
@@ -105,8 +124,8 @@ class Book:
         record = Transition(
             seq=0,
             chapter=CHAPTER_OF[cur.state],
-            from_state=before.state.value,
-            to_state=cur.state.value,
+            from_state=position,
+            to_state=self.position(),
             at=now,
             reason=reason,
             message=message,
@@ -121,6 +140,62 @@ class Book:
         self.journal.append(record)
         self.facts.last_updated = now
         return record
+
+    def _update_transition(
+        self, shown: UpdateCursor, *, now: float, reason: str, message: str
+    ) -> Transition:
+        """Move the update cursor to what the node shows (step, configurations, message).
+
+        The book keeps the update's own bookkeeping: when the step was entered,
+        when the update began, the steps it showed, and the step a degraded
+        update failed in.
+        """
+        before, position = self.update, self.position()
+        moved = shown.step != before.step
+        starting = moved and not in_progress(before.step) and in_progress(shown.step)
+        if starting:
+            visited: frozenset[UpdateStep] = frozenset({shown.step})
+        elif in_progress(shown.step):
+            visited = before.visited | {shown.step}
+        else:
+            visited = before.visited  # a finished update's conditions still say what it did
+        failed: UpdateStep | None = None
+        if shown.step == UpdateStep.DEGRADED:
+            failed = before.failed_step if before.step == UpdateStep.DEGRADED else before.step
+        self.update = replace(
+            shown,
+            entered_at=now if moved else before.entered_at,
+            started_at=now if starting else before.started_at,
+            visited=visited,
+            failed_step=failed,
+        )
+        record = Transition(
+            seq=0,
+            chapter=UPDATE_CHAPTER,
+            from_state=position,
+            to_state=self.position(),
+            at=now,
+            reason=reason,
+            message=message,
+            recorded=moved,
+            time_in_previous_state=now - before.entered_at if moved else None,
+        )
+        if moved:
+            self.last_seq += 1
+            record.seq = self.last_seq
+            self._file(record, left_in_error=before.step == UpdateStep.DEGRADED, opens=starting)
+            if not in_progress(shown.step):
+                self._close_update(now)
+        self.journal.append(record)
+        return record
+
+    def position(self) -> str:
+        """Where the host is, as its history says it: an update step, else its state."""
+        if in_progress(self.update.step):
+            return self.update.step.value
+        if self.node_only:
+            return self.update.step.value
+        return self.cursor.state.value
 
     # convenience spellings of transition()
 
@@ -165,18 +240,24 @@ class Book:
         """Recorded transitions after ``seq`` (those a HostState that confirmed ``seq`` lacks)."""
         return [t for t in self.history if t.seq > seq]
 
-    def _file(self, record: Transition, *, left_in_error: bool) -> None:
+    def _file(self, record: Transition, *, left_in_error: bool, opens: bool = False) -> None:
         if len(self.history) == self.history.maxlen:
             self.history_dropped += 1
         self.history.append(record)
         chapter = self.chapters[-1] if self.chapters else None
-        if chapter is None or chapter.name != record.chapter:
+        if chapter is None or chapter.name != record.chapter or opens:
             if chapter is not None and chapter.ended_at is None:
                 chapter.ended_at = record.at
                 chapter.outcome = _outcome(record.from_state, left_in_error=left_in_error)
             chapter = Chapter(name=record.chapter, started_at=record.at)
             self.chapters.append(chapter)
         chapter.transitions += 1
+
+    def _close_update(self, now: float) -> None:
+        chapter = self.chapters[-1] if self.chapters else None
+        if chapter is not None and chapter.name == UPDATE_CHAPTER and chapter.ended_at is None:
+            chapter.ended_at = now
+            chapter.outcome = "completed"
 
     def _changing(self, now: float) -> None:
         """Called before every change: conditions are derived when the clock moves on.
@@ -199,18 +280,37 @@ class Book:
         if at is None:
             return
         self._changed_at = None
-        self.conditions = conditions.derive(self.cursor, self.facts, self.seen)
+        self.conditions = self._derive()
         for ctype, cond in self.conditions.items():
             stamp = self.stamps.get(ctype)
             if stamp is None or stamp[0] != cond.status:
                 self.stamps[ctype] = (cond.status, at)
 
+    def follows_node(self) -> bool:
+        """Whether a Node runs on this host (or the book is a Node's own)."""
+        return self.node_only or bool(self.facts.node)
+
+    def node_update(self) -> UpdateCursor | None:
+        """The update cursor, for a book that follows a Node; None for a host without one."""
+        return self.update if self.follows_node() else None
+
+    def _derive(self) -> dict[str, conditions.Cond]:
+        if self.node_only:
+            return {
+                **conditions.derive_node_only(self.update),
+                **update_conditions.derive(self.update),
+            }
+        if not self.facts.node:
+            return conditions.derive(self.cursor, self.facts, self.seen)
+        return {
+            **conditions.derive(self.cursor, self.facts, self.seen, self.update),
+            **update_conditions.derive(self.update),
+        }
+
     def stamped_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
         """Every condition but Stuck, with when its status last changed. Changes nothing."""
         at = self._changed_at
-        current = (
-            self.conditions if at is None else conditions.derive(self.cursor, self.facts, self.seen)
-        )
+        current = self.conditions if at is None else self._derive()
         out: dict[str, tuple[conditions.Cond, float]] = {}
         for ctype, cond in current.items():
             stamp = self.stamps.get(ctype)
@@ -225,6 +325,6 @@ def _outcome(last_state: str, *, left_in_error: bool) -> str:
     """How a chapter ended: given up after errors, cut short, or done."""
     if left_in_error:
         return "failed"
-    if last_state == ProvisioningState.PROVISIONING.value:
-        return "interrupted"  # left provisioning without reaching provisioned
+    if last_state == ProvisioningState.PROVISIONING.value or last_state in UPDATE_STEPS:
+        return "interrupted"  # left provisioning or an update before it was done
     return "completed"

@@ -1,4 +1,7 @@
-"""Which chapter of a host's life each provisioning state belongs to."""
+"""Which chapter of a host's life each provisioning state belongs to.
+
+Every node update is a chapter of its own, named :data:`UPDATE_CHAPTER`.
+"""
 
 from __future__ import annotations
 
@@ -18,3 +21,5 @@ CHAPTER_OF: dict[S, str] = {
     S.POWERING_OFF_BEFORE_DELETE: "deletion",
     S.DELETING: "deletion",
 }
+
+UPDATE_CHAPTER = "update"

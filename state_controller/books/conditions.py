@@ -12,7 +12,8 @@ from typing import NamedTuple
 from ..api.hoststate import ConditionType as C
 from ..api.states import TRANSIENT_STATES, ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
-from .records import Cursor, Facts, Observations, camel
+from ..api.updates import UpdateStep, in_progress
+from .records import Cursor, Facts, Observations, UpdateCursor, camel
 
 RANK: dict[S, int] = {
     S.NONE: 0,
@@ -49,8 +50,15 @@ def _stage(cursor: Cursor, stage: S, done: str, doing: str, failed: ErrorType) -
     return Cond("False", "Pending")
 
 
-def derive(cursor: Cursor, facts: Facts, seen: Observations) -> dict[str, Cond]:
-    """Every condition except Stuck, keyed by type."""
+def derive(
+    cursor: Cursor, facts: Facts, seen: Observations, update: UpdateCursor | None = None
+) -> dict[str, Cond]:
+    """Every provisioning condition and summary except Stuck, keyed by type.
+
+    ``update`` is the node's update cursor, for a host that runs a Node: an
+    update in progress makes the host not Ready and Progressing, a degraded
+    one makes it Degraded.
+    """
     detached = cursor.operational_status == OperationalStatus.DETACHED
     erroring = cursor.operational_status == OperationalStatus.ERROR
     out: dict[str, Cond] = {}
@@ -112,6 +120,8 @@ def derive(cursor: Cursor, facts: Facts, seen: Observations) -> dict[str, Cond]:
     elif seen.annotation_problems:
         message = "; ".join(seen.annotation_problems.values())
         out[C.DEGRADED] = Cond("True", "InvalidAnnotation", message)
+    elif update is not None and update.step == UpdateStep.DEGRADED:
+        out[C.DEGRADED] = Cond("True", "UpdateDegraded", update.message)
     else:
         out[C.DEGRADED] = Cond("False", "AsExpected")
 
@@ -124,6 +134,8 @@ def derive(cursor: Cursor, facts: Facts, seen: Observations) -> dict[str, Cond]:
     elif erroring:
         out[C.READY] = Cond("False", "Error", cursor.error_message)
         out[C.PROGRESSING] = Cond("False", "BackingOff", "retrying after an error")
+    elif update is not None and in_progress(update.step):
+        out[C.READY], out[C.PROGRESSING] = _updating(update)
     elif at_goal and not seen.spec_problem:
         out[C.READY] = Cond("True", camel(cursor.state.value) or "Ready")
         out[C.PROGRESSING] = Cond("False", "Settled")
@@ -132,4 +144,27 @@ def derive(cursor: Cursor, facts: Facts, seen: Observations) -> dict[str, Cond]:
         out[C.READY] = Cond("False", waiting, f"on the way to {seen.goal.value or 'deletion'}")
         moving = cursor.state in TRANSIENT_STATES or not at_goal
         out[C.PROGRESSING] = Cond("True" if moving else "False", waiting)
+    return out
+
+
+def _updating(update: UpdateCursor) -> tuple[Cond, Cond]:
+    """Ready and Progressing of a node in an update (degraded or not)."""
+    if update.step == UpdateStep.DEGRADED:
+        return Cond("False", "UpdateDegraded", update.message), Cond("False", "UpdateDegraded")
+    doing = camel(update.step.value)
+    return Cond("False", "Updating", f"{update.step.value}: {update.message}"), Cond("True", doing)
+
+
+def derive_node_only(update: UpdateCursor) -> dict[str, Cond]:
+    """The summaries of a Node with no Host: only its updates can be told."""
+    out: dict[str, Cond] = {C.SPEC_VALID: Cond("True", "Valid")}
+    if in_progress(update.step):
+        out[C.READY], out[C.PROGRESSING] = _updating(update)
+    else:
+        out[C.READY] = Cond("True", "AtDesiredConfig", update.current)
+        out[C.PROGRESSING] = Cond("False", "Settled")
+    if update.step == UpdateStep.DEGRADED:
+        out[C.DEGRADED] = Cond("True", "UpdateDegraded", update.message)
+    else:
+        out[C.DEGRADED] = Cond("False", "AsExpected")
     return out

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX
+from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX, REASON_MAX
 from ..api.hoststate import ConditionType, Phase
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.timefmt import rfc3339, rfc3339_ms
+from ..api.updates import ORDER, UpdateStep
 from .book import Book
-from .records import Cursor, Observations, Transition
+from .chapters import UPDATE_CHAPTER
+from .records import Cursor, Observations, Transition, UpdateCursor
 from .stuck import StuckPolicy, human_duration
+from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
 RECENT = "recentTransitions"
 
@@ -48,6 +51,13 @@ CONDITION_ORDER = (
     ConditionType.PROVISIONED,
     ConditionType.POWERED_ON,
 )
+NODE_ONLY_ORDER = (
+    ConditionType.READY,
+    ConditionType.PROGRESSING,
+    ConditionType.STUCK,
+    ConditionType.DEGRADED,
+    *UPDATE_CONDITION_TYPES,
+)
 
 
 def cut(text: str, limit: int) -> str:
@@ -69,15 +79,26 @@ def _transitions(records: Iterable[Transition]) -> list[dict[str, Any]]:
 
 
 def phase(book: Book) -> Phase:
-    return phase_of(book.cursor, book.seen)
+    return phase_of(book.cursor, book.seen, book.node_update(), node_only=book.node_only)
 
 
-def phase_of(cursor: Cursor, seen: Observations) -> Phase:
+def phase_of(
+    cursor: Cursor,
+    seen: Observations,
+    update: UpdateCursor | None = None,
+    *,
+    node_only: bool = False,
+) -> Phase:
     status = cursor.operational_status
     if status == OperationalStatus.DETACHED:
         return Phase.DETACHED
-    if status == OperationalStatus.ERROR or seen.spec_problem:
+    degraded = update is not None and update.step == UpdateStep.DEGRADED
+    if status == OperationalStatus.ERROR or seen.spec_problem or degraded:
         return Phase.FAILED
+    if update is not None and update.step in ORDER:
+        return Phase.UPDATING
+    if node_only:
+        return Phase.UPDATED
     return PHASE_OF_STATE[cursor.state]
 
 
@@ -110,7 +131,10 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
         out["goodCredentials"] = {"name": facts.credentials[0], "version": facts.credentials[1]}
     if facts.last_updated is not None:
         out["lastUpdated"] = rfc3339(facts.last_updated)
-    out[RECENT] = _transitions(book.recorded_since(confirmed_seq))
+    # Only provisioning records wait here: an update step is re-read from the Node
+    # after a restart, and is written to the HostState alone.
+    waiting = (t for t in book.recorded_since(confirmed_seq) if t.chapter != UPDATE_CHAPTER)
+    out[RECENT] = _transitions(waiting)
     return out
 
 
@@ -136,17 +160,24 @@ def host_status_differs(
 
 
 def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
-    cur = book.cursor
-    deadline = policy.deadline(cur)
+    cur, update = book.cursor, book.node_update()
+    deadline = policy.deadline(cur, update)
+    updating = update is not None and update.step in ORDER
+    entered = update.entered_at if update is not None and updating else cur.entered_at
     if deadline is not None and now >= deadline:
-        limit = deadline - cur.entered_at
+        limit = deadline - entered
+        if update is not None and updating:
+            where, reason = f"{update.step.value}", "StepTimeout"
+            detail = f"; {update.message}" if update.message else ""
+        else:
+            where, reason = cur.state.value, "StateTimeout"
+            detail = f"; last error: {cur.error_message}" if cur.error_message else ""
         return {
             "type": ConditionType.STUCK.value,
             "status": "True",
-            "reason": "StateTimeout",
-            "message": f"in {cur.state.value} since {rfc3339(cur.entered_at)}, "
-            f"longer than the {human_duration(limit)} allowed"
-            + (f"; last error: {cur.error_message}" if cur.error_message else ""),
+            "reason": reason,
+            "message": f"in {where} since {rfc3339(entered)}, "
+            f"longer than the {human_duration(limit)} allowed{detail}",
             "lastTransitionTime": rfc3339(deadline),
         }
     return {
@@ -154,8 +185,25 @@ def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         "status": "False",
         "reason": "WithinTimeout" if deadline is not None else "Steady",
         "message": "",
-        "lastTransitionTime": rfc3339(cur.entered_at),
+        "lastTransitionTime": rfc3339(entered),
     }
+
+
+def _update_progress(update: UpdateCursor) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "step": update.step.value,
+        "enteredAt": rfc3339_ms(update.entered_at),
+        "desiredConfig": cut(update.desired, REASON_MAX),
+        "currentConfig": cut(update.current, REASON_MAX),
+        "source": update.source,
+        "message": cut(update.message, MESSAGE_MAX),
+        "visitedSteps": [s.value for s in UpdateStep if s in update.visited],
+        "failedStep": update.failed_step.value if update.failed_step else "",
+        "bootID": update.boot_id,
+    }
+    if update.started_at is not None:
+        out["startedAt"] = rfc3339_ms(update.started_at)
+    return out
 
 
 def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
@@ -164,12 +212,12 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     derived = _conditions(book)
     stuck = _stuck_condition(book, policy, now)
     conds = []
-    for ctype in CONDITION_ORDER:
+    for ctype in _condition_order(book):
         cond = stuck if ctype == ConditionType.STUCK else derived[ctype]
         cond["observedGeneration"] = generation
         cond["message"] = cut(cond["message"], CONDITION_MESSAGE_MAX)
         conds.append(cond)
-    return {
+    out: dict[str, Any] = {
         "phase": phase(book).value,
         "provisioning": {
             "state": cur.state.value,
@@ -187,6 +235,18 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         "lastSeq": book.last_seq,
         "observedGeneration": generation,
     }
+    update = book.node_update()
+    if update is not None:
+        out["update"] = _update_progress(update)
+    return out
+
+
+def _condition_order(book: Book) -> tuple[str, ...]:
+    if book.node_only:
+        return NODE_ONLY_ORDER
+    if book.follows_node():
+        return (*CONDITION_ORDER, *UPDATE_CONDITION_TYPES)
+    return CONDITION_ORDER
 
 
 def _conditions(book: Book) -> dict[str, dict[str, Any]]:

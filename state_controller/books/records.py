@@ -39,9 +39,8 @@ class Cursor:
 class UpdateCursor:
     """Where the host's node is in its update, and what the update started from.
 
-    Immutable and replaced whole, like :class:`Cursor`. ``boot_id`` and
-    ``went_down`` remember the boot the update began in and whether the node
-    has been down since: a reboot is a new boot ID after the node was not Ready.
+    Immutable and replaced whole, like :class:`Cursor`. ``boot_id`` remembers
+    the boot the update began in: a reboot is a new boot ID.
     """
 
     step: UpdateStep = UpdateStep.UPDATED
@@ -51,9 +50,9 @@ class UpdateCursor:
     source: str = ""  # the adapter that read it: mco, agent, kubelet
     started_at: float | None = None  # when the update in progress began
     boot_id: str = ""
-    went_down: bool = False
     failed_step: UpdateStep | None = None  # for a degraded update: the step it failed in
     message: str = ""  # what is happening, in words an operator can act on
+    visited: frozenset[UpdateStep] = frozenset()  # the steps the update in progress showed
 
 
 @dataclass(slots=True)
@@ -61,6 +60,7 @@ class Facts:
     """What the controller learned about the machine (not states; no history)."""
 
     provider_id: str = ""
+    node: str = ""  # the Kubernetes Node running on the host ("" while none is known)
     powered_on: bool = False
     hardware: dict[str, Any] | None = None
     image: dict[str, Any] | None = None

@@ -15,8 +15,9 @@ from typing import Any
 
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339
+from ..api.updates import UpdateStep
 from .book import Book, Limits
-from .records import Chapter, Cursor, Transition
+from .records import Chapter, Cursor, Transition, UpdateCursor
 
 
 def _enum(kind: type[Any], value: Any, default: Any) -> Any:
@@ -33,12 +34,18 @@ def restore(
     *,
     now: float,
     limits: Limits | None = None,
+    node: str = "",
+    node_only: bool = False,
 ) -> Book:
-    book = Book(key, now=now, limits=limits or Limits())
+    """The book as it was; ``node`` is the Node the HostState names (its ``spec.node``)."""
+    book = Book(key, now=now, limits=limits or Limits(), node_only=node_only)
     hs = host_status or {}
     state_status = hoststate_status or {}
     _restore_cursor(book, hs, now)
     _restore_facts(book, hs)
+    book.facts.node = node
+    if state_status.get("update"):
+        book.update = _update_cursor(state_status["update"], now)
     _restore_history(book, state_status, hs.get("recentTransitions") or [])
     for cond in state_status.get("conditions") or []:
         at = parse_rfc3339(cond.get("lastTransitionTime"))
@@ -103,3 +110,20 @@ def _restore_history(book: Book, state: dict[str, Any], recent: list[dict[str, A
 def confirmed_seq(hoststate_status: dict[str, Any] | None) -> int:
     """The last transition a stored HostState.status holds in its history."""
     return int((hoststate_status or {}).get("lastSeq") or 0)
+
+
+def _update_cursor(data: dict[str, Any], now: float) -> UpdateCursor:
+    visited = {_enum(UpdateStep, s, None) for s in data.get("visitedSteps") or ()}
+    failed = _enum(UpdateStep, data.get("failedStep") or "", None)
+    return UpdateCursor(
+        step=_enum(UpdateStep, data.get("step", ""), UpdateStep.UPDATED),
+        entered_at=parse_rfc3339(data.get("enteredAt")) or now,
+        desired=str(data.get("desiredConfig") or ""),
+        current=str(data.get("currentConfig") or ""),
+        source=str(data.get("source") or ""),
+        started_at=parse_rfc3339(data.get("startedAt")),
+        boot_id=str(data.get("bootID") or ""),
+        failed_step=failed,
+        message=str(data.get("message") or ""),
+        visited=frozenset(s for s in visited if s is not None),
+    )

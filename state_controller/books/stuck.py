@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..api.states import ProvisioningState as S
-from .records import Cursor
+from ..api.updates import DEFAULT_STEP_THRESHOLDS, ORDER, UpdateStep
+from .records import Cursor, UpdateCursor
 
 DEFAULT_THRESHOLDS: dict[S, float] = {
     S.REGISTERING: 10 * 60,
@@ -38,14 +39,25 @@ def human_duration(seconds: float) -> str:
 @dataclass(frozen=True)
 class StuckPolicy:
     thresholds: Mapping[S, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    step_thresholds: Mapping[UpdateStep, float] = field(
+        default_factory=lambda: dict(DEFAULT_STEP_THRESHOLDS)
+    )
 
-    def deadline(self, cursor: Cursor) -> float | None:
+    def deadline(self, cursor: Cursor, update: UpdateCursor | None = None) -> float | None:
+        """When the host is stuck: in its update step while a node update is in
+        progress (``update`` given for a host that runs a Node), else in its state."""
+        if update is not None and update.step in ORDER:
+            step_limit = self.step_thresholds.get(update.step)
+            return None if step_limit is None else update.entered_at + step_limit
         limit = self.thresholds.get(cursor.state)
         return None if limit is None else cursor.entered_at + limit
 
-    def is_stuck(self, cursor: Cursor, now: float) -> bool:
-        deadline = self.deadline(cursor)
+    def is_stuck(self, cursor: Cursor, now: float, update: UpdateCursor | None = None) -> bool:
+        deadline = self.deadline(cursor, update)
         return deadline is not None and now >= deadline
 
     def scaled(self, factor: float) -> StuckPolicy:
-        return StuckPolicy({s: t * factor for s, t in self.thresholds.items()})
+        return StuckPolicy(
+            {s: t * factor for s, t in self.thresholds.items()},
+            {s: t * factor for s, t in self.step_thresholds.items()},
+        )

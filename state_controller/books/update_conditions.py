@@ -72,9 +72,9 @@ CONDITION_TYPES = (
 DOING: dict[UpdateStep, str] = {step: c.doing for c in CHILDREN for step in c.steps}
 
 
-def derive(cursor: UpdateCursor, visited: frozenset[UpdateStep]) -> dict[str, Cond]:
-    """Every update condition, keyed by type. ``visited``: the steps this update showed."""
-    step = cursor.step
+def derive(cursor: UpdateCursor) -> dict[str, Cond]:
+    """Every update condition, keyed by type."""
+    step, visited = cursor.step, cursor.visited
     failed = cursor.failed_step if step == S.DEGRADED else None
     at = failed or step
     rank = ORDER.get(at, 0)

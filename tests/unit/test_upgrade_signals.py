@@ -7,9 +7,11 @@ from dataclasses import replace
 from typing import Any
 
 from state_controller.api.updates import UpdateStep as S
+from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
 from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
+from state_controller.upgrades.progression import progress
 from state_controller.upgrades.signals import node_signals, pool_of
 
 M = "machineconfiguration.openshift.io/"
@@ -241,3 +243,64 @@ def test_a_degraded_update_fails_the_phase_it_was_in() -> None:
     assert got["RebootedNode"] == ("False", "NotYetOccurred")
     assert got["NodeDegraded"] == ("True", "UpdateFailed")
     assert derive(cursor)["NodeDegraded"].message == "Degraded: disk full"
+
+
+def test_progress_records_a_plain_kubelet_upgrade_with_its_reboot() -> None:
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    clock = 100.0
+
+    def see(raw: dict[str, Any], pods: DrainStatus | None = None) -> bool:
+        nonlocal clock
+        clock += 10
+        return progress(book, node_signals(raw), pods or DrainStatus(), clock)
+
+    assert not see(node())  # first sight: running v1.36.2, nothing to record
+    assert not see(node())  # a heartbeat
+    assert see(node(unschedulable=True), DrainStatus(known=True, pods_left=2))
+    assert not see(node(unschedulable=True), DrainStatus(known=True, pods_left=1))
+    assert book.update.message == "draining: 1 pod left"
+    assert see(node(unschedulable=True), DrainStatus(known=True))
+    assert see(node(unschedulable=True, ready="False"))
+    assert see(node(unschedulable=True, boot="boot-2", kubelet="v1.37.1"))
+    assert see(node(boot="boot-2", kubelet="v1.37.1"))
+    steps = [(t.from_state, t.to_state, t.reason) for t in book.history]
+    assert steps == [
+        ("updated", "draining", "UpdateStarted"),
+        ("draining", "applying update", "ApplyingUpdate"),
+        ("applying update", "rebooting", "Rebooting"),
+        ("rebooting", "resuming", "Resuming"),
+        ("resuming", "updated", "UpdateComplete"),
+    ]
+    assert "kubelet v1.37.1" in book.history[-1].message
+    assert book.chapters[-1].outcome == "completed"
+
+
+def test_progress_records_an_in_place_upgrade() -> None:
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    progress(book, node_signals(node()), DrainStatus(), 10)
+    assert progress(book, node_signals(node(kubelet="v1.36.3")), DrainStatus(), 20)
+    assert [t.to_state for t in book.history] == ["applying update", "updated"]
+    assert "in place" in book.history[0].message
+
+
+def test_progress_through_the_operators_annotations_and_a_degraded_retry() -> None:
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    drain = f"drain-{NEW}"
+    done_old = {M + "desiredConfig": OLD, M + "currentConfig": OLD, M + "state": "Done"}
+    readings = [
+        node(done_old),
+        node(mco("Done")),
+        node(mco("Working", desiredDrain=drain), unschedulable=True),
+        node(mco("Degraded", desiredDrain=drain, reason="drain timed out"), unschedulable=True),
+        node(mco("Working", desiredDrain=drain, lastAppliedDrain=drain), unschedulable=True),
+    ]
+    for at, raw in enumerate(readings):
+        progress(book, node_signals(raw), DrainStatus(known=True, pods_left=1), 10.0 * at)
+    assert [t.reason for t in book.history] == [
+        "UpdateStarted", "Draining", "UpdateDegraded", "ApplyingUpdate",
+    ]  # fmt: skip
+    assert book.history[0].message == f"updating from {OLD} to {NEW}: targeted to {NEW}; " + (
+        "the daemon has not started"
+    )
+    assert book.history[2].message == "Degraded: drain timed out"
+    assert book.update.step == S.APPLYING and book.update.failed_step is None

@@ -261,6 +261,8 @@ def test_progress_records_a_plain_kubelet_upgrade_with_its_reboot() -> None:
     assert book.update.message == "draining: 1 pod left"
     assert see(node(unschedulable=True), DrainStatus(known=True))
     assert see(node(unschedulable=True, ready="False"))
+    # the kubelet is back on its new boot before the node is Ready (CNI not up yet)
+    assert not see(node(unschedulable=True, ready="False", boot="boot-2", kubelet="v1.37.1"))
     assert see(node(unschedulable=True, boot="boot-2", kubelet="v1.37.1"))
     assert see(node(boot="boot-2", kubelet="v1.37.1"))
     steps = [(t.from_state, t.to_state, t.reason) for t in book.history]

@@ -11,6 +11,7 @@ from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
 from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
+from state_controller.upgrades.links import host_of
 from state_controller.upgrades.progression import progress
 from state_controller.upgrades.signals import node_signals, pool_of
 
@@ -306,3 +307,24 @@ def test_progress_through_the_operators_annotations_and_a_degraded_retry() -> No
     )
     assert book.history[2].message == "Degraded: drain timed out"
     assert book.update.step == S.APPLYING and book.update.failed_step is None
+
+
+def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None:
+    hosts = {"host-0": ["metal/host-0"], "w0": ["metal/w0"], "twin": ["a/twin", "b/twin"]}
+
+    def named(name: str) -> list[str]:
+        return hosts.get(name, [])
+
+    raw = node()
+    assert host_of(node_signals(raw), named) == "metal/host-0"  # metal3://metal/host-0/m-0
+    raw["spec"]["providerID"] = "baremetalhost:///openshift-machine-api/bmh-7/0f3c"
+    assert host_of(node_signals(raw), named) == "openshift-machine-api/bmh-7"
+    raw["spec"]["providerID"] = "aws:///us-east-1a/i-0abc"
+    assert host_of(node_signals(raw), named) == "metal/w0"  # the hostname label
+    raw["metadata"]["labels"]["hoststate.io/host"] = "twin"
+    assert host_of(node_signals(raw), named) is None  # two Hosts of that name: none
+    raw["metadata"]["labels"]["hoststate.io/host"] = "b/twin"
+    assert host_of(node_signals(raw), named) == "b/twin"
+    del raw["metadata"]["labels"]["hoststate.io/host"]
+    raw["metadata"]["labels"]["kubernetes.io/hostname"] = "nowhere"
+    assert host_of(node_signals(raw), named) is None

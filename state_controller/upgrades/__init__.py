@@ -10,7 +10,12 @@
 - :mod:`.signals` reduces a Node to what an update is read from; equal
   signals mean nothing to do, so heartbeats stop at the event filter.
 - :mod:`.adapters` turn signals into a step, one adapter per agent.
-- :mod:`.conditions` derives the MachineConfigNode vocabulary from the book's
-  update cursor: parents ``UpdatePrepared`` … ``Updated``, their children,
-  and ``NodeDegraded``.
+- :mod:`.progression` records each change of step in the book
+  (``Book.transition(update=...)``), as :mod:`..provisioning.machine` does for
+  provisioning; it writes nothing itself.
+- :mod:`.links` finds the Host a Node runs on.
+
+The MachineConfigNode vocabulary is a projection of the book
+(:mod:`..books.update_conditions`); the step names are API
+(:mod:`..api.updates`).
 """

@@ -1,0 +1,5 @@
+"""The embedded cluster: an in-process object store with the Kubernetes API semantics."""
+
+from state_controller.cluster.embedded.store import EmbeddedCluster, ReadOnlyStore, merge_patch
+
+__all__ = ["EmbeddedCluster", "ReadOnlyStore", "merge_patch"]

@@ -30,12 +30,8 @@ from __future__ import annotations
 
 import itertools
 import os
-import random
 import sqlite3
-import string
 import threading
-import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -46,20 +42,31 @@ from typing import Any, Final, Protocol, runtime_checkable
 import orjson
 
 from state_controller.api.objects import Obj
+from state_controller.cluster.embedded.semantics import (
+    Key,
+    Record,
+    check_precondition,
+    dumps,
+    finish_change,
+    identify,
+    is_removable,
+    merge_patch,
+    namespace_of,
+    now_rfc3339,
+    owner_uids,
+    prepare_create,
+)
 from state_controller.cluster.interface import (
     EVENTS,
     AlreadyExists,
     ApiError,
-    Conflict,
     EventType,
-    FieldCause,
     Gone,
     Invalid,
     NotFound,
     Resource,
     WatchEvent,
 )
-from state_controller.cluster.jsonbytes import to_json
 
 Validator = Callable[[Obj], None]
 
@@ -73,29 +80,15 @@ class Pruner(Protocol):
         ...
 
 
-_Key = tuple[str, str, str]  # (resource key, namespace, name)
-_Record = tuple[int, bytes]  # (resourceVersion, serialized object)
 _Change = tuple[EventType, bytes]  # what a watcher receives
 _Event = tuple[int, str, str, EventType, bytes]  # (rv, resource key, namespace, type, body)
 # Aliases because ``EmbeddedCluster.list`` shadows the builtin in annotations inside the class.
 _Changes = list[_Change]
-_Keys = list[_Key]
-_Work = list[tuple[_Key, bool]]  # keys to delete; True = garbage-collected dependent
+_Keys = list[Key]
+_Work = list[tuple[Key, bool]]  # keys to delete; True = garbage-collected dependent
 
 _VERBS: Final = ("create", "update", "update_status", "patch", "delete", "get", "list", "watch")
-_SERVER_OWNED: Final = (
-    "uid",
-    "creationTimestamp",
-    "name",
-    "namespace",
-    "generation",
-    "resourceVersion",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-)
 _EVENTS_KEY: Final = str(EVENTS)
-_NAME_ALPHABET: Final = string.ascii_lowercase + string.digits
-_GENERATED_SUFFIX_LEN: Final = 5
 _STOP: Final = None
 
 
@@ -104,67 +97,6 @@ class ReadOnlyStore(ApiError):
 
     code = 405
     reason = "MethodNotAllowed"
-
-
-def now_rfc3339() -> str:
-    """Kubernetes timestamps: second precision, UTC, ``Z`` suffix."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch; builds new dicts so ``target`` is never modified."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
-def _spec_of(obj: Obj, has_status: bool) -> dict[str, Any]:
-    """What ``generation`` tracks: everything but metadata (and status, if a subresource)."""
-    skip = ("metadata", "status") if has_status else ("metadata",)
-    return {k: v for k, v in obj.items() if k not in skip}
-
-
-def _owner_uids(meta: Mapping[str, Any]) -> set[str]:
-    refs = meta.get("ownerReferences") or ()
-    return {str(ref["uid"]) for ref in refs if isinstance(ref, dict) and ref.get("uid")}
-
-
-def _is_removable(meta: Mapping[str, Any]) -> bool:
-    """A deleting object goes away once its last finalizer is removed."""
-    return "deletionTimestamp" in meta and not meta.get("finalizers")
-
-
-def _check_precondition(wanted: Any, stored_meta: Mapping[str, Any]) -> None:
-    if wanted and str(wanted) != stored_meta.get("resourceVersion"):
-        raise Conflict(
-            f"the object has been modified; resourceVersion {wanted} is not the current "
-            f"{stored_meta.get('resourceVersion')}"
-        )
-
-
-def _check_finalizers_not_added(old_meta: Mapping[str, Any], new_meta: Mapping[str, Any]) -> None:
-    """The API server forbids new finalizers once deletion started (it could never end)."""
-    if "deletionTimestamp" not in old_meta:
-        return
-    added = set(new_meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
-    if added:
-        raise Invalid(
-            "no new finalizers can be added if the object is being deleted",
-            [FieldCause("metadata.finalizers", f"cannot add {sorted(added)}")],
-        )
-
-
-def _dumps(obj: Obj) -> bytes:
-    try:
-        return to_json(obj)
-    except orjson.JSONEncodeError as exc:
-        raise Invalid(f"object is not representable as JSON: {exc}") from exc
 
 
 class EmbeddedWatch:
@@ -229,12 +161,12 @@ class _Journal:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )
-        self._pending: list[tuple[_Key, bytes | None]] = []
+        self._pending: list[tuple[Key, bytes | None]] = []
 
-    def put(self, key: _Key, body: bytes) -> None:
+    def put(self, key: Key, body: bytes) -> None:
         self._pending.append((key, body))
 
-    def remove(self, key: _Key) -> None:
+    def remove(self, key: Key) -> None:
         self._pending.append((key, None))
 
     def flush(self, resource_version: int) -> None:
@@ -274,7 +206,7 @@ class _Journal:
         self._db.close()
 
 
-def _load(path: Path, read_only: bool) -> tuple[list[tuple[_Key, bytes]], int]:
+def _load(path: Path, read_only: bool) -> tuple[list[tuple[Key, bytes]], int]:
     """All stored rows and the resourceVersion counter they were written at."""
     if read_only:
         if not path.exists():
@@ -324,12 +256,12 @@ class EmbeddedCluster:
             raise ValueError("read_only needs a path to read from")
         self._lock = threading.Lock()
         self._validators: dict[Resource, Validator] = dict(validators or {})
-        self._objects: dict[str, dict[tuple[str, str], _Record]] = {}
+        self._objects: dict[str, dict[tuple[str, str], Record]] = {}
         self._history: deque[_Event] = deque(maxlen=max(history, 0))
         self._max_events = max_events
         self._watchers: dict[str, tuple[EmbeddedWatch, ...]] = {}
-        self._uids: dict[str, _Key] = {}
-        self._owned: dict[str, set[_Key]] = {}
+        self._uids: dict[str, Key] = {}
+        self._owned: dict[str, set[Key]] = {}
         self._stats = dict.fromkeys(_VERBS, 0)
         self._rv = 0
         self._read_only = read_only
@@ -392,7 +324,7 @@ class EmbeddedCluster:
     # -- reads -----------------------------------------------------------------------------
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj:
-        ns = self._namespace(resource, namespace)
+        ns = namespace_of(resource, namespace)
         with self._lock:
             self._stats["get"] += 1
             record = self._objects.get(str(resource), {}).get((ns, name))
@@ -467,7 +399,7 @@ class EmbeddedCluster:
         self._check_writable()
         counted = False
         while True:
-            new, generated = self._prepare_create(resource, obj)
+            new, generated = prepare_create(resource, obj)
             new = self._prune(resource, new)
             self._validate(resource, new)
             meta = new["metadata"]
@@ -487,47 +419,16 @@ class EmbeddedCluster:
                 self._flush_locked()
             return orjson.loads(body)  # type: ignore[no-any-return]
 
-    def _prepare_create(self, resource: Resource, obj: Obj) -> tuple[Obj, bool]:
-        """The object as the server stores it, and whether its name was generated."""
-        meta = dict(obj.get("metadata") or {})
-        new = {**obj, "metadata": meta}
-        new.setdefault("apiVersion", resource.api_version)
-        new.setdefault("kind", resource.kind)
-        if resource.namespaced and not meta.get("namespace"):
-            raise Invalid(
-                f"{resource}: namespace is required",
-                [FieldCause("metadata.namespace", "Required value")],
-            )
-        if not resource.namespaced:
-            meta.pop("namespace", None)
-        generated = not meta.get("name")
-        if generated:
-            if not meta.get("generateName"):
-                raise Invalid(
-                    f"{resource}: name or generateName is required",
-                    [FieldCause("metadata.name", "Required value")],
-                )
-            suffix = "".join(random.choices(_NAME_ALPHABET, k=_GENERATED_SUFFIX_LEN))
-            meta["name"] = f"{meta['generateName']}{suffix}"
-        for server_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
-            meta.pop(server_field, None)
-        # A version-4 UUID from the fast PRNG: uids need uniqueness, not secrecy, and
-        # uuid4() costs a system call per object (measured: 7% of a scale run).
-        meta["uid"] = str(uuid.UUID(int=random.getrandbits(128), version=4))
-        meta["creationTimestamp"] = now_rfc3339()
-        meta["generation"] = 1
-        return new, generated
-
     def update(self, resource: Resource, obj: Obj) -> Obj:
         meta = obj.get("metadata") or {}
-        ns, name = self._identify(resource, meta)
+        ns, name = identify(resource, meta)
 
         def change(old: Obj) -> Obj:
-            _check_precondition(meta.get("resourceVersion"), old["metadata"])
+            check_precondition(meta.get("resourceVersion"), old["metadata"])
             new = {k: v for k, v in obj.items() if k != "status" or not resource.has_status}
             if resource.has_status and "status" in old:
                 new["status"] = old["status"]
-            return self._finish_change(resource, old, new, meta)
+            return finish_change(resource, old, self._prune(resource, new), meta)
 
         return self._modify(resource, ns, name, "update", change, validate=True)
 
@@ -535,10 +436,10 @@ class EmbeddedCluster:
         if not resource.has_status:
             raise NotFound(f"{resource} has no status subresource")
         meta = obj.get("metadata") or {}
-        ns, name = self._identify(resource, meta)
+        ns, name = identify(resource, meta)
 
         def change(old: Obj) -> Obj:
-            _check_precondition(meta.get("resourceVersion"), old["metadata"])
+            check_precondition(meta.get("resourceVersion"), old["metadata"])
             new = {**old, "metadata": dict(old["metadata"])}
             if "status" in obj:
                 new["status"] = obj["status"]
@@ -549,21 +450,22 @@ class EmbeddedCluster:
         return self._modify(resource, ns, name, "update_status", change, validate=False)
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch: Obj) -> Obj:
-        ns = self._namespace(resource, namespace)
+        ns = namespace_of(resource, namespace)
         patch_meta = patch.get("metadata") or {}
         if resource.has_status:
             patch = {k: v for k, v in patch.items() if k != "status"}
 
         def change(old: Obj) -> Obj:
-            _check_precondition(patch_meta.get("resourceVersion"), old["metadata"])
+            check_precondition(patch_meta.get("resourceVersion"), old["metadata"])
             new: Obj = merge_patch(old, patch)
-            return self._finish_change(resource, old, new, new.get("metadata") or {})
+            user_meta = new.get("metadata") or {}
+            return finish_change(resource, old, self._prune(resource, new), user_meta)
 
         return self._modify(resource, ns, name, "patch", change, validate=True)
 
     def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
         self._check_writable()
-        key = (str(resource), self._namespace(resource, namespace), name)
+        key = (str(resource), namespace_of(resource, namespace), name)
         with self._lock:
             self._check_writable()
             self._stats["delete"] += 1
@@ -573,26 +475,6 @@ class EmbeddedCluster:
             self._flush_locked()
 
     # -- write machinery -------------------------------------------------------------------
-
-    def _finish_change(
-        self, resource: Resource, old: Obj, new: Obj, user_meta: Mapping[str, Any]
-    ) -> Obj:
-        """Prunes, restores what the server owns and bumps generation when the spec changed."""
-        new = self._prune(resource, new)
-        old_meta = old["metadata"]
-        meta = dict(user_meta)
-        for server_field in _SERVER_OWNED:
-            if server_field in old_meta:
-                meta[server_field] = old_meta[server_field]
-            else:
-                meta.pop(server_field, None)
-        new["metadata"] = meta
-        new.setdefault("apiVersion", old.get("apiVersion", resource.api_version))
-        new.setdefault("kind", old.get("kind", resource.kind))
-        _check_finalizers_not_added(old_meta, meta)
-        if _spec_of(new, resource.has_status) != _spec_of(old, resource.has_status):
-            meta["generation"] = int(old_meta.get("generation") or 0) + 1
-        return new
 
     def _modify(
         self,
@@ -630,8 +512,8 @@ class EmbeddedCluster:
                 self._flush_locked()
             return orjson.loads(body)  # type: ignore[no-any-return]
 
-    def _commit_locked(self, key: _Key, old: Obj, new: Obj) -> bytes:
-        if _is_removable(new["metadata"]):
+    def _commit_locked(self, key: Key, old: Obj, new: Obj) -> bytes:
+        if is_removable(new["metadata"]):
             body, orphans = self._remove_locked(key, old, new)
             self._delete_locked([(orphan, True) for orphan in orphans])
             return body
@@ -650,7 +532,7 @@ class EmbeddedCluster:
                 continue
             obj: Obj = orjson.loads(record[1])
             meta = obj["metadata"]
-            if collected and any(uid in self._uids for uid in _owner_uids(meta)):
+            if collected and any(uid in self._uids for uid in owner_uids(meta)):
                 continue
             if meta.get("finalizers"):
                 if "deletionTimestamp" not in meta:
@@ -659,7 +541,7 @@ class EmbeddedCluster:
             _, orphans = self._remove_locked(key, obj, obj)
             work.extend((orphan, True) for orphan in orphans)
 
-    def _mark_deleting_locked(self, key: _Key, old: Obj) -> None:
+    def _mark_deleting_locked(self, key: Key, old: Obj) -> None:
         """As the API server: deletionTimestamp once, and generation bumps with it."""
         new_meta = dict(old["metadata"])
         new_meta["deletionTimestamp"] = now_rfc3339()
@@ -667,10 +549,10 @@ class EmbeddedCluster:
         new_meta["generation"] = int(new_meta.get("generation") or 0) + 1
         self._put_locked(key, old, {**old, "metadata": new_meta}, "MODIFIED")
 
-    def _put_locked(self, key: _Key, old: Obj | None, new: Obj, event_type: EventType) -> bytes:
+    def _put_locked(self, key: Key, old: Obj | None, new: Obj, event_type: EventType) -> bytes:
         rv = self._rv + 1
         new["metadata"]["resourceVersion"] = str(rv)
-        body = _dumps(new)  # may raise: nothing is changed before this point
+        body = dumps(new)  # may raise: nothing is changed before this point
         self._rv = rv
         self._objects.setdefault(key[0], {})[(key[1], key[2])] = (rv, body)
         self._reindex(key, old["metadata"] if old else None, new["metadata"])
@@ -679,11 +561,11 @@ class EmbeddedCluster:
             self._journal.put(key, body)
         return body
 
-    def _remove_locked(self, key: _Key, old: Obj, last: Obj) -> tuple[bytes, _Keys]:
+    def _remove_locked(self, key: Key, old: Obj, last: Obj) -> tuple[bytes, _Keys]:
         """Removes the object; returns its final state and the dependents left ownerless."""
         rv = self._rv + 1
         last["metadata"]["resourceVersion"] = str(rv)
-        body = _dumps(last)
+        body = dumps(last)
         self._rv = rv
         del self._objects[key[0]][(key[1], key[2])]
         self._reindex(key, old["metadata"], None)
@@ -701,7 +583,7 @@ class EmbeddedCluster:
             self._remove_locked((_EVENTS_KEY, namespace, name), last, last)
 
     def _reindex(
-        self, key: _Key, old_meta: Mapping[str, Any] | None, new_meta: Mapping[str, Any] | None
+        self, key: Key, old_meta: Mapping[str, Any] | None, new_meta: Mapping[str, Any] | None
     ) -> None:
         """Keeps the uid and owner indexes that garbage collection needs in step."""
         old_uid = old_meta.get("uid") if old_meta else None
@@ -715,16 +597,16 @@ class EmbeddedCluster:
         new_refs = new_meta.get("ownerReferences") if new_meta else None
         if old_refs is new_refs or old_refs == new_refs:
             return
-        for owner in _owner_uids(old_meta or {}):
+        for owner in owner_uids(old_meta or {}):
             dependents = self._owned.get(owner)
             if dependents is not None:
                 dependents.discard(key)
                 if not dependents:
                     del self._owned[owner]
-        for owner in _owner_uids(new_meta or {}):
+        for owner in owner_uids(new_meta or {}):
             self._owned.setdefault(owner, set()).add(key)
 
-    def _emit_locked(self, rv: int, key: _Key, event_type: EventType, body: bytes) -> None:
+    def _emit_locked(self, rv: int, key: Key, event_type: EventType, body: bytes) -> None:
         """Fan-out under the lock keeps every watcher's order equal to commit order; a put
         into a ``SimpleQueue`` never blocks."""
         self._history.append((rv, key[0], key[1], event_type, body))
@@ -753,15 +635,3 @@ class EmbeddedCluster:
         validator = self._validators.get(resource)
         if validator is not None:
             validator(obj)
-
-    @staticmethod
-    def _namespace(resource: Resource, namespace: str | None) -> str:
-        return (namespace or "") if resource.namespaced else ""
-
-    def _identify(self, resource: Resource, meta: Mapping[str, Any]) -> tuple[str, str]:
-        name = meta.get("name")
-        if not name:
-            raise Invalid(
-                f"{resource}: name is required", [FieldCause("metadata.name", "Required value")]
-            )
-        return self._namespace(resource, meta.get("namespace")), str(name)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +41,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 import orjson
 
 from state_controller.api.objects import Obj
+from state_controller.cluster.embedded.persistence import SqliteFile, load
 from state_controller.cluster.embedded.semantics import (
     Key,
     Record,
@@ -147,87 +147,6 @@ class EmbeddedWatch:
         self.queue.put(_STOP)
 
 
-class _Journal:
-    """Write-through sqlite persistence; every call is made under the cluster's lock."""
-
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
-            " name TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (resource, namespace, name))"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        self._pending: list[tuple[Key, bytes | None]] = []
-
-    def put(self, key: Key, body: bytes) -> None:
-        self._pending.append((key, body))
-
-    def remove(self, key: Key) -> None:
-        self._pending.append((key, None))
-
-    def flush(self, resource_version: int) -> None:
-        """One transaction per API call, so a cascade of deletions lands atomically.
-
-        The counter row is written only when something was removed: a stored body carries
-        its own resourceVersion, and loading takes the highest of both, so after a put the
-        row would be redundant (and it costs a third of a status write).
-        """
-        if not self._pending:
-            return
-        pending, self._pending = self._pending, []
-        removed = False
-        self._db.execute("BEGIN")
-        try:
-            for key, body in pending:
-                if body is None:
-                    removed = True
-                    self._db.execute(
-                        "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?", key
-                    )
-                else:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO objects VALUES (?,?,?,?)", (*key, body)
-                    )
-            if removed:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('resourceVersion', ?)",
-                    (str(resource_version),),
-                )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def _load(path: Path, read_only: bool) -> tuple[list[tuple[Key, bytes]], int]:
-    """All stored rows and the resourceVersion counter they were written at."""
-    if read_only:
-        if not path.exists():
-            raise FileNotFoundError(path)
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    else:
-        db = sqlite3.connect(path)
-    try:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        if "objects" not in tables:
-            return [], 0
-        rows = [
-            ((str(r), str(ns), str(n)), bytes(b))
-            for r, ns, n, b in db.execute("SELECT resource, namespace, name, body FROM objects")
-        ]
-        meta = db.execute("SELECT value FROM meta WHERE key='resourceVersion'").fetchone()
-        return rows, int(meta[0]) if meta else 0
-    finally:
-        db.close()
-
-
 class EmbeddedCluster:
     """The :class:`~state_controller.cluster.interface.Cluster` protocol, in process.
 
@@ -266,7 +185,7 @@ class EmbeddedCluster:
         self._rv = 0
         self._read_only = read_only
         self._closed = False
-        self._journal: _Journal | None = None
+        self._sqlite: SqliteFile | None = None
         if path is not None:
             self._open(Path(path))
 
@@ -276,7 +195,7 @@ class EmbeddedCluster:
         return cls(path, read_only=True)
 
     def _open(self, path: Path) -> None:
-        rows, rv = _load(path, self._read_only)
+        rows, rv = load(path, self._read_only)
         for key, body in rows:
             obj = orjson.loads(body)
             obj_rv = int(obj["metadata"].get("resourceVersion") or 0)
@@ -285,7 +204,7 @@ class EmbeddedCluster:
             self._reindex(key, None, obj["metadata"])
         self._rv = rv
         if not self._read_only:
-            self._journal = _Journal(path)
+            self._sqlite = SqliteFile(path)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -294,9 +213,9 @@ class EmbeddedCluster:
         with self._lock:
             self._closed = True
             watchers = [w for group in self._watchers.values() for w in group]
-            journal, self._journal = self._journal, None
-            if journal is not None:
-                journal.close()
+            sqlite, self._sqlite = self._sqlite, None
+            if sqlite is not None:
+                sqlite.close()
         for watcher in watchers:
             watcher.stop()
 
@@ -557,8 +476,8 @@ class EmbeddedCluster:
         self._objects.setdefault(key[0], {})[(key[1], key[2])] = (rv, body)
         self._reindex(key, old["metadata"] if old else None, new["metadata"])
         self._emit_locked(rv, key, event_type, body)
-        if self._journal is not None:
-            self._journal.put(key, body)
+        if self._sqlite is not None:
+            self._sqlite.put(key, body)
         return body
 
     def _remove_locked(self, key: Key, old: Obj, last: Obj) -> tuple[bytes, _Keys]:
@@ -570,8 +489,8 @@ class EmbeddedCluster:
         del self._objects[key[0]][(key[1], key[2])]
         self._reindex(key, old["metadata"], None)
         self._emit_locked(rv, key, "DELETED", body)
-        if self._journal is not None:
-            self._journal.remove(key)
+        if self._sqlite is not None:
+            self._sqlite.remove(key)
         uid = old["metadata"].get("uid")
         return body, sorted(self._owned.pop(uid, ())) if uid else []
 
@@ -616,8 +535,8 @@ class EmbeddedCluster:
                 watcher.queue.put(change)
 
     def _flush_locked(self) -> None:
-        if self._journal is not None:
-            self._journal.flush(self._rv)
+        if self._sqlite is not None:
+            self._sqlite.flush(self._rv)
 
     # -- helpers ---------------------------------------------------------------------------
 

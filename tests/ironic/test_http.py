@@ -287,6 +287,51 @@ def test_a_failure_whose_reason_ironic_has_not_written_yet_is_waited_on(
     assert third.message == "inspecting the hardware failed: Ironic gave no reason", third
 
 
+CHECKSUM_URL = "http://checksums.invalid/os.qcow2.sha256sum"
+# Ironic 39.0.0's last_error when it cannot fetch the checksum file it was given
+# (image_download_source "local": the conductor fetches it; measured against a real one)
+UNRESOLVED_CHECKSUM = (
+    f"Failed to prepare to deploy: Failed to download image {CHECKSUM_URL}, reason: "
+    "HTTPConnectionPool(host='checksums.invalid', port=80): Max retries exceeded with url: "
+    "/os.qcow2.sha256sum (Caused by NameResolutionError(\"HTTPConnection(host='checksums."
+    "invalid', port=80): Failed to resolve 'checksums.invalid' ([Errno -2] Name or service "
+    'not known)"))'
+)
+MISSING_CHECKSUM = (
+    f"Failed to prepare to deploy: Validation of image href {CHECKSUM_URL} failed, reason: "
+    "Got HTTP code 404 instead of 200 in response to GET request."
+)
+
+
+@pytest.mark.parametrize(
+    ("last_error", "reason"),
+    [
+        (UNRESOLVED_CHECKSUM, "Name or service not known"),
+        (MISSING_CHECKSUM, "Got HTTP code 404 instead of 200 in response to GET request"),
+    ],
+)
+def test_a_checksum_file_ironic_cannot_fetch_is_named(
+    fake: tuple[str, Script], last_error: str, reason: str
+) -> None:
+    url, script = fake
+    info = {"image_source": "http://images.example/os.qcow2", "image_checksum": CHECKSUM_URL}
+    failed_deploy = dict(
+        NODE, provision_state="deploy failed", last_error=last_error, instance_info=info
+    )
+    script.answers["GET /v1/nodes/"] = (200, failed_deploy)
+    result = IronicProvisioner(url).provision(view_of("ns", 0, provider_id="u-1"))
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message == (
+        f"deploying the image failed: Ironic could not fetch the checksum file {CHECKSUM_URL} "
+        f"named in spec.image.checksum: {reason}; make it reachable from Ironic or put the "
+        "checksum itself in spec.image.checksum"
+    )
+    assert result.details == last_error  # Ironic's own words kept next to ours
+    # the same words about the image itself are not blamed on the checksum file
+    image_error = last_error.replace(CHECKSUM_URL, info["image_source"])
+    assert "spec.image.checksum" not in readable(image_error, checksum_url=CHECKSUM_URL)
+
+
 def test_a_node_torn_down_behind_our_back_is_not_adopted(fake: tuple[str, Script]) -> None:
     url, script = fake
     script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="available"))

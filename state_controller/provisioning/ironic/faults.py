@@ -91,6 +91,48 @@ def connection_trouble(error: Exception) -> str:
 INTERRUPTED = "can't be resumed by conductor"
 
 
+def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
+    """The sentence for a checksum file (``spec.image.checksum`` as a URL) that ``fetcher``
+    could not download: which file, why, and the two ways out."""
+    return (
+        f"{fetcher} could not fetch the checksum file {url} named in spec.image.checksum: "
+        f"{reason}; make it reachable from {fetcher} or put the checksum itself in "
+        "spec.image.checksum"
+    )
+
+
+# Ironic's words when it fetches a checksum file itself (image_download_source "local";
+# ironic/common/checksum_utils.py and image_service.py, Ironic 39.0.0):
+#   ImageDownloadFailed: "Failed to download image <url>, reason: <requests' error>"
+#     (unreachable, or a file it cannot read a checksum from), and
+#   ImageRefValidationFailed: "Validation of image href <url> failed, reason: Got HTTP
+#     code 404 instead of 200 in response to GET request." (any status but 200),
+# both with the checksum file's URL as the "image"; the deploy then fails with
+# "Failed to prepare to deploy: " and that text as last_error.
+_CHECKSUM_FETCH = r"(?:download image|image href) {url}(?:,| failed,) reason: (.*)"
+_NETWORK_TROUBLE = (
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "Connection refused",
+    "No route to host",
+    "timed out",
+)
+
+
+def _checksum_file_trouble(last_error: str, checksum_url: str) -> str | None:
+    """The sentence for a failure to fetch ``checksum_url``, if ``last_error`` is one."""
+    if not checksum_url.startswith(("http://", "https://")):
+        return None
+    match = re.search(_CHECKSUM_FETCH.format(url=re.escape(checksum_url)), last_error)
+    if match is None:
+        return None
+    reason = match.group(1)
+    trouble = next((words for words in _NETWORK_TROUBLE if words in reason), None)
+    if trouble is None:  # Ironic's own words (HTTP code, file contents): the first sentence
+        trouble = re.split(r"(?<=[.!?])\s", reason.strip(), maxsplit=1)[0].rstrip(".")[:200]
+    return unfetchable_checksum(checksum_url, trouble)
+
+
 _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(r"image href (\S+) failed.*(Connection refused|Name or service not known)"),
@@ -143,12 +185,17 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def readable(last_error: str) -> str:
+def readable(last_error: str, *, checksum_url: str = "") -> str:
     """A sentence for users from Ironic's ``last_error`` (which is kept as the details).
 
     A known failure becomes a sentence that names what to check; any other keeps Ironic's
-    first sentence (at most 200 characters).
+    first sentence (at most 200 characters). ``checksum_url`` is the node's
+    ``instance_info.image_checksum``: Ironic names a checksum file it could not fetch as
+    an image, so only that URL tells the two apart.
     """
+    checksum_trouble = _checksum_file_trouble(last_error, checksum_url)
+    if checksum_trouble is not None:
+        return checksum_trouble
     for pattern, text in _REASONS:
         match = pattern.search(last_error)
         if match:

@@ -117,7 +117,8 @@ class FailedStates:
             return continuing(min(poll_delay, reason_grace))
         if not self.should_report(node):
             return None
-        return failed(f"{what} failed: {readable(error)}", error)
+        checksum = str((node.get("instance_info") or {}).get("image_checksum") or "")
+        return failed(f"{what} failed: {readable(error, checksum_url=checksum)}", error)
 
     def should_report(self, node: Node) -> bool:
         """Report a failure once; retry it on the next attempt (or at once if Ironic

@@ -153,6 +153,19 @@ def one_available_host(
     return node
 
 
+def one_provisioned_host(
+    cluster: Cluster, observed: Observed, api: IronicAPI, ns: str
+) -> dict[str, Any]:
+    """host-0000 with the demo image, provisioned, powered on and left so: its Ironic node."""
+    create_fleet(cluster, ns, 1)
+    wait_all(cluster, ns, ["host-0000"], "provisioned")
+    eventually(lambda: host_status(cluster, ns, "host-0000").get("poweredOn") is True)
+    eventually(observed.controller.idle)
+    node = api.node(f"{ns}~host-0000")
+    assert node is not None
+    return node
+
+
 def state_of(cluster: Cluster, ns: str, name: str) -> str:
     """The host's provisioning state once its HostState reports the same (both writes landed)."""
     try:

@@ -13,7 +13,8 @@ import pytest
 
 from state_controller.run import RunOptions, provisioner_for
 from tests.ironic.helpers import IronicAPI
-from tests.support.ironic_server import IronicServer, free_port
+from tests.support.ironic_server import IronicServer
+from tests.support.processes import free_port
 from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow

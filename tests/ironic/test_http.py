@@ -16,7 +16,7 @@ from state_controller.provisioning.ironic.faults import readable
 from state_controller.provisioning.ironic.nodes import driver_info
 from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import view_of
-from tests.support.ironic_server import free_port
+from tests.support.processes import free_port
 
 
 class Script:

@@ -73,7 +73,12 @@ class IronicAPI:
 
 def hold_lock(api: IronicAPI, uuid: str) -> threading.Thread:
     """Another job takes the node's lock for the fake management delay (setting a boot
-    device); returns once Ironic shows the reservation."""
+    device); returns once Ironic shows the reservation.
+
+    It waits for the node to be free first: Ironic releases a lock a moment after it
+    records the end of the work (a power action the controller saw finish), and that
+    reservation, taken for this job's, made a test go on without the lock held."""
+    eventually(lambda: not (api.node(uuid) or {"reservation": 1}).get("reservation"))
     holder = threading.Thread(
         target=api.request,
         args=("PUT", f"/v1/nodes/{uuid}/management/boot_device", {"boot_device": "pxe"}),

@@ -33,7 +33,6 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -58,23 +57,6 @@ MINIMUM = {
 }
 
 
-class TimedIronicProvisioner(IronicProvisioner):
-    """Also sums the seconds spent waiting for Ironic, per route."""
-
-    def __init__(self, url: str, **kw: Any) -> None:
-        super().__init__(url, **kw)
-        self.seconds: Counter[str] = Counter()
-
-    def _send(
-        self, method: str, path: str, body: Any, route: str, *, version: tuple[int, int] | None
-    ) -> tuple[int, Any]:
-        started = time.perf_counter()
-        try:
-            return super()._send(method, path, body, route, version=version)
-        finally:
-            self.seconds[f"{method} {route}"] += time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=100)
@@ -95,7 +77,7 @@ def main() -> None:
 
 def run(url: str, args: argparse.Namespace) -> None:
     n = args.hosts
-    prov = TimedIronicProvisioner(url, driver="fake-hardware", poll_delay=args.poll_delay)
+    prov = IronicProvisioner(url, driver="fake-hardware", poll_delay=args.poll_delay)
     cluster = EmbeddedCluster()
     config = ControllerConfig(workers=args.workers, backoff=Backoff(base=1.0, cap=10.0))
     observed = observed_controller(cluster, prov, config)
@@ -133,9 +115,9 @@ def run(url: str, args: argparse.Namespace) -> None:
         print(f"  {method:6} {count / n:6.1f}")
     print("\nby route: calls per host [perfect client], mean latency")
     for key, count in sorted(calls.items(), key=lambda kv: -kv[1]):
-        mean = 1000 * prov.seconds[key] / count
+        mean = 1000 * prov.client.seconds[key] / count
         print(f"  {key:24} {count / n:6.1f}  [{MINIMUM.get(key, 0)}]  {mean:7.1f} ms")
-    busy = sum(prov.seconds.values())
+    busy = sum(prov.client.seconds.values())
     print(
         f"time spent waiting for Ironic: {busy:.0f}s over {args.workers} workers "
         f"({100 * busy / (args.workers * powered_at):.0f}% of their time)"

@@ -13,7 +13,7 @@ from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
 from .provisioning.simulated import FAULT_KINDS
 
 if TYPE_CHECKING:
-    from .provisioning.ironic_settings import IronicSettings
+    from .provisioning.ironic import IronicSettings
 
 IRONIC_FLAGS = (
     "ironic_username",
@@ -59,7 +59,7 @@ def _provisioner_flags(p: argparse.ArgumentParser) -> None:
 
 def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
     """The Ironic settings the flags ask for, None for the simulated provisioner."""
-    from .provisioning.ironic_settings import load_ironic_settings
+    from .provisioning.ironic import load_ironic_settings
 
     chosen = args.provisioner or ("ironic" if args.ironic_url else "simulated")
     if chosen != "ironic":

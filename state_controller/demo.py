@@ -34,9 +34,8 @@ from .cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from .cluster.schema import validators
 from .observability.tracing import Exporter
 from .provisioning.backoff import Backoff
-from .provisioning.ironic import node_name_prefix
-from .provisioning.ironic_settings import IronicSettings
-from .provisioning.provisioner import Provisioner
+from .provisioning.ironic import IronicSettings, node_name_prefix
+from .provisioning.provisioner import CheckedBackend, Provisioner
 from .provisioning.simulated import FAULT_KINDS, FaultKind, FaultPlan, SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
@@ -214,7 +213,7 @@ def _ironic_backend(
     Real steps take real time: the stuck thresholds and backoff are the controller's
     defaults (minutes), not the simulated demo's seconds.
     """
-    prov = settings.provisioner(workers=opts.workers)
+    prov: CheckedBackend = settings.provisioner(workers=opts.workers)
     problem = prov.check()
     if problem:
         raise DemoRefused(f"--ironic-url: {problem}")

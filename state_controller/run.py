@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
 from .observability.tracing import Exporter
-from .provisioning.ironic_settings import IronicSettings
+from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig

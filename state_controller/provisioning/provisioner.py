@@ -81,3 +81,18 @@ class Provisioner(Protocol):
         ...
 
     def delete(self, host: HostView) -> Result: ...
+
+
+class CheckedBackend(Provisioner, Protocol):
+    """A backend outside this process (Ironic) that a command checks before it starts.
+
+    ``check()`` answers ``""`` when the backend is usable, else what is wrong (the URL,
+    the credentials, the version), so a command can say so at once instead of every host
+    failing the same way later. ``node_names()`` lists every node the backend holds (a
+    RuntimeError saying why if it cannot), so a command can refuse to start over nodes an
+    earlier run left.
+    """
+
+    def check(self) -> str: ...
+
+    def node_names(self) -> list[str]: ...

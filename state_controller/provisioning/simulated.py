@@ -17,7 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
+from .ironic.faults import unfetchable_checksum
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed
 
@@ -235,6 +237,8 @@ class SimulatedProvisioner:
             machine = self._machine(host.bmc_address)
 
             def finish() -> Result:
+                if (unfetchable := _unfetchable_checksum(host)) is not None:
+                    return unfetchable  # as in Ironic: the deploy starts, then fails
                 machine.disk_image = dict(host.image or {})
                 machine.powered_on = host.online
                 machine.node_active = True
@@ -371,6 +375,22 @@ class SimulatedProvisioner:
             "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
             "hostname": host.name,
         }
+
+
+def _unfetchable_checksum(host: HostView) -> Result | None:
+    """A checksum file under the ``.invalid`` domain (RFC 2606: it never resolves) cannot
+    be fetched: provisioning fails as it does in Ironic, with the same sentence."""
+    checksum = str((host.image or {}).get("checksum") or "")
+    if not checksum.startswith(("http://", "https://")):
+        return None
+    if not (urlsplit(checksum).hostname or "").endswith(".invalid"):
+        return None
+    reason = "Name or service not known"
+    return failed(
+        "deploying the image failed: "
+        + unfetchable_checksum(checksum, reason, fetcher="the simulated backend"),
+        details=f"Failed to download image {checksum}, reason: {reason}",
+    )
 
 
 def _failure(fault: Fault, host: HostView) -> Result:

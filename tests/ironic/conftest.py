@@ -5,6 +5,11 @@ servers per session: ``ironic``, where only the fake management interface is slo
 (setting a boot device holds the node lock for 10 s: a lock to run into), and
 ``slow_ironic``, whose fake deploys take 4 s (a deploy to interrupt). Each test starts
 with no nodes in the server(s) it uses.
+
+A scenario on the fast server takes what it needs of: ``api`` (Ironic as the test looks
+at it), ``prov`` (the provisioner on fake-hardware), ``cluster`` (an embedded one with
+schema validation: here it replaces the session-wide fixture of the same name, which runs
+on two kinds of cluster) and ``observed`` (the controller over both, running for the test).
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.ironic.helpers import IronicAPI
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.wiring import Observed
+from tests.ironic.helpers import IronicAPI, new_cluster, provisioner, running
 from tests.support.ironic_server import IronicServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,3 +82,27 @@ def ironic(ironic_server: IronicServer) -> IronicServer:
 def slow_ironic(slow_ironic_server: IronicServer) -> IronicServer:
     """The Ironic with slow fake deploys, running and empty."""
     return _running_and_empty(slow_ironic_server)
+
+
+@pytest.fixture
+def api(ironic: IronicServer) -> IronicAPI:
+    return IronicAPI(ironic.url)
+
+
+@pytest.fixture
+def prov(ironic: IronicServer) -> IronicProvisioner:
+    return provisioner(ironic.url)
+
+
+@pytest.fixture
+def cluster() -> Iterator[EmbeddedCluster]:
+    store = new_cluster()
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def observed(cluster: EmbeddedCluster, prov: IronicProvisioner) -> Iterator[Observed]:
+    """The controller over ``cluster`` and ``prov``, stopped after the test."""
+    with running(cluster, prov) as controller:
+        yield controller

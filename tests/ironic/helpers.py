@@ -73,7 +73,12 @@ class IronicAPI:
 
 def hold_lock(api: IronicAPI, uuid: str) -> threading.Thread:
     """Another job takes the node's lock for the fake management delay (setting a boot
-    device); returns once Ironic shows the reservation."""
+    device); returns once Ironic shows the reservation.
+
+    It waits for the node to be free first: Ironic releases a lock a moment after it
+    records the end of the work (a power action the controller saw finish), and that
+    reservation, taken for this job's, made a test go on without the lock held."""
+    eventually(lambda: not (api.node(uuid) or {"reservation": 1}).get("reservation"))
     holder = threading.Thread(
         target=api.request,
         args=("PUT", f"/v1/nodes/{uuid}/management/boot_device", {"boot_device": "pxe"}),
@@ -147,6 +152,19 @@ def one_available_host(
     """host-0000 with no image, taken to ``available`` and left there: its Ironic node."""
     create_fleet(cluster, ns, 1, image=False)
     wait_all(cluster, ns, ["host-0000"], "available")
+    eventually(observed.controller.idle)
+    node = api.node(f"{ns}~host-0000")
+    assert node is not None
+    return node
+
+
+def one_provisioned_host(
+    cluster: Cluster, observed: Observed, api: IronicAPI, ns: str
+) -> dict[str, Any]:
+    """host-0000 with the demo image, provisioned, powered on and left so: its Ironic node."""
+    create_fleet(cluster, ns, 1)
+    wait_all(cluster, ns, ["host-0000"], "provisioned")
+    eventually(lambda: host_status(cluster, ns, "host-0000").get("poweredOn") is True)
     eventually(observed.controller.idle)
     node = api.node(f"{ns}~host-0000")
     assert node is not None

@@ -13,7 +13,8 @@ import pytest
 
 from state_controller.run import RunOptions, provisioner_for
 from tests.ironic.helpers import IronicAPI
-from tests.support.ironic_server import IronicServer, free_port
+from tests.support.ironic_server import IronicServer
+from tests.support.processes import free_port
 from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow
@@ -129,8 +130,7 @@ def test_wrong_ironic_password_is_named_before_anything_starts(
 def test_run_builds_the_ironic_provisioner_and_checks_it(
     basic_auth_ironic: IronicServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from state_controller.provisioning.ironic import IronicProvisioner
-    from state_controller.provisioning.ironic_settings import load_ironic_settings
+    from state_controller.provisioning.ironic import IronicProvisioner, load_ironic_settings
 
     caplog.set_level("INFO")
     folder = credentials_dir(tmp_path, PASSWORD)
@@ -148,7 +148,7 @@ def test_a_rotated_ironic_password_is_used_without_a_restart(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from state_controller.provisioning.ironic_settings import load_ironic_settings
+    from state_controller.provisioning.ironic import load_ironic_settings
 
     htpasswd = basic_auth_ironic.workdir / "htpasswd"  # Ironic reads it on every request
     original = htpasswd.read_text()

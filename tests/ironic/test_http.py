@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from state_controller.provisioning.ironic import IronicProvisioner, _driver_info, _readable
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.ironic.faults import readable
+from state_controller.provisioning.ironic.nodes import driver_info
 from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import view_of
-from tests.support.ironic_server import free_port
+from tests.support.processes import free_port
 
 
 class Script:
@@ -208,13 +210,10 @@ def test_a_locked_node_is_no_duplicate_mac(fake: tuple[str, Script]) -> None:
     assert "locked by c-2" in result.message
 
 
-def test_a_406_renegotiates_only_when_the_server_changed(
-    fake: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("state_controller.provisioning.ironic.FRESH_FOR", 0.0)  # read each time
+def test_a_406_renegotiates_only_when_the_server_changed(fake: tuple[str, Script]) -> None:
     url, script = fake
     script.answers["GET /v1/nodes/"] = (200, NODE)
-    prov = IronicProvisioner(url)
+    prov = IronicProvisioner(url, fresh_for=0.0)  # read each time
     view = view_of("ns", 0, provider_id="u-1")
     assert prov.register(view, credentials_changed=False).outcome is Outcome.COMPLETE
     assert prov.microversion == "1.115"
@@ -259,7 +258,7 @@ def test_a_failed_teardown_is_reported_once_then_retried(fake: tuple[str, Script
 
 
 def test_a_failure_whose_reason_ironic_has_not_written_yet_is_waited_on(
-    fake: tuple[str, Script], monkeypatch: pytest.MonkeyPatch
+    fake: tuple[str, Script],
 ) -> None:
     """Ironic moves a timed-out inspection to `inspect failed` before it records why."""
     url, script = fake
@@ -281,11 +280,56 @@ def test_a_failure_whose_reason_ironic_has_not_written_yet_is_waited_on(
     assert not [seen for seen in script.seen if seen[0] == "PUT"]  # nothing retried early
 
     # A reason that never comes is not waited for beyond the grace period.
-    monkeypatch.setattr("state_controller.provisioning.ironic.REASON_GRACE", 0.0)
+    prov.reason_grace = 0.0
     script.answers["GET /v1/nodes/"] = (200, dict(failed_node, provision_updated_at="t2"))
     third = prov.inspect(view, restart=False)
     assert third.outcome is Outcome.FAILED, third
     assert third.message == "inspecting the hardware failed: Ironic gave no reason", third
+
+
+CHECKSUM_URL = "http://checksums.invalid/os.qcow2.sha256sum"
+# Ironic 39.0.0's last_error when it cannot fetch the checksum file it was given
+# (image_download_source "local": the conductor fetches it; measured against a real one)
+UNRESOLVED_CHECKSUM = (
+    f"Failed to prepare to deploy: Failed to download image {CHECKSUM_URL}, reason: "
+    "HTTPConnectionPool(host='checksums.invalid', port=80): Max retries exceeded with url: "
+    "/os.qcow2.sha256sum (Caused by NameResolutionError(\"HTTPConnection(host='checksums."
+    "invalid', port=80): Failed to resolve 'checksums.invalid' ([Errno -2] Name or service "
+    'not known)"))'
+)
+MISSING_CHECKSUM = (
+    f"Failed to prepare to deploy: Validation of image href {CHECKSUM_URL} failed, reason: "
+    "Got HTTP code 404 instead of 200 in response to GET request."
+)
+
+
+@pytest.mark.parametrize(
+    ("last_error", "reason"),
+    [
+        (UNRESOLVED_CHECKSUM, "Name or service not known"),
+        (MISSING_CHECKSUM, "Got HTTP code 404 instead of 200 in response to GET request"),
+    ],
+)
+def test_a_checksum_file_ironic_cannot_fetch_is_named(
+    fake: tuple[str, Script], last_error: str, reason: str
+) -> None:
+    url, script = fake
+    info = {"image_source": "http://images.example/os.qcow2", "image_checksum": CHECKSUM_URL}
+    failed_deploy = dict(
+        NODE, provision_state="deploy failed", last_error=last_error, instance_info=info
+    )
+    script.answers["GET /v1/nodes/"] = (200, failed_deploy)
+    result = IronicProvisioner(url).provision(view_of("ns", 0, provider_id="u-1"))
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message == (
+        f"deploying the image failed: Ironic could not fetch the checksum file {CHECKSUM_URL} "
+        f"named in spec.image.checksum: {reason}; make it reachable from Ironic or put the "
+        "checksum itself in spec.image.checksum"
+    )
+    assert result.details == last_error  # Ironic's own words kept next to ours
+    # the same words about the image itself are not blamed on the checksum file
+    image_error = last_error.replace(CHECKSUM_URL, info["image_source"])
+    assert "spec.image.checksum" not in readable(image_error, checksum_url=CHECKSUM_URL)
 
 
 def test_a_node_torn_down_behind_our_back_is_not_adopted(fake: tuple[str, Script]) -> None:
@@ -366,24 +410,24 @@ def test_password_is_scrubbed_from_whatever_ironic_says(fake: tuple[str, Script]
 
 
 def test_driver_info_follows_the_bmc_scheme() -> None:
-    ipmi = _driver_info(_with_address("ipmi://10.0.0.5:6230"))
+    ipmi = driver_info(_with_address("ipmi://10.0.0.5:6230"))
     assert ipmi == {
         "ipmi_address": "10.0.0.5",
         "ipmi_port": 6230,
         "ipmi_username": "admin",
         "ipmi_password": "pw-0",
     }
-    redfish = _driver_info(_with_address("redfish+http://bmc.example:8000/redfish/v1/Systems/1"))
+    redfish = driver_info(_with_address("redfish+http://bmc.example:8000/redfish/v1/Systems/1"))
     assert redfish["redfish_address"] == "http://bmc.example:8000"
     assert redfish["redfish_system_id"] == "/redfish/v1/Systems/1"
 
 
 def test_readable_reasons() -> None:
-    assert _readable("Timeout reached while waiting for callback for node u-1").startswith(
+    assert readable("Timeout reached while waiting for callback for node u-1").startswith(
         "the deploy ramdisk never called back"
     )
-    assert _readable("Something odd happened. More detail here.") == "Something odd happened."
-    assert _readable(
+    assert readable("Something odd happened. More detail here.") == "Something odd happened."
+    assert readable(
         "Failed to validate power driver interface for node 4f2e-9. Error: Missing the following "
         "Redfish properties in node's driver_info: redfish_address. Check the node."
     ) == (

@@ -5,21 +5,20 @@ from __future__ import annotations
 import pytest
 
 from state_controller.api import annotations as ann
-from state_controller.cluster.interface import HOSTS
+from state_controller.cluster.interface import HOSTS, Cluster
 from state_controller.demo import IMAGE, create_fleet
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
     host_status,
     moves,
-    new_cluster,
-    provisioner,
-    running,
+    one_provisioned_host,
     state_of,
     status,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 
@@ -27,114 +26,100 @@ NS = "life"
 NAMES = [f"host-{i:04d}" for i in range(3)]
 
 
-def test_hosts_live_and_die_through_ironic(ironic: IronicServer) -> None:
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
-    with running(cluster, prov) as observed:
-        create_fleet(cluster, NS, len(NAMES))
-        wait_all(cluster, NS, NAMES, "provisioned")
-        eventually(lambda: all(host_status(cluster, NS, n).get("poweredOn") for n in NAMES))
-        assert prov.microversion == "1.115"
-        for name in NAMES:
-            node = api.node(f"{NS}~{name}")
-            assert node is not None
-            assert node["provision_state"] == "active"
-            assert node["power_state"] == "power on"
-            assert node["instance_info"]["image_source"] == IMAGE["url"]
-            assert node["instance_info"]["image_os_hash_algo"] == "sha256"
-            assert node["instance_info"]["image_os_hash_value"] == IMAGE["checksum"]
-            assert node["driver_info"]["redfish_address"].startswith("https://bmc-")
-            assert node["properties"]["capabilities"] == "boot_mode:uefi"
-            assert host_status(cluster, NS, name)["provisioning"]["id"] == node["uuid"]
-            history = status(cluster, NS, name)["history"]
-            assert moves(history) == [
-                "registering", "inspecting", "preparing", "available", "provisioning",
-                "provisioned",
-            ]  # fmt: skip
-            assert prov.actions[(f"{NS}~{name}", "active")] == 1
-        _, ports, _ = api.request("GET", "/v1/ports?fields=address,node_uuid")
-        assert len(ports["ports"]) == len(NAMES)
+def test_hosts_live_and_die_through_ironic(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
+    create_fleet(cluster, NS, len(NAMES))
+    wait_all(cluster, NS, NAMES, "provisioned")
+    eventually(lambda: all(host_status(cluster, NS, n).get("poweredOn") for n in NAMES))
+    assert prov.microversion == "1.115"
+    for name in NAMES:
+        node = api.node(f"{NS}~{name}")
+        assert node is not None
+        assert node["provision_state"] == "active"
+        assert node["power_state"] == "power on"
+        assert node["instance_info"]["image_source"] == IMAGE["url"]
+        assert node["instance_info"]["image_os_hash_algo"] == "sha256"
+        assert node["instance_info"]["image_os_hash_value"] == IMAGE["checksum"]
+        assert node["driver_info"]["redfish_address"].startswith("https://bmc-")
+        assert node["properties"]["capabilities"] == "boot_mode:uefi"
+        assert host_status(cluster, NS, name)["provisioning"]["id"] == node["uuid"]
+        history = status(cluster, NS, name)["history"]
+        assert moves(history) == [
+            "registering", "inspecting", "preparing", "available", "provisioning",
+            "provisioned",
+        ]  # fmt: skip
+        assert prov.actions[(f"{NS}~{name}", "active")] == 1
+    _, ports, _ = api.request("GET", "/v1/ports?fields=address,node_uuid")
+    assert len(ports["ports"]) == len(NAMES)
 
-        # removing the image deprovisions (undeploy + cleaning in Ironic)
-        cluster.patch(HOSTS, NS, "host-0000", {"spec": {"image": None}})
-        eventually(lambda: state_of(cluster, NS, "host-0000") == "available", what="deprovisioned")
-        node = api.node(f"{NS}~host-0000")
-        assert node is not None and node["provision_state"] == "available"
-        assert prov.actions[(f"{NS}~host-0000", "deleted")] == 1
+    # removing the image deprovisions (undeploy + cleaning in Ironic)
+    cluster.patch(HOSTS, NS, "host-0000", {"spec": {"image": None}})
+    eventually(lambda: state_of(cluster, NS, "host-0000") == "available", what="deprovisioned")
+    node = api.node(f"{NS}~host-0000")
+    assert node is not None and node["provision_state"] == "available"
+    assert prov.actions[(f"{NS}~host-0000", "deleted")] == 1
 
-        # deleting every host removes its node from Ironic
-        for name in NAMES:
-            cluster.delete(HOSTS, NS, name)
-        wait_all(cluster, NS, NAMES, "<gone>")
-        for name in NAMES:
-            assert api.node(f"{NS}~{name}") is None
-        assert api.nodes() == []
-        assert observed.metrics.registry.get_sample_value(
-            "hoststate_errors_total", {"type": "provisioning error"}
-        ) in (None, 0.0)
+    # deleting every host removes its node from Ironic
+    for name in NAMES:
+        cluster.delete(HOSTS, NS, name)
+    wait_all(cluster, NS, NAMES, "<gone>")
+    for name in NAMES:
+        assert api.node(f"{NS}~{name}") is None
+    assert api.nodes() == []
+    assert observed.metrics.registry.get_sample_value(
+        "hoststate_errors_total", {"type": "provisioning error"}
+    ) in (None, 0.0)
 
 
-def test_detach_forgets_the_node_and_reattach_adopts_it(ironic: IronicServer) -> None:
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
+def test_detach_forgets_the_node_and_reattach_adopts_it(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
     ns, name = "detach", "host-0000"
-    with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, 1)
-        wait_all(cluster, ns, [name], "provisioned")
-        eventually(observed.controller.idle)
-        first = api.node(f"{ns}~{name}")
-        assert first is not None
-        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
-        eventually(lambda: api.node(f"{ns}~{name}") is None, what="node removed from Ironic")
-        eventually(lambda: host_status(cluster, ns, name).get("operationalStatus") == "detached")
-        assert prov.actions[(f"{ns}~{name}", "deleted")] == 0  # not deprovisioned
+    first = one_provisioned_host(cluster, observed, api, ns)
+    cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
+    eventually(lambda: api.node(f"{ns}~{name}") is None, what="node removed from Ironic")
+    eventually(lambda: host_status(cluster, ns, name).get("operationalStatus") == "detached")
+    assert prov.actions[(f"{ns}~{name}", "deleted")] == 0  # not deprovisioned
 
-        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: None}}})
-        eventually(
-            lambda: any(h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]),
-            what="re-registered and adopted",
-        )
-        node = api.node(f"{ns}~{name}")
-        assert node is not None and node["provision_state"] == "active"
-        assert node["uuid"] != first["uuid"]
-        assert prov.actions[(f"{ns}~{name}", "active")] == 1  # deployed once, ever
-        assert state_of(cluster, ns, name) == "provisioned"
+    cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: None}}})
+    eventually(
+        lambda: any(h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]),
+        what="re-registered and adopted",
+    )
+    node = api.node(f"{ns}~{name}")
+    assert node is not None and node["provision_state"] == "active"
+    assert node["uuid"] != first["uuid"]
+    assert prov.actions[(f"{ns}~{name}", "active")] == 1  # deployed once, ever
+    assert state_of(cluster, ns, name) == "provisioned"
 
-        # a detached host is deleted without deprovisioning: Ironic is not asked anything
-        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
-        eventually(lambda: api.node(f"{ns}~{name}") is None, what="detached again")
-        eventually(observed.controller.idle)
-        calls = sum(prov.calls.values())
-        cluster.delete(HOSTS, ns, name)
-        eventually(lambda: state_of(cluster, ns, name) == "<gone>", what="deleted")
-        assert sum(prov.calls.values()) == calls
-        assert api.nodes() == []
-        assert prov.actions[(f"{ns}~{name}", "deleted")] == 0
+    # a detached host is deleted without deprovisioning: Ironic is not asked anything
+    cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.DETACHED: ""}}})
+    eventually(lambda: api.node(f"{ns}~{name}") is None, what="detached again")
+    eventually(observed.controller.idle)
+    calls = sum(prov.calls.values())
+    cluster.delete(HOSTS, ns, name)
+    eventually(lambda: state_of(cluster, ns, name) == "<gone>", what="deleted")
+    assert sum(prov.calls.values()) == calls
+    assert api.nodes() == []
+    assert prov.actions[(f"{ns}~{name}", "deleted")] == 0
 
 
-def test_paused_host_gets_no_ironic_call_and_no_write(ironic: IronicServer) -> None:
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
+def test_paused_host_gets_no_ironic_call_and_no_write(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
     ns, name = "paused", "host-0000"
-    with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, 1)
-        wait_all(cluster, ns, [name], "provisioned")
-        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is True)
-        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: ""}}})
-        eventually(observed.controller.idle)
-        calls, writes = sum(prov.calls.values()), cluster.stats["update_status"]
-        reconciles = observed.controller.reconciles
-        cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
-        eventually(
-            lambda: observed.controller.reconciles > reconciles and observed.controller.idle()
-        )
-        assert sum(prov.calls.values()) == calls  # Ironic was not asked anything
-        assert cluster.stats["update_status"] == writes  # and no status was written
-        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power on"
+    one_provisioned_host(cluster, observed, api, ns)
+    cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: ""}}})
+    eventually(observed.controller.idle)
+    calls, writes = sum(prov.calls.values()), cluster.stats["update_status"]
+    reconciles = observed.controller.reconciles
+    cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
+    eventually(lambda: observed.controller.reconciles > reconciles and observed.controller.idle())
+    assert sum(prov.calls.values()) == calls  # Ironic was not asked anything
+    assert cluster.stats["update_status"] == writes  # and no status was written
+    assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power on"
 
-        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: None}}})
-        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
-        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"
+    cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: None}}})
+    eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
+    assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"

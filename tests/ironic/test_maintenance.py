@@ -8,70 +8,63 @@ from collections.abc import Callable
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS
+from state_controller.cluster.interface import HOSTS, Cluster
 from state_controller.demo import IMAGE
+from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome, Result
+from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,
     condition,
     eventually,
     host_status,
-    new_cluster,
     one_available_host,
-    provisioner,
-    running,
     sample,
     state_of,
     view_of,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 
 
-def test_operator_maintenance_holds_the_host_without_an_error(ironic: IronicServer) -> None:
+def test_operator_maintenance_holds_the_host_without_an_error(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
     ns, name = "maint", "host-0000"
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
-    with running(cluster, prov) as observed:
-        node = one_available_host(cluster, observed, api, ns)
-        status, _, _ = api.request(
-            "PUT", f"/v1/nodes/{node['uuid']}/maintenance", {"reason": "replacing a DIMM"}
-        )
-        assert status == 202
+    node = one_available_host(cluster, observed, api, ns)
+    status, _, _ = api.request(
+        "PUT", f"/v1/nodes/{node['uuid']}/maintenance", {"reason": "replacing a DIMM"}
+    )
+    assert status == 202
 
-        cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE), "online": False}})
-        degraded = eventually(
-            lambda: (
-                c
-                if (c := condition(cluster, ns, name, "Degraded")).get("status") == "True"
-                else None
-            ),
-            what="Degraded while in maintenance",
-        )
-        assert degraded["reason"] == "BackendUnavailable"
-        assert (
-            f"the Ironic node {ns}~{name} is in maintenance (replacing a DIMM)"
-            in (degraded["message"])
-        )
-        time.sleep(1.5)  # several backed-off retries
-        assert state_of(cluster, ns, name) == "available"  # nothing started...
-        assert prov.actions[(f"{ns}~{name}", "active")] == 0
-        assert host_status(cluster, ns, name)["errorCount"] == 0  # ...and nothing failed
-        assert sample(observed, "hoststate_errors_total", {"type": "provisioning error"}) == 0
+    cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE), "online": False}})
+    degraded = eventually(
+        lambda: (
+            c if (c := condition(cluster, ns, name, "Degraded")).get("status") == "True" else None
+        ),
+        what="Degraded while in maintenance",
+    )
+    assert degraded["reason"] == "BackendUnavailable"
+    assert (
+        f"the Ironic node {ns}~{name} is in maintenance (replacing a DIMM)" in (degraded["message"])
+    )
+    time.sleep(1.5)  # several backed-off retries
+    assert state_of(cluster, ns, name) == "available"  # nothing started...
+    assert prov.actions[(f"{ns}~{name}", "active")] == 0
+    assert host_status(cluster, ns, name)["errorCount"] == 0  # ...and nothing failed
+    assert sample(observed, "hoststate_errors_total", {"type": "provisioning error"}) == 0
 
-        api.request("DELETE", f"/v1/nodes/{node['uuid']}/maintenance")
-        wait_all(cluster, ns, [name], "provisioned")
-        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
-        assert condition(cluster, ns, name, "Degraded")["status"] == "False"
-        assert prov.actions[(f"{ns}~{name}", "active")] == 1
+    api.request("DELETE", f"/v1/nodes/{node['uuid']}/maintenance")
+    wait_all(cluster, ns, [name], "provisioned")
+    eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
+    assert condition(cluster, ns, name, "Degraded")["status"] == "False"
+    assert prov.actions[(f"{ns}~{name}", "active")] == 1
 
 
-def test_cleaning_failure_maintenance_is_cleared_by_the_retry(ironic: IronicServer) -> None:
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
+def test_cleaning_failure_maintenance_is_cleared_by_the_retry(
+    api: IronicAPI, prov: IronicProvisioner
+) -> None:
     view = view_of("cleanfail", 0)
 
     def until(call: Callable[[], Result], outcome: Outcome, timeout: float = 30.0) -> Result:

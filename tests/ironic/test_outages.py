@@ -7,9 +7,11 @@ from collections import Counter
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
 from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome
+from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,
     condition,
@@ -18,6 +20,7 @@ from tests.ironic.helpers import (
     host_status,
     moves,
     new_cluster,
+    one_provisioned_host,
     provisioner,
     requests,
     running,
@@ -82,44 +85,46 @@ def test_ironic_stopped_mid_deploy(slow_ironic: IronicServer) -> None:
             assert condition(cluster, ns, name, "Degraded")["status"] == "False"
 
 
-def test_ironic_database_lost_hosts_are_adopted(ironic: IronicServer) -> None:
+def test_ironic_database_lost_hosts_are_adopted(
+    ironic: IronicServer,
+    api: IronicAPI,
+    prov: IronicProvisioner,
+    cluster: Cluster,
+    observed: Observed,
+) -> None:
     ns, names = "wiped", [f"host-{i:04d}" for i in range(3)]
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
-    with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, len(names))
-        wait_all(cluster, ns, names, "provisioned")
-        eventually(observed.controller.idle)
-        before = {n: host_status(cluster, ns, n)["provisioning"]["id"] for n in names}
-        deploys = {n: prov.actions[(f"{ns}~{n}", "active")] for n in names}
-        ironic.wipe_database()
-        assert api.nodes() == []
-        for name in names:  # what a periodic resync (or a controller restart) does
-            observed.controller.queue.add(f"{ns}/{name}")
-        for name in names:
-            eventually(
-                lambda name=name: any(
-                    h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]
-                ),
-                what=f"{name} adopted",
-            )
-        eventually(observed.controller.idle)
-        for name in names:
-            node = api.node(f"{ns}~{name}")
-            assert node is not None and node["provision_state"] == "active"
-            assert node["instance_info"]["image_source"].endswith(".qcow2")
-            assert host_status(cluster, ns, name)["provisioning"]["id"] == node["uuid"]
-            assert node["uuid"] != before[name]  # a new node, adopted...
-            assert prov.actions[(f"{ns}~{name}", "active")] == deploys[name]  # ...not redeployed
-            assert prov.actions[(f"{ns}~{name}", "adopt")] == 1
-            assert state_of(cluster, ns, name) == "provisioned"
-            history = status(cluster, ns, name)["history"]
-            no_transition_twice(history)
-            assert moves(history)[-1] == "provisioned"  # the machine state never left it
-            adopted = [h for h in history if h["reason"] == "Adopted"]
-            assert len(adopted) == 1 and adopted[0]["from"] == adopted[0]["to"] == "provisioned"
-            assert host_status(cluster, ns, name)["errorCount"] == 0
+    create_fleet(cluster, ns, len(names))
+    wait_all(cluster, ns, names, "provisioned")
+    eventually(observed.controller.idle)
+    before = {n: host_status(cluster, ns, n)["provisioning"]["id"] for n in names}
+    deploys = {n: prov.actions[(f"{ns}~{n}", "active")] for n in names}
+    ironic.wipe_database()
+    assert api.nodes() == []
+    for name in names:  # what a periodic resync (or a controller restart) does
+        observed.controller.queue.add(f"{ns}/{name}")
+    for name in names:
+        eventually(
+            lambda name=name: any(
+                h["reason"] == "Adopted" for h in status(cluster, ns, name)["history"]
+            ),
+            what=f"{name} adopted",
+        )
+    eventually(observed.controller.idle)
+    for name in names:
+        node = api.node(f"{ns}~{name}")
+        assert node is not None and node["provision_state"] == "active"
+        assert node["instance_info"]["image_source"].endswith(".qcow2")
+        assert host_status(cluster, ns, name)["provisioning"]["id"] == node["uuid"]
+        assert node["uuid"] != before[name]  # a new node, adopted...
+        assert prov.actions[(f"{ns}~{name}", "active")] == deploys[name]  # ...not redeployed
+        assert prov.actions[(f"{ns}~{name}", "adopt")] == 1
+        assert state_of(cluster, ns, name) == "provisioned"
+        history = status(cluster, ns, name)["history"]
+        no_transition_twice(history)
+        assert moves(history)[-1] == "provisioned"  # the machine state never left it
+        adopted = [h for h in history if h["reason"] == "Adopted"]
+        assert len(adopted) == 1 and adopted[0]["from"] == adopted[0]["to"] == "provisioned"
+        assert host_status(cluster, ns, name)["errorCount"] == 0
 
 
 def test_externally_provisioned_hosts_are_adopted_again_after_the_database_is_lost(
@@ -166,35 +171,26 @@ def test_externally_provisioned_hosts_are_adopted_again_after_the_database_is_lo
             assert host_status(cluster, ns, name)["errorCount"] == 0
 
 
-def test_locked_node_means_retry_after_not_error(ironic: IronicServer) -> None:
+def test_locked_node_means_retry_after_not_error(
+    ironic: IronicServer, api: IronicAPI, cluster: Cluster, observed: Observed
+) -> None:
     ns, name = "locked", "host-0000"
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
-    with running(cluster, prov) as observed:
-        create_fleet(cluster, ns, 1)
-        wait_all(cluster, ns, [name], "provisioned")
-        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is True)
-        eventually(observed.controller.idle)
-        node = api.node(f"{ns}~{name}")
-        assert node is not None
-        holder = hold_lock(api, node["uuid"])  # another job, for 10 s
-        # the controller is asked to power off while the lock is held...
-        cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
-        # ...and so is a provisioner, directly: Ironic answers 409 (after retrying the lock
-        # for 2 s itself), the provisioner says come back later, naming the lock holder
-        result = provisioner(ironic.url).power(view_of(ns, 0, provider_id=node["uuid"]), on=False)
-        assert result.outcome is Outcome.RETRY_AFTER, result
-        assert result.delay > 0
-        assert "locked by hoststate-ironic" in result.message
-        eventually(
-            lambda: requests(observed, "power", "retry_after") >= 1, what="retry_after counted"
-        )
-        assert host_status(cluster, ns, name)["poweredOn"] is True  # nothing recorded yet
-        holder.join(timeout=30)
-        eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False, timeout=60)
-        assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"
-        history = status(cluster, ns, name)["history"]
-        assert not [h for h in history if "Failed" in h["reason"]], history
-        assert host_status(cluster, ns, name)["errorCount"] == 0
-        assert sample(observed, "hoststate_errors_total", {"type": "power management error"}) == 0
+    node = one_provisioned_host(cluster, observed, api, ns)
+    holder = hold_lock(api, node["uuid"])  # another job, for 10 s
+    # the controller is asked to power off while the lock is held...
+    cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
+    # ...and so is a provisioner, directly: Ironic answers 409 (after retrying the lock
+    # for 2 s itself), the provisioner says come back later, naming the lock holder
+    result = provisioner(ironic.url).power(view_of(ns, 0, provider_id=node["uuid"]), on=False)
+    assert result.outcome is Outcome.RETRY_AFTER, result
+    assert result.delay > 0
+    assert "locked by hoststate-ironic" in result.message
+    eventually(lambda: requests(observed, "power", "retry_after") >= 1, what="retry_after counted")
+    assert host_status(cluster, ns, name)["poweredOn"] is True  # nothing recorded yet
+    holder.join(timeout=30)
+    eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False, timeout=60)
+    assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"
+    history = status(cluster, ns, name)["history"]
+    assert not [h for h in history if "Failed" in h["reason"]], history
+    assert host_status(cluster, ns, name)["errorCount"] == 0
+    assert sample(observed, "hoststate_errors_total", {"type": "power management error"}) == 0

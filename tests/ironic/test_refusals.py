@@ -7,8 +7,10 @@ import base64
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
 from state_controller.demo import IMAGE, create_fleet
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
@@ -30,36 +32,34 @@ from tests.support.ironic_server import IronicServer
 pytestmark = pytest.mark.slow
 
 
-def test_a_deploy_ironic_refuses_moves_nothing(ironic: IronicServer) -> None:
+def test_a_deploy_ironic_refuses_moves_nothing(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
     ns, name = "refused", "host-0000"
-    api = IronicAPI(ironic.url)
-    prov = provisioner(ironic.url)
-    cluster = new_cluster()
-    with running(cluster, prov) as observed:
-        node = one_available_host(cluster, observed, api, ns)
-        before = status(cluster, ns, name)["history"]
+    node = one_available_host(cluster, observed, api, ns)
+    before = status(cluster, ns, name)["history"]
 
-        holder = hold_lock(api, node["uuid"])
-        cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE)}})
-        eventually(
-            lambda: requests(observed, "provision", "retry_after"),
-            what="the deploy refused with 409",
-        )
-        state, history = state_of(cluster, ns, name), status(cluster, ns, name)["history"]
-        errors = host_status(cluster, ns, name).get("errorCount", 0)
-        # read while Ironic still refused: the lock is held yet
-        assert (api.node(node["uuid"]) or {}).get("reservation"), "lock ended too early"
-        assert state == "available"  # the host did not move...
-        assert history == before  # ...and nothing was recorded as started
-        assert errors == 0
-        assert prov.actions[(f"{ns}~{name}", "active")] == 0
+    holder = hold_lock(api, node["uuid"])
+    cluster.patch(HOSTS, ns, name, {"spec": {"image": dict(IMAGE)}})
+    eventually(
+        lambda: requests(observed, "provision", "retry_after"),
+        what="the deploy refused with 409",
+    )
+    state, history = state_of(cluster, ns, name), status(cluster, ns, name)["history"]
+    errors = host_status(cluster, ns, name).get("errorCount", 0)
+    # read while Ironic still refused: the lock is held yet
+    assert (api.node(node["uuid"]) or {}).get("reservation"), "lock ended too early"
+    assert state == "available"  # the host did not move...
+    assert history == before  # ...and nothing was recorded as started
+    assert errors == 0
+    assert prov.actions[(f"{ns}~{name}", "active")] == 0
 
-        holder.join(timeout=30)
-        wait_all(cluster, ns, [name], "provisioned")
-        after = status(cluster, ns, name)["history"][len(before) :]
-        assert moves(after) == ["provisioning", "provisioned"]
-        assert prov.actions[(f"{ns}~{name}", "active")] == 1
-        assert host_status(cluster, ns, name).get("errorCount", 0) == 0
+    holder.join(timeout=30)
+    wait_all(cluster, ns, [name], "provisioned")
+    after = status(cluster, ns, name)["history"][len(before) :]
+    assert moves(after) == ["provisioning", "provisioned"]
+    assert prov.actions[(f"{ns}~{name}", "active")] == 1
+    assert host_status(cluster, ns, name).get("errorCount", 0) == 0
 
 
 def test_bmc_password_rotated_while_deploying_waits_for_the_deploy(

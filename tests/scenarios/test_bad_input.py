@@ -10,7 +10,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Invalid
 from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
-from tests.scenarios.test_lifecycle import condition, events_for, state_of
+from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of
 
 NS = "fleet"
 
@@ -116,3 +116,41 @@ def test_objects_that_slipped_past_validation_do_not_stop_the_fleet(run_controll
                 assert host["status"]["errorMessage"].startswith("spec")
     finally:
         loose.close()
+
+
+def test_a_checksum_file_that_cannot_be_fetched_is_a_provisioning_error(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """``.invalid`` never resolves (RFC 2606): the backend cannot fetch the checksum file."""
+    checksum = "http://checksums.invalid/os/rhcos-4.16.qcow2.sha256sum"
+    with run_controller(cluster):
+        host = host_manifest(NS, 0)
+        host["spec"]["image"]["checksum"] = checksum
+        cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+        cluster.create(HOSTS, host)
+        status = wait_for(
+            lambda: (
+                s
+                if (s := cluster.get(HOSTS, NS, "host-0000").get("status") or {}).get("errorType")
+                else None
+            ),
+            what="a provisioning error",
+        )
+        assert status["errorType"] == "provisioning error"
+        assert status["provisioning"]["state"] in ("available", "provisioning")  # not deployed
+        message = status["errorMessage"]
+        assert message.startswith(
+            "deploying the image failed: the simulated backend could not fetch the checksum "
+            f"file {checksum} named in spec.image.checksum: Name or service not known; make "
+            "it reachable from the simulated backend or put the checksum itself in "
+            "spec.image.checksum"
+        ), message
+        wait_for(lambda: condition(hoststate(cluster, "host-0000"), "Degraded")["status"] == "True")
+        degraded = condition(hoststate(cluster, "host-0000"), "Degraded")
+        assert degraded["reason"] == "ProvisioningError"
+        assert "spec.image.checksum" in degraded["message"]
+        warnings = wait_for(
+            lambda: [e for e in events_for(cluster, "host-0000") if e["type"] == "Warning"],
+            what="a Warning Event",
+        )
+        assert any("spec.image.checksum" in e["message"] for e in warnings), warnings

@@ -47,26 +47,19 @@ import contextlib
 import datetime as dt
 import ipaddress
 import os
-import shutil
-import signal
-import socket
 import ssl
-import subprocess
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["ControlPlane", "ControlPlaneError", "free_port"]
+from tests.support.processes import ServerProcess, Servers, free_port, http_probe, log_tail
+
+__all__ = ["ControlPlane", "ControlPlaneError"]
 
 _HOST = "127.0.0.1"
 _SERVICE_CIDR = "10.0.0.0/24"
@@ -82,22 +75,6 @@ _CERT_VALIDITY = dt.timedelta(days=30)
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be set up, started or stopped."""
-
-
-def free_port(host: str = _HOST) -> int:
-    """A TCP port that was free a moment ago (racy, good enough for tests)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        return "(no log file)"
-    return "\n".join(text.splitlines()[-lines:])
 
 
 # -- PKI ---------------------------------------------------------------------
@@ -220,79 +197,7 @@ def _stop_all() -> None:
             cp.stop()
 
 
-class _Proc:
-    """One server process in its own session, logging to a file."""
-
-    def __init__(self, name: str, log_path: Path, stop_timeout: float) -> None:
-        self.name = name
-        self.log_path = log_path
-        self.stop_timeout = stop_timeout
-        self.popen: subprocess.Popen[bytes] | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
-
-    def start(self, argv: Sequence[str], cwd: Path, die_with_parent: bool) -> None:
-        if self.popen is not None:
-            raise ControlPlaneError(f"{self.name} is already running")
-        cmd = list(argv)
-        setpriv = shutil.which("setpriv") if die_with_parent else None
-        if setpriv is not None:
-            cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
-        with self.log_path.open("ab") as log:
-            log.write(f"\n===== hoststate: {' '.join(argv)} =====\n".encode())
-            log.flush()
-            self.popen = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                start_new_session=True,
-            )
-
-    def exited(self) -> int | None:
-        """Exit status if the process has ended, else None."""
-        return None if self.popen is None else self.popen.poll()
-
-    def stop(self) -> None:
-        """SIGTERM the process group, SIGKILL whatever is left after stop_timeout."""
-        proc, self.popen = self.popen, None
-        if proc is None:
-            return
-        pgid = proc.pid  # start_new_session=True: the process leads its group
-        self._signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + self.stop_timeout
-        while time.monotonic() < deadline and self._group_alive(pgid, proc):
-            time.sleep(0.05)
-        self._signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=self.stop_timeout)
-        deadline = time.monotonic() + self.stop_timeout
-        while time.monotonic() < deadline and self._group_alive(pgid, proc):
-            time.sleep(0.05)
-        if proc.poll() is None:
-            raise ControlPlaneError(f"{self.name} (pid {pgid}) did not exit after SIGKILL")
-
-    @staticmethod
-    def _signal_group(pgid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
-
-    @staticmethod
-    def _group_alive(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
-        proc.poll()  # reap the leader if it exited, so it does not linger as a zombie
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-
-class ControlPlane:
+class ControlPlane(Servers):
     """etcd + kube-apiserver (+ kube-controller-manager) from ``bin_dir``, state in ``workdir``.
 
     ``bin_dir`` comes from tools/k8s/build.sh. Ports are picked on the first
@@ -357,9 +262,9 @@ class ControlPlane:
         self.etcd_peer_port: int | None = None
         self.apiserver_port: int | None = None
         self.controller_manager_port: int | None = None
-        self._etcd = _Proc("etcd", self.etcd_log, stop_timeout)
-        self._apiserver = _Proc("kube-apiserver", self.apiserver_log, stop_timeout)
-        self._controller_manager = _Proc(
+        self._etcd = self._process("etcd", self.etcd_log, stop_timeout)
+        self._apiserver = self._process("kube-apiserver", self.apiserver_log, stop_timeout)
+        self._controller_manager = self._process(
             "kube-controller-manager", self.controller_manager_log, stop_timeout
         )
         self._lock = threading.Lock()
@@ -390,18 +295,6 @@ class ControlPlane:
             and self._apiserver.running
             and (self._controller_manager.running or not self.controller_manager)
         )
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Create PKI/kubeconfigs (once), start etcd, kube-apiserver, kube-controller-manager.
@@ -485,17 +378,21 @@ class ControlPlane:
         return ctx
 
     def apiserver_log_tail(self, lines: int = 40) -> str:
-        return _tail(self.apiserver_log, lines)
+        return log_tail(self.apiserver_log, lines)
 
     def etcd_log_tail(self, lines: int = 40) -> str:
-        return _tail(self.etcd_log, lines)
+        return log_tail(self.etcd_log, lines)
 
     def controller_manager_log_tail(self, lines: int = 40) -> str:
-        return _tail(self.controller_manager_log, lines)
+        return log_tail(self.controller_manager_log, lines)
 
     # -- internals ----------------------------------------------------------
 
-    def _procs(self) -> tuple[_Proc, ...]:
+    @staticmethod
+    def _process(name: str, log_path: Path, stop_timeout: float) -> ServerProcess:
+        return ServerProcess(name, log_path, stop_timeout=stop_timeout, error=ControlPlaneError)
+
+    def _procs(self) -> tuple[ServerProcess, ...]:
         """All processes, in stop order."""
         return (self._controller_manager, self._apiserver, self._etcd)
 
@@ -578,103 +475,52 @@ class ControlPlane:
         ]
 
     def _start_etcd(self) -> None:
-        self._etcd.start(self._etcd_argv(), self.workdir, self.die_with_parent)
-        deadline = time.monotonic() + self.etcd_ready_timeout
-        last = "no answer yet"
-        while True:
-            rc = self._etcd.exited()
-            if rc is not None:
-                raise ControlPlaneError(
-                    f"etcd exited with status {rc} during startup; "
-                    f"log {self.etcd_log}:\n{self.etcd_log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2) as resp:
-                    body = resp.read().decode(errors="replace")
-                if '"health":"true"' in body.replace(" ", ""):
-                    return
-                last = body
-            except (OSError, ValueError) as e:
-                last = str(e)
-            if time.monotonic() > deadline:
-                raise ControlPlaneError(
-                    f"etcd not healthy at {self.etcd_url}/health within "
-                    f"{self.etcd_ready_timeout:.0f}s (last: {last}); "
-                    f"log {self.etcd_log}:\n{self.etcd_log_tail()}"
-                )
-            time.sleep(0.1)
+        self._etcd.start(self._etcd_argv(), self.workdir, die_with_parent=self.die_with_parent)
+        self._etcd.wait_ready(
+            http_probe(
+                f"{self.etcd_url}/health",
+                timeout=2,
+                ready=lambda body: '"health":"true"' in body.decode().replace(" ", ""),
+            ),
+            timeout=self.etcd_ready_timeout,
+            not_ready=f"not healthy at {self.etcd_url}/health",
+        )
 
     def _start_apiserver(self) -> None:
-        self._apiserver.start(self._apiserver_argv(), self.workdir, self.die_with_parent)
-        ctx = self.ssl_context()
-        deadline = time.monotonic() + self.apiserver_ready_timeout
-        last = "no answer yet"
-        while True:
-            rc = self._apiserver.exited()
-            if rc is not None:
-                raise ControlPlaneError(
-                    f"kube-apiserver exited with status {rc} during startup; "
-                    f"log {self.apiserver_log}:\n{self.apiserver_log_tail()}"
-                )
-            if not self._etcd.running:
-                raise ControlPlaneError(
-                    f"etcd died while kube-apiserver was starting; "
-                    f"log {self.etcd_log}:\n{self.etcd_log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=5, context=ctx) as resp:
-                    if resp.status == 200:
-                        return
-                    last = f"HTTP {resp.status}"
-            except urllib.error.HTTPError as e:  # 500 + list of failed checks while starting
-                body = e.read().decode(errors="replace")
-                failed = [ln for ln in body.splitlines() if ln.startswith("[-]")]
-                last = f"HTTP {e.code}: {' '.join(failed) or body[-300:]}"
-            except (OSError, ValueError) as e:
-                last = str(e)
-            if time.monotonic() > deadline:
-                raise ControlPlaneError(
-                    f"kube-apiserver not ready at {self.url}/readyz within "
-                    f"{self.apiserver_ready_timeout:.0f}s (last: {last}); "
-                    f"log {self.apiserver_log}:\n{self.apiserver_log_tail()}"
-                )
-            time.sleep(0.2)
+        self._apiserver.start(
+            self._apiserver_argv(), self.workdir, die_with_parent=self.die_with_parent
+        )
+
+        def etcd_died() -> str | None:
+            if self._etcd.running:
+                return None
+            return (
+                f"etcd died while kube-apiserver was starting; "
+                f"log {self.etcd_log}:\n{self.etcd_log_tail()}"
+            )
+
+        self._apiserver.wait_ready(
+            http_probe(f"{self.url}/readyz", timeout=5, context=self.ssl_context()),
+            timeout=self.apiserver_ready_timeout,
+            not_ready=f"not ready at {self.url}/readyz",
+            interval=0.2,
+            fatal=etcd_died,
+        )
 
     def _start_controller_manager(self) -> None:
         self._controller_manager.start(
-            self._controller_manager_argv(), self.workdir, self.die_with_parent
+            self._controller_manager_argv(), self.workdir, die_with_parent=self.die_with_parent
         )
         # /healthz is in --authorization-always-allow-paths and anonymous
         # requests are allowed, so no client cert is needed.
-        ctx = ssl.create_default_context(cafile=str(self.ca_file))
         url = f"https://{_HOST}:{self.controller_manager_port}/healthz"
-        deadline = time.monotonic() + self.controller_manager_ready_timeout
-        last = "no answer yet"
-        while True:
-            rc = self._controller_manager.exited()
-            if rc is not None:
-                raise ControlPlaneError(
-                    f"kube-controller-manager exited with status {rc} during startup; "
-                    f"log {self.controller_manager_log}:\n{self.controller_manager_log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(url, timeout=5, context=ctx) as resp:
-                    if resp.status == 200:
-                        return
-                    last = f"HTTP {resp.status}"
-            except urllib.error.HTTPError as e:
-                body = e.read().decode(errors="replace")
-                failed = [ln for ln in body.splitlines() if ln.startswith("[-]")]
-                last = f"HTTP {e.code}: {' '.join(failed) or body[-300:]}"
-            except (OSError, ValueError) as e:
-                last = str(e)
-            if time.monotonic() > deadline:
-                raise ControlPlaneError(
-                    f"kube-controller-manager not healthy at {url} within "
-                    f"{self.controller_manager_ready_timeout:.0f}s (last: {last}); "
-                    f"log {self.controller_manager_log}:\n{self.controller_manager_log_tail()}"
-                )
-            time.sleep(0.2)
+        trust = ssl.create_default_context(cafile=str(self.ca_file))
+        self._controller_manager.wait_ready(
+            http_probe(url, timeout=5, context=trust),
+            timeout=self.controller_manager_ready_timeout,
+            not_ready=f"not healthy at {url}",
+            interval=0.2,
+        )
 
     def _write_pki(self) -> None:
         self.pki_dir.mkdir(parents=True, exist_ok=True)

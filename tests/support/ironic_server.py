@@ -38,22 +38,16 @@ Stdlib only.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
-__all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError", "free_port"]
+from tests.support.processes import ServerProcess, Servers, free_port, http_probe
+
+__all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError"]
 
 #: Keys accepted in ``fake_delays`` (``[fake] <key>_delay`` in ironic.conf,
 #: from ironic/conf/fake.py). Values are seconds: a number, or a
@@ -114,23 +108,7 @@ class IronicServerError(RuntimeError):
     """Ironic could not be set up, started or stopped."""
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago (racy, good enough for tests)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        return "(no log file)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class IronicServer:
+class IronicServer(Servers):
     """Run ``ironic`` from ``venv`` with state in ``workdir``.
 
     ``fake_delays`` maps :data:`FAKE_DELAY_KEYS` to seconds. ``config``
@@ -167,7 +145,9 @@ class IronicServer:
         self.db_path = self.workdir / "ironic.sqlite"
         self.log_path = self.workdir / "ironic.log"
         self.lock_dir = self.workdir / "locks"
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._process = ServerProcess(
+            "ironic", self.log_path, stop_timeout=stop_timeout, error=IronicServerError
+        )
         self._port_was_picked = False
         for tool in ("ironic", "ironic-dbsync"):
             if not (self.venv / "bin" / tool).is_file():
@@ -186,28 +166,16 @@ class IronicServer:
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._process.running
 
     @property
     def pid(self) -> int | None:
         """PID of the ironic master process (also its process group id)."""
-        return self._proc.pid if self._proc is not None else None
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return self._process.pid
 
     def start(self) -> None:
         """Write the config, create the schema if there is no DB, start and wait for /v1."""
-        if self._proc is not None:
+        if self._process.popen is not None:
             raise IronicServerError("ironic is already running; stop() it first")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.lock_dir.mkdir(exist_ok=True)
@@ -231,17 +199,8 @@ class IronicServer:
                 self.write_config()
 
     def _start_once(self) -> None:
-        with self.log_path.open("ab") as log:
-            log.write(f"\n===== hoststate: starting ironic on {self.url} =====\n".encode())
-            log.flush()
-            self._proc = subprocess.Popen(
-                [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.workdir,
-                start_new_session=True,
-            )
+        argv = [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)]
+        self._process.start(argv, self.workdir, banner=f"starting ironic on {self.url}")
         try:
             self._wait_ready()
         except BaseException:
@@ -255,27 +214,7 @@ class IronicServer:
         ``grace`` defaults to ``stop_timeout``; ``grace=0`` kills at once (a crash:
         node locks and in-progress states are left for the next start to recover).
         """
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        pgid = proc.pid  # start_new_session=True: the master leads its group
-        if grace is None:
-            grace = self.stop_timeout
-        if grace > 0:
-            self._signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and self._group_alive(pgid, proc):
-            time.sleep(0.05)
-        # Ironic's cotyledon workers sometimes ignore SIGTERM while starting or
-        # after a failure; the master can also exit before its workers.
-        self._signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=self.stop_timeout)
-        deadline = time.monotonic() + self.stop_timeout
-        while time.monotonic() < deadline and self._group_alive(pgid, proc):
-            time.sleep(0.05)
-        if proc.poll() is None:
-            raise IronicServerError(f"ironic (pid {pgid}) did not exit after SIGKILL")
+        self._process.stop(grace)
 
     def restart(self) -> None:
         self.stop()
@@ -366,42 +305,31 @@ class IronicServer:
         return self.config_path
 
     def log_tail(self, lines: int = 40) -> str:
-        return _tail(self.log_path, lines)
+        return self._process.log_tail(lines)
 
     # -- internals ----------------------------------------------------------
 
     def _wait_ready(self) -> None:
-        assert self._proc is not None
         log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
-        deadline = time.monotonic() + self.ready_timeout
-        last_error = "no answer yet"
-        while True:
-            rc = self._proc.poll()
-            if rc is not None:
-                raise IronicServerError(
-                    f"ironic exited with status {rc} during startup; "
-                    f"log {self.log_path}:\n{self.log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.url}/v1", timeout=2) as resp:
-                    body = json.loads(resp.read())
-                if resp.status == 200 and "version" in body:
-                    return
-                last_error = f"HTTP {resp.status}"
-            except (OSError, ValueError) as e:  # URLError/HTTPError/refused/bad JSON
-                last_error = str(e)
-            fatal = self._fatal_log_lines(log_start)
-            if fatal:
-                raise IronicServerError(
-                    f"ironic failed during startup ({' | '.join(fatal)}); "
-                    f"log {self.log_path}:\n{self.log_tail()}"
-                )
-            if time.monotonic() > deadline:
-                raise IronicServerError(
-                    f"ironic did not answer GET {self.url}/v1 within {self.ready_timeout:g}s "
-                    f"(last: {last_error}); log {self.log_path}:\n{self.log_tail()}"
-                )
-            time.sleep(0.1)
+
+        def fatal() -> str | None:
+            lines = self._fatal_log_lines(log_start)
+            if not lines:
+                return None
+            return (
+                f"ironic failed during startup ({' | '.join(lines)}); "
+                f"log {self.log_path}:\n{self.log_tail()}"
+            )
+
+        def answers(body: bytes) -> bool:
+            return "version" in json.loads(body)
+
+        self._process.wait_ready(
+            http_probe(f"{self.url}/v1", timeout=2, ready=answers),
+            timeout=self.ready_timeout,
+            not_ready=f"did not answer GET {self.url}/v1",
+            fatal=fatal,
+        )
 
     def _fatal_log_lines(self, offset: int) -> list[str]:
         """Lines that show startup failed: the markers and, for a traceback, its last line."""
@@ -426,19 +354,3 @@ class IronicServer:
                 line = lines[end]
             found.append(line.strip())
         return found
-
-    @staticmethod
-    def _signal_group(pgid: int, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
-
-    @staticmethod
-    def _group_alive(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
-        proc.poll()  # reap the master if it exited, so it does not linger as a zombie
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from state_controller.provisioning.ironic_settings import load_ironic_settings
+from state_controller.provisioning.ironic import load_ironic_settings
 
 CLI = [sys.executable, "-m", "state_controller.cli"]
 

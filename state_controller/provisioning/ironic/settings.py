@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .ironic import IronicProvisioner
+from .provisioner import IronicProvisioner
 
 
 @dataclass(frozen=True)

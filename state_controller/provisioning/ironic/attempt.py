@@ -1,0 +1,201 @@
+"""One provisioner call for one host: the requests it makes about the host's node.
+
+An :class:`Attempt` is made by each call of the provisioner and passed to every step of
+it. It is the only way a step talks to Ironic, so it knows what the call did: which node
+it read, when, and whether it wrote anything. A call that completed without writing
+leaves its read for the next call on the same host (registration is ensured before every
+state's action: one read serves both); see :class:`~.memory.Memory`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from ..provisioner import HostView
+from ..results import failed, retry_after
+from .client import IronicClient, Reply
+from .faults import Answer, fault_text, registration_message
+from .nodes import (
+    INVENTORY_VERSION,
+    NODE_FIELDS,
+    Node,
+    PatchOps,
+    hardware_from_inventory,
+    hardware_from_properties,
+    node_name,
+)
+from .states import DELETABLE_STATES, wait_out_maintenance
+
+NodeRead = tuple[float, Node]  # (time.monotonic() when read, the node)
+
+_VERBS = {  # provision-state targets, as a person says them
+    "manage": "verify the BMC of",
+    "provide": "clean and make available",
+    "active": "deploy",
+    "deleted": "tear down",
+}
+
+
+@dataclass
+class Attempt:
+    """The requests of one provisioner call for ``host``, and what they read and wrote."""
+
+    client: IronicClient
+    host: HostView
+    read: NodeRead | None = None  # the node as this call read it
+    wrote: bool = False  # any request that may change something in Ironic
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, route: str, allow: tuple[int, ...] = ()
+    ) -> Reply:
+        if method != "GET":
+            self.wrote = True
+        return self.client.request(method, path, body, route=route, allow=allow)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def find(self, fresh: NodeRead | None) -> Node | None:
+        """The host's node: ``fresh`` if given, else read by its id, then by its name."""
+        if fresh is not None:
+            self.read = fresh
+            return fresh[1]
+        read_at = time.monotonic()
+        name = node_name(self.host)
+        found: Node | None = None
+        if self.host.provider_id:
+            reply = self.request(
+                "GET",
+                f"/v1/nodes/{quote(self.host.provider_id)}?fields={NODE_FIELDS}",
+                route="node",
+                allow=(404,),
+            )
+            if reply.status == 200 and isinstance(reply.data, dict):
+                found = reply.data if reply.data.get("name") == name else None
+        if found is None:
+            reply = self._read(quote(name))
+            found = reply.data if reply.status == 200 and isinstance(reply.data, dict) else None
+        self.read = None if found is None else (read_at, found)
+        return found
+
+    def hardware(self, node: Node) -> dict[str, Any]:
+        """Host.status.hardware: from the inventory where Ironic has one, else properties."""
+        if self.client.version() >= INVENTORY_VERSION:
+            reply = self.request(
+                "GET", f"/v1/nodes/{node['uuid']}/inventory", route="inventory", allow=(404,)
+            )
+            if reply.status == 200 and isinstance(reply.data, dict):
+                hardware = hardware_from_inventory(reply.data.get("inventory") or {})
+                if hardware:
+                    return hardware
+        return hardware_from_properties(node.get("properties") or {})
+
+    # -- writing ------------------------------------------------------------------------
+
+    def create(self, body: Node) -> Node:
+        """``POST /v1/nodes``; a 400 is a failure that says which hardware type is missing."""
+        reply = self.request("POST", "/v1/nodes", body, route="nodes", allow=(400,))
+        if reply.status == 400:
+            fault = fault_text(reply.data)
+            message = f"Ironic refused to create node {body['name']}: {fault}"
+            if "which supports driver" in fault:  # no conductor has that hardware type
+                message = (
+                    f"Ironic does not offer the {body['driver']!r} hardware type that "
+                    f"spec.bmc.address ({self.host.bmc_address}) needs; enable it in Ironic "
+                    "(enabled_hardware_types) or use a BMC type it offers"
+                )
+            raise Answer(failed(message, fault))
+        assert isinstance(reply.data, dict)
+        return reply.data
+
+    def ensure_port(self, node: Node, *, known_empty: bool) -> None:
+        """The host's boot MAC as a port of the node (a 409: another node has it)."""
+        mac = (self.host.boot_mac_address or "").lower()
+        if not mac:
+            return
+        uuid = node["uuid"]
+        if not known_empty:
+            reply = self.request(
+                "GET", f"/v1/nodes/{uuid}/ports?fields=address", route="node/ports"
+            )
+            if any(p.get("address", "").lower() == mac for p in reply.data.get("ports", [])):
+                return
+        reply = self.request(
+            "POST",
+            "/v1/ports",
+            {"node_uuid": uuid, "address": mac, "pxe_enabled": True},
+            route="ports",
+            allow=(409,),
+        )
+        if reply.status == 409:
+            raise Answer(
+                failed(
+                    f"the boot MAC address {mac} is already used by another Ironic node; "
+                    "check spec.bootMACAddress, or delete the stale node in Ironic",
+                    f"409 on POST /v1/ports for {mac}",
+                )
+            )
+
+    def patch(self, node: Node, ops: PatchOps) -> None:
+        self.request("PATCH", f"/v1/nodes/{node['uuid']}", ops, route="node")
+
+    def validate_bmc(self, node: Node) -> None:
+        """Ironic's check of the power interface: a BMC it rejects is a failure."""
+        reply = self.request("GET", f"/v1/nodes/{node['uuid']}/validate", route="validate")
+        power = reply.data.get("power") or {}
+        if power.get("result") is False:
+            reason = str(power.get("reason") or "")
+            raise Answer(failed(registration_message(self.host, reason), reason))
+
+    def move(self, node: Node, target: str, *, poll_delay: float) -> None:
+        """Ask for a provision-state change; return only once Ironic accepted it (202)."""
+        uuid = node["uuid"]
+        if node.get("maintenance") and node.get("fault") == "clean failure":
+            # Ironic set it because cleaning failed: this retry is the fix it waits for
+            self.request("DELETE", f"/v1/nodes/{uuid}/maintenance", route="maintenance")
+        else:
+            wait_out_maintenance(node)
+        reply = self.request(
+            "PUT",
+            f"/v1/nodes/{uuid}/states/provision",
+            {"target": target},
+            route="states/provision",
+            allow=(400,),
+        )
+        if reply.status != 400:
+            return
+        fault = fault_text(reply.data)
+        now = self._read(uuid).data
+        if not isinstance(now, dict) or now.get("provision_state") != node["provision_state"]:
+            # it moved between our read and our request: decide again from the new state
+            raise Answer(retry_after(poll_delay, f"node {uuid} changed state: {fault}"))
+        wait_out_maintenance(now)  # put in maintenance since our read: that is why
+        verb = _VERBS.get(target, target)
+        raise Answer(failed(f"Ironic refused to {verb} node {node['name']}: {fault}", fault))
+
+    def power(self, node: Node, target: str) -> None:
+        self.request(
+            "PUT",
+            f"/v1/nodes/{node['uuid']}/states/power",
+            {"target": target},
+            route="states/power",
+        )
+
+    def delete(self, node: Node, why: str) -> None:
+        """Delete the node, in maintenance first where its state needs it."""
+        uuid = node["uuid"]
+        if node["provision_state"] not in DELETABLE_STATES and not node.get("maintenance"):
+            self.request(
+                "PUT",
+                f"/v1/nodes/{uuid}/maintenance",
+                {"reason": f"hoststate: host {self.host.key} {why}"},
+                route="maintenance",
+            )
+        self.request("DELETE", f"/v1/nodes/{uuid}", route="node", allow=(404,))
+
+    def _read(self, ident: str) -> Reply:
+        return self.request(
+            "GET", f"/v1/nodes/{ident}?fields={NODE_FIELDS}", route="node", allow=(404,)
+        )

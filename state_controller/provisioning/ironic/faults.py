@@ -1,0 +1,232 @@
+"""How what goes wrong in Ironic is told: its error texts read, and turned into sentences.
+
+Ironic words a problem three ways: an HTTP error body (``faultstring``, parsed by
+:func:`fault_text`), a 409 whose phrase says whether it passes by itself
+(:func:`passes_by_itself`), and a node's ``last_error`` after a failed step
+(:func:`readable`). Every sentence here names what the user can change (a field of the
+Host, the credentials Secret, Ironic's configuration); Ironic's own words are always kept
+next to it as the result's details. :func:`scrub` makes sure neither carries the BMC
+password, whatever Ironic wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+from ..provisioner import HostView
+from ..results import Result
+
+
+class Answer(Exception):
+    """Ends an operation early with this result (a refusal, an outage, a failure)."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+def fault_text(data: Any) -> str:
+    """Ironic's error text: ``{"error_message": "<JSON with a faultstring>"}``, parsed twice."""
+    if isinstance(data, dict):
+        inner: Any = data.get("error_message", data)
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                return str(inner)
+        if isinstance(inner, dict):
+            return str(inner.get("faultstring") or inner.get("message") or "")
+        return ""
+    return str(data or "")
+
+
+# -- 409s -------------------------------------------------------------------------------
+
+_LOCKED_BY = re.compile(r"locked by host ([^,\s]+)")
+# Ironic's 409s that end by themselves: the node's lock is held (NodeLocked: "... is locked
+# by host X, please retry ..."), or the node is between two provision states and may not be
+# updated until it arrives ("Node X can not be updated while a state transition is in
+# progress.", 'Cannot update node "X" while it is in state "inspecting".').
+_TRANSITION_WORDS = ("state transition is in progress", "while it is in state")
+_PASSING_WORDS = ("locked by host", "please retry", "try again", *_TRANSITION_WORDS)
+
+
+def _says(fault: str, phrases: tuple[str, ...]) -> bool:
+    lowered = fault.lower()
+    return any(phrase in lowered for phrase in phrases)
+
+
+def passes_by_itself(fault: str) -> bool:
+    """A 409 that passes by itself (a lock, a transition under way), not a refusal."""
+    return _says(fault, _PASSING_WORDS)
+
+
+def conflict_message(fault: str) -> str:
+    """What a 409 that passes by itself means: who holds the node, or that it is moving."""
+    match = _LOCKED_BY.search(fault)
+    if match:
+        return f"the Ironic node is locked by {match.group(1)} for another operation: {fault}"
+    if _says(fault, _TRANSITION_WORDS):
+        return f"the Ironic node is changing state and cannot be updated until it is done: {fault}"
+    return f"Ironic asked to retry later: {fault}"
+
+
+def connection_trouble(error: Exception) -> str:
+    """A connection error in a few words ("connection refused", "timed out")."""
+    reason = getattr(error, "reason", None) or error
+    text = str(reason)
+    for marker in ("Connection refused", "timed out", "Name or service not known", "reset"):
+        if marker in text:
+            return marker.lower() if marker != "reset" else "connection reset"
+    return type(reason).__name__
+
+
+# -- last_error -------------------------------------------------------------------------
+
+# What Ironic writes when it gives up on an operation because it restarted while the
+# operation ran (the conductor that held it is gone).
+INTERRUPTED = "can't be resumed by conductor"
+
+
+def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
+    """The sentence for a checksum file (``spec.image.checksum`` as a URL) that ``fetcher``
+    could not download: which file, why, and the two ways out."""
+    return (
+        f"{fetcher} could not fetch the checksum file {url} named in spec.image.checksum: "
+        f"{reason}; make it reachable from {fetcher} or put the checksum itself in "
+        "spec.image.checksum"
+    )
+
+
+# Ironic's words when it fetches a checksum file itself (image_download_source "local";
+# ironic/common/checksum_utils.py and image_service.py, Ironic 39.0.0):
+#   ImageDownloadFailed: "Failed to download image <url>, reason: <requests' error>"
+#     (unreachable, or a file it cannot read a checksum from), and
+#   ImageRefValidationFailed: "Validation of image href <url> failed, reason: Got HTTP
+#     code 404 instead of 200 in response to GET request." (any status but 200),
+# both with the checksum file's URL as the "image"; the deploy then fails with
+# "Failed to prepare to deploy: " and that text as last_error.
+_CHECKSUM_FETCH = r"(?:download image|image href) {url}(?:,| failed,) reason: (.*)"
+_NETWORK_TROUBLE = (
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "Connection refused",
+    "No route to host",
+    "timed out",
+)
+
+
+def _checksum_file_trouble(last_error: str, checksum_url: str) -> str | None:
+    """The sentence for a failure to fetch ``checksum_url``, if ``last_error`` is one."""
+    if not checksum_url.startswith(("http://", "https://")):
+        return None
+    match = re.search(_CHECKSUM_FETCH.format(url=re.escape(checksum_url)), last_error)
+    if match is None:
+        return None
+    reason = match.group(1)
+    trouble = next((words for words in _NETWORK_TROUBLE if words in reason), None)
+    if trouble is None:  # Ironic's own words (HTTP code, file contents): the first sentence
+        trouble = re.split(r"(?<=[.!?])\s", reason.strip(), maxsplit=1)[0].rstrip(".")[:200]
+    return unfetchable_checksum(checksum_url, trouble)
+
+
+_REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"image href (\S+) failed.*(Connection refused|Name or service not known)"),
+        "Ironic could not download the image {0} ({1}); check spec.image.url and that the "
+        "image server is reachable from Ironic",
+    ),
+    (
+        re.compile(r"image href (\S+) failed.*(404|Not Found)"),
+        "the image {0} does not exist (HTTP 404); check spec.image.url",
+    ),
+    (
+        re.compile(r"image href (\S+) failed"),
+        "Ironic could not validate the image {0}; check spec.image.url",
+    ),
+    (
+        re.compile(r"checksum.*(mismatch|does not match|did not match)", re.I),
+        "the image's checksum did not match spec.image.checksum",
+    ),
+    (
+        re.compile(r"Timeout reached while inspecting"),
+        "the inspection ramdisk never reported back; check that the host boots from the "
+        "provisioning network and can reach Ironic",
+    ),
+    (
+        re.compile(r"Timeout reached while waiting for callback|callback timeout", re.I),
+        "the deploy ramdisk never called back; check that the host boots from the "
+        "provisioning network and can reach Ironic",
+    ),
+    (
+        re.compile(re.escape(INTERRUPTED)),
+        "Ironic restarted while the operation ran",
+    ),
+    (
+        re.compile(r"\b401\b|Unauthorized|[Aa]uthentication fail|[Ii]nvalid credentials"),
+        "the BMC rejected the credentials; check username and password in the credentials Secret",
+    ),
+    (
+        re.compile(r"Connection refused|timed out|No route to host|Unable to connect"),
+        "the BMC did not answer; check spec.bmc.address and that Ironic can reach the BMC",
+    ),
+    (
+        # a driver_info Ironic cannot use: a missing or malformed field, an interface that
+        # needs settings the host does not give ("Missing the following Redfish properties")
+        re.compile(
+            r"Failed to validate (\w+) driver interface for node \S+ Error: "
+            r"((?:[^.\n]|\.(?=\S))+\.?)"  # its first sentence; a dot in a word or URL is no end
+        ),
+        "Ironic cannot use the {0} settings made from spec.bmc and the credentials Secret: {1}",
+    ),
+)
+
+
+def readable(last_error: str, *, checksum_url: str = "") -> str:
+    """A sentence for users from Ironic's ``last_error`` (which is kept as the details).
+
+    A known failure becomes a sentence that names what to check; any other keeps Ironic's
+    first sentence (at most 200 characters). ``checksum_url`` is the node's
+    ``instance_info.image_checksum``: Ironic names a checksum file it could not fetch as
+    an image, so only that URL tells the two apart.
+    """
+    checksum_trouble = _checksum_file_trouble(last_error, checksum_url)
+    if checksum_trouble is not None:
+        return checksum_trouble
+    for pattern, text in _REASONS:
+        match = pattern.search(last_error)
+        if match:
+            return text.format(*match.groups())
+    first = re.split(r"(?<=[.!?])\s", last_error.strip(), maxsplit=1)[0]
+    return first[:200] if first else "Ironic gave no reason"
+
+
+def registration_message(host: HostView, last_error: str) -> str:
+    """A BMC that Ironic could not validate, named by its address, with the reason."""
+    reason = readable(last_error)
+    port = f":{host.bmc.port}" if host.bmc.port else ""
+    return f"could not validate the BMC at {host.bmc.host}{port}: {reason}"
+
+
+def adopted_message(lost: bool) -> str:
+    """What adopting a running host meant: a first registration, or a node Ironic lost."""
+    if lost:
+        return (
+            "Ironic had lost this host's node (its database reset, or the node deleted); "
+            "adopted the running host again, without deploying it"
+        )
+    return "registered the running host in Ironic and adopted it, without deploying it"
+
+
+def scrub(result: Result, password: str) -> Result:
+    """No message or detail may carry the BMC password, whatever Ironic wrote."""
+    if len(password) < 4 or (password not in result.message and password not in result.details):
+        return result
+    return replace(
+        result,
+        message=result.message.replace(password, "******"),
+        details=result.details.replace(password, "******"),
+    )

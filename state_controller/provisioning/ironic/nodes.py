@@ -1,0 +1,286 @@
+"""Ironic node fields from a Host, and a Host's facts from an Ironic node.
+
+Pure functions, no requests. Node names are ``{namespace}~{name}`` (``~`` is allowed in
+Ironic names, not in Kubernetes ones), so one namespace's nodes share a prefix. The
+hardware type and ``driver_info`` follow the BMC address scheme (``ipmi://``,
+``redfish+https://``, ``idrac-virtualmedia://`` …), as in metal3's baremetal-operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..provisioner import HostView
+
+Node = dict[str, Any]
+PatchOps = list[dict[str, Any]]
+NodeOverrides = Callable[[HostView], Mapping[str, Any]]
+
+INVENTORY_VERSION = (1, 81)  # GET /v1/nodes/{id}/inventory
+
+# What every read of a node asks for: what the operations decide on, nothing more.
+NODE_FIELDS = ",".join(
+    (
+        "uuid",
+        "name",
+        "provision_state",
+        "target_provision_state",
+        "power_state",
+        "target_power_state",
+        "last_error",
+        "reservation",
+        "maintenance",
+        "maintenance_reason",
+        "fault",
+        "instance_info",
+        "provision_updated_at",
+        "inspection_finished_at",
+        "properties",
+    )
+)
+
+_HARDWARE_TYPES = {  # BMC protocol -> Ironic hardware type
+    "ipmi": "ipmi",
+    "redfish": "redfish",
+    "idrac": "idrac",
+    "idrac-redfish": "idrac",
+    "ilo4": "ilo",
+    "ilo5": "ilo5",
+    "ilo5-redfish": "redfish",
+    "irmc": "irmc",
+}
+_VIRTUAL_MEDIA_BOOT = {
+    "redfish": "redfish-virtual-media",
+    "idrac": "idrac-redfish-virtual-media",
+}
+
+
+def node_name(host: HostView) -> str:
+    """The Ironic node name of a host: ``{namespace}~{name}``."""
+    return node_name_prefix(host.namespace) + host.name
+
+
+def node_name_prefix(namespace: str) -> str:
+    """What the names of all Ironic nodes of one namespace's hosts start with."""
+    return f"{namespace}~"
+
+
+def new_node(
+    host: HostView,
+    *,
+    driver: str | None,
+    interfaces: Mapping[str, Any],
+    overrides: NodeOverrides | None,
+) -> Node:
+    """The body of ``POST /v1/nodes`` for a host.
+
+    ``driver`` forces a hardware type (else the BMC scheme picks it, with virtual-media
+    boot where the scheme asks for it); ``interfaces`` and then ``overrides(host)`` are
+    laid over the result.
+    """
+    body: Node = {
+        "name": node_name(host),
+        "driver": driver or _HARDWARE_TYPES.get(host.bmc.protocol, host.bmc.protocol),
+        "driver_info": driver_info(host),
+        "properties": {"capabilities": capabilities(host.boot_mode)},
+        "automated_clean": host.automated_cleaning,
+    }
+    if driver is None and "virtualmedia" in host.bmc.scheme:
+        boot = _VIRTUAL_MEDIA_BOOT.get(body["driver"])
+        if boot:
+            body["boot_interface"] = boot
+    body.update(interfaces)
+    if overrides is not None:
+        body.update(overrides(host))
+    return body
+
+
+def driver_info(host: HostView) -> dict[str, Any]:
+    """The node's ``driver_info`` from the BMC address and credentials (passwords included:
+    this goes only into request bodies)."""
+    bmc, creds = host.bmc, host.credentials
+    protocol = bmc.protocol
+    verify = not host.disable_certificate_verification
+    if protocol == "ipmi":
+        return {
+            "ipmi_address": bmc.host,
+            "ipmi_port": bmc.port or 623,
+            "ipmi_username": creds.username,
+            "ipmi_password": creds.password,
+        }
+    if protocol in ("ilo4", "ilo5"):
+        return {
+            "ilo_address": bmc.host,
+            "ilo_username": creds.username,
+            "ilo_password": creds.password,
+            "ilo_verify_ca": verify,
+        }
+    if protocol == "irmc":
+        info: dict[str, Any] = {
+            "irmc_address": bmc.host,
+            "irmc_username": creds.username,
+            "irmc_password": creds.password,
+        }
+        if bmc.port:
+            info["irmc_port"] = bmc.port
+        return info
+    transport = "http" if bmc.scheme.endswith("+http") else "https"
+    port = f":{bmc.port}" if bmc.port else ""
+    info = {
+        "redfish_address": f"{transport}://{bmc.host}{port}",
+        "redfish_username": creds.username,
+        "redfish_password": creds.password,
+        "redfish_verify_ca": verify,
+    }
+    if bmc.path and bmc.path != "/":
+        info["redfish_system_id"] = bmc.path
+    return info
+
+
+def driver_info_patch(host: HostView) -> PatchOps:
+    """The JSON patch that gives a node the host's current BMC settings and credentials."""
+    return [
+        {"op": "add", "path": f"/driver_info/{key}", "value": value}
+        for key, value in driver_info(host).items()
+    ]
+
+
+def capabilities(boot_mode: str) -> str:
+    """The node's ``properties.capabilities`` for ``spec.bootMode``."""
+    if boot_mode == "legacy":
+        return "boot_mode:bios"
+    if boot_mode == "UEFISecureBoot":
+        return "boot_mode:uefi,secure_boot:true"
+    return "boot_mode:uefi"
+
+
+_HINT_KEYS = {
+    "deviceName": "name",
+    "hctl": "hctl",
+    "model": "model",
+    "vendor": "vendor",
+    "serialNumber": "serial",
+    "wwn": "wwn",
+    "rotational": "rotational",
+}
+
+
+def root_device(hints: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Ironic's ``properties.root_device`` from ``spec.rootDeviceHints``."""
+    out: dict[str, Any] = {}
+    for key, value in (hints or {}).items():
+        if value is None:
+            continue
+        if key == "minSizeGigabytes":
+            out["size"] = f">= {value}"
+        elif key in _HINT_KEYS:
+            out[_HINT_KEYS[key]] = value
+    return out
+
+
+def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The node's ``instance_info`` from ``spec.image``: source, checksum, disk format.
+
+    An md5 (or unspecified) checksum, or the URL of a checksum file, goes in
+    ``image_checksum``; a named algorithm in ``image_os_hash_algo``/``_value``.
+    """
+    info: dict[str, Any] = {}
+    image = image or {}
+    if image.get("url"):
+        info["image_source"] = image["url"]
+        checksum = image.get("checksum")
+        kind = image.get("checksumType") or "auto"
+        if checksum and kind in ("md5", "auto"):
+            info["image_checksum"] = checksum
+        elif checksum:
+            info["image_os_hash_algo"] = kind
+            info["image_os_hash_value"] = checksum
+        if image.get("diskFormat"):
+            info["image_disk_format"] = image["diskFormat"]
+    return info
+
+
+def deploy_patch(host: HostView) -> PatchOps:
+    """The JSON patch that tells a node what to deploy and where: ``[]`` when the host
+    says neither (nothing to write)."""
+    info = instance_info(host.image)
+    ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
+    hints = root_device(host.root_device_hints)
+    if hints:
+        ops.append({"op": "add", "path": "/properties/root_device", "value": hints})
+    return ops if info or hints else []
+
+
+def powered(node: Node) -> bool | None:
+    """True/False for a node powered on/off; None when Ironic does not know."""
+    state = node.get("power_state")
+    if state == "power on":
+        return True
+    if state == "power off":
+        return False
+    return None
+
+
+def deployed_image(node: Node) -> str | None:
+    """The image an ``active`` node runs ("" if Ironic does not say); None if not deployed."""
+    if node.get("provision_state") != "active":
+        return None
+    return str((node.get("instance_info") or {}).get("image_source") or "")
+
+
+def hardware_from_inventory(inventory: Mapping[str, Any]) -> dict[str, Any]:
+    """An Ironic (IPA) inventory as Host.status.hardware."""
+    if not inventory:
+        return {}
+    cpu = inventory.get("cpu") or {}
+    memory = inventory.get("memory") or {}
+    vendor = inventory.get("system_vendor") or {}
+    return {
+        "systemVendor": {
+            k: str(v)
+            for k, v in (
+                ("manufacturer", vendor.get("manufacturer")),
+                ("productName", vendor.get("product_name")),
+                ("serialNumber", vendor.get("serial_number")),
+            )
+            if v
+        },
+        "cpu": {
+            "arch": str(cpu.get("architecture") or ""),
+            "model": str(cpu.get("model_name") or ""),
+            "count": int(cpu.get("count") or 0),
+        },
+        "ramMebibytes": int(memory.get("physical_mb") or 0),
+        "nics": [
+            {
+                "name": str(nic.get("name") or ""),
+                "mac": str(nic.get("mac_address") or ""),
+                "ip": str(nic.get("ipv4_address") or nic.get("ipv6_address") or ""),
+                "speedGbps": int((nic.get("speed_mbps") or 0) // 1000),
+            }
+            for nic in inventory.get("interfaces") or []
+        ],
+        "storage": [
+            {
+                "name": str(disk.get("name") or ""),
+                "sizeBytes": int(disk.get("size") or 0),
+                "rotational": bool(disk.get("rotational")),
+            }
+            for disk in inventory.get("disks") or []
+        ],
+        "hostname": str(inventory.get("hostname") or ""),
+    }
+
+
+def hardware_from_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """What Ironic's node properties tell (no inventory, e.g. fake inspection): maybe {}."""
+    out: dict[str, Any] = {}
+    if properties.get("cpu_arch") or properties.get("cpus"):
+        out["cpu"] = {
+            "arch": str(properties.get("cpu_arch") or ""),
+            "count": int(properties.get("cpus") or 0),
+        }
+    if properties.get("memory_mb"):
+        out["ramMebibytes"] = int(properties["memory_mb"])
+    return out

@@ -1,0 +1,244 @@
+"""Servers the tests start on loopback: a free port, a process in its own group, readiness.
+
+Shared by the Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager)
+and the standalone Ironic. Each server runs in its own session/process group with its
+output appended to a log file; stopping it signals the whole group (SIGTERM, then
+SIGKILL), because servers such as Ironic's cotyledon workers outlive their master or
+ignore SIGTERM while starting.
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from ssl import SSLContext
+from types import TracebackType
+from typing import Self
+
+__all__ = ["ServerProcess", "Servers", "free_port", "http_probe", "log_tail"]
+
+# What a readiness probe says: None once the server is ready, else what it saw.
+Probe = Callable[[], str | None]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (racy, good enough for tests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last lines of a log file, for an error message."""
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(no log file)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def http_probe(
+    url: str,
+    *,
+    timeout: float,
+    context: SSLContext | None = None,
+    ready: Callable[[bytes], bool] = lambda body: True,
+) -> Probe:
+    """A probe that GETs ``url``: ready on a 200 whose body ``ready`` accepts.
+
+    An error status reports the failed checks a Kubernetes ``/readyz`` lists (``[-]…``);
+    a connection error or a body ``ready`` cannot parse (ValueError) reports itself.
+    """
+
+    def probe() -> str | None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout, context=context) as resp:
+                body = resp.read()
+                if resp.status == 200 and ready(body):
+                    return None
+                return f"HTTP {resp.status}: {body.decode(errors='replace')[-300:]}"
+        except urllib.error.HTTPError as e:  # 500 + list of failed checks while starting
+            text = e.read().decode(errors="replace")
+            failed = [ln for ln in text.splitlines() if ln.startswith("[-]")]
+            return f"HTTP {e.code}: {' '.join(failed) or text[-300:]}"
+        except (OSError, ValueError) as e:  # refused, timed out, bad JSON
+            return str(e)
+
+    return probe
+
+
+class Servers:
+    """What a test starts and must stop: ``with`` starts it and stops it again."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ServerProcess:
+    """One server process in its own session, logging to ``log_path``.
+
+    Problems raise ``error`` (the caller's exception type, so its tests see one kind).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        log_path: Path,
+        *,
+        stop_timeout: float,
+        error: type[Exception] = RuntimeError,
+    ) -> None:
+        self.name = name
+        self.log_path = log_path
+        self.stop_timeout = stop_timeout
+        self.error = error
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the process (also its process group id)."""
+        return self.popen.pid if self.popen is not None else None
+
+    def exited(self) -> int | None:
+        """Exit status if the process has ended, else None."""
+        return None if self.popen is None else self.popen.poll()
+
+    def log_tail(self, lines: int = 40) -> str:
+        return log_tail(self.log_path, lines)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        *,
+        die_with_parent: bool = False,
+        banner: str | None = None,
+    ) -> None:
+        """Start ``argv``; ``banner`` (default: the command) marks the start in the log.
+
+        With ``die_with_parent`` the process also gets SIGKILL if the Python process dies
+        without cleaning up (``setpriv --pdeathsig``; Linux sends it when the *thread*
+        that started it exits, so start it from a long-lived thread).
+        """
+        if self.popen is not None:
+            raise self.error(f"{self.name} is already running; stop() it first")
+        cmd = list(argv)
+        setpriv = shutil.which("setpriv") if die_with_parent else None
+        if setpriv is not None:
+            cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        with self.log_path.open("ab") as log:
+            log.write(f"\n===== hoststate: {banner or ' '.join(argv)} =====\n".encode())
+            log.flush()
+            self.popen = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                start_new_session=True,
+            )
+
+    def wait_ready(
+        self,
+        probe: Probe,
+        *,
+        timeout: float,
+        not_ready: str,
+        interval: float = 0.1,
+        fatal: Probe = lambda: None,
+    ) -> None:
+        """Until ``probe`` says ready: raise if the process exits, ``fatal`` reports
+        something (a dead dependency, a fatal log line), or ``timeout`` passes; the
+        message then says ``{name} {not_ready} within …`` and ends with the log's tail."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rc = self.exited()
+            if rc is not None:
+                raise self.error(
+                    f"{self.name} exited with status {rc} during startup; "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            last = probe()
+            if last is None:
+                return
+            problem = fatal()
+            if problem is not None:
+                raise self.error(problem)
+            if time.monotonic() > deadline:
+                raise self.error(
+                    f"{self.name} {not_ready} within {timeout:.0f}s (last: {last}); "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            time.sleep(interval)
+
+    def stop(self, grace: float | None = None) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds.
+
+        ``grace`` defaults to ``stop_timeout``; ``grace=0`` kills at once (a crash).
+        """
+        proc, self.popen = self.popen, None
+        if proc is None:
+            return
+        pgid = proc.pid  # start_new_session=True: the process leads its group
+        if grace is None:
+            grace = self.stop_timeout
+        if grace > 0:
+            _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and _group_alive(pgid, proc):
+            time.sleep(0.05)
+        _signal_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=self.stop_timeout)
+        deadline = time.monotonic() + self.stop_timeout
+        while time.monotonic() < deadline and _group_alive(pgid, proc):
+            time.sleep(0.05)
+        if proc.poll() is None:
+            raise self.error(f"{self.name} (pid {pgid}) did not exit after SIGKILL")
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
+    proc.poll()  # reap the leader if it exited, so it does not linger as a zombie
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -37,11 +37,11 @@ from ..api import annotations as ann
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
-from .attempt import Attempt, Decision, RetryWindow, Stop
 from .backoff import Backoff
 from .inputs import HostInput
 from .provisioner import HostView, Provisioner
 from .results import Result
+from .steps import Decision, RetryWindow, StepContext, Stop
 
 __all__ = ["DELETION", "LIFECYCLE", "Decision", "HostMachine", "RetryWindow"]
 
@@ -77,7 +77,7 @@ class Handler(NamedTuple):
     registered: bool = True  # registration is ensured before ``act`` runs
 
 
-class _Run(Attempt):
+class _Run(StepContext):
     """One call of :meth:`HostMachine.step`: the preamble and every state's handler."""
 
     def observe(self) -> None:

@@ -1,16 +1,16 @@
 """One step of one host: what every state's handler is built from.
 
-An :class:`Attempt` is made for one call of ``HostMachine.step`` and holds
+A :class:`StepContext` is made for one call of ``HostMachine.step`` and holds
 the host's book, its inputs, the instant and the :class:`Decision` being
 built. Its helpers turn a provisioner's answer into what it means for the
 host, and stop the step where the host must wait:
 
-* :meth:`Attempt.enter` starts a state's work and moves there only once the
-  backend accepted it; :meth:`Attempt.work` settles the current state's work;
+* :meth:`StepContext.enter` starts a state's work and moves there only once the
+  backend accepted it; :meth:`StepContext.work` settles the current state's work;
 * a refusal (``transient``, ``retry_after``) moves and records nothing;
-  a failure records the error and backs off (:meth:`Attempt.fail`);
+  a failure records the error and backs off (:meth:`StepContext.fail`);
 * registration (valid spec, credentials, the backend knows the host) is
-  ensured by :meth:`Attempt.ensure_registered` before every state's action.
+  ensured by :meth:`StepContext.ensure_registered` before every state's action.
 
 "Stop here" is the :class:`Stop` exception, raised only by the helpers typed
 ``NoReturn`` (and by :meth:`settle`, :meth:`work`, :meth:`enter` when the
@@ -92,7 +92,7 @@ class Stop(Exception):
     """Ends a step: the host waits (for time, the backend, or its user)."""
 
 
-class Attempt:
+class StepContext:
     def __init__(
         self,
         provisioner: Provisioner,

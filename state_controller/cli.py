@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
-from .provisioning.simulated import FAULT_KINDS
+from .provisioning.fault_plan import FAULT_KINDS
 
 if TYPE_CHECKING:
     from .provisioning.ironic import IronicSettings

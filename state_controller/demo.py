@@ -34,9 +34,10 @@ from .cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from .cluster.schema import validators
 from .observability.tracing import Exporter
 from .provisioning.backoff import Backoff
+from .provisioning.fault_plan import FAULT_KINDS, FaultKind, FaultPlan
 from .provisioning.ironic import IronicSettings, node_name_prefix
 from .provisioning.provisioner import CheckedBackend, Provisioner
-from .provisioning.simulated import FAULT_KINDS, FaultKind, FaultPlan, SimulatedProvisioner, Timings
+from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
 from .tables import render, rows

@@ -18,7 +18,7 @@ from ..api.timefmt import rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
-from .records import Cursor, Observations, Transition, UpdateCursor
+from .records import Cursor, Observations, Transition, UpdateCursor, cut
 from .stuck import StuckPolicy, human_duration
 from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
@@ -60,22 +60,8 @@ NODE_ONLY_ORDER = (
 )
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` within a schema's maxLength, which the API server counts in characters.
-
-    A backend's error can be any length; a status the API server refuses for one long
-    message would report nothing at all.
-    """
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _transitions(records: Iterable[Transition]) -> list[dict[str, Any]]:
-    out = []
-    for record in records:
-        wire = record.wire()
-        wire["message"] = cut(wire["message"], MESSAGE_MAX)
-        out.append(wire)
-    return out
+    return [record.wire() for record in records]
 
 
 def phase(book: Book) -> Phase:

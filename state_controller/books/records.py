@@ -6,9 +6,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..api.base import MESSAGE_MAX
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339, rfc3339_ms
 from ..api.updates import UpdateStep
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` within a schema's maxLength, which the API server counts in characters.
+
+    A backend's error can be any length; a status the API server refuses for one long
+    message would report nothing at all.
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @lru_cache(maxsize=1024)
@@ -110,7 +120,7 @@ class Transition:
             "to": self.to_state,
             "at": self._at,
             "reason": self.reason,
-            "message": self.message,
+            "message": cut(self.message, MESSAGE_MAX),
         }
 
     @classmethod

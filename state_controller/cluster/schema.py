@@ -42,23 +42,67 @@ def prune(value: Any, schema: Schema) -> Any:
     key), lists prune each item, and a ``null`` is dropped where the schema does not
     allow one (none of ours does). Values of the wrong type are left for validation.
     """
-    if isinstance(value, dict):
-        properties: Schema = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        keep_unknown = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            sub = properties.get(key, extra if isinstance(extra, dict) else None)
-            if item is None and not (sub or {}).get("nullable"):
-                continue
-            if sub is not None:
-                out[key] = prune(item, sub)
-            elif keep_unknown:
-                out[key] = item
-        return out
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [prune(item, schema["items"]) for item in value]
-    return value
+    return SchemaPruner(schema)(value)
+
+
+class SchemaPruner:
+    """:func:`prune` for one schema, compiled once.
+
+    Every write to the embedded store is pruned; walking the schema dicts on each
+    write, scalars included, cost 70 calls a HostState status write and made the
+    10,000-host benchmark a third slower. Compiled, a value under a schema with
+    nothing to prune (a string, a number, a free-form object) is taken as it is.
+    """
+
+    __slots__ = ("extra", "flat", "items", "keep_unknown", "leaf", "nullable", "properties")
+
+    def __init__(self, schema: Schema) -> None:
+        self.properties = {k: SchemaPruner(v) for k, v in (schema.get("properties") or {}).items()}
+        extra, items = schema.get("additionalProperties"), schema.get("items")
+        self.extra = SchemaPruner(extra) if isinstance(extra, dict) else None
+        self.items = SchemaPruner(items) if isinstance(items, dict) else None
+        self.keep_unknown = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+        self.nullable = bool(schema.get("nullable"))
+        self.leaf = (
+            not self.properties
+            and self.extra is None
+            and self.items is None
+            and (self.keep_unknown or schema.get("type") != "object")
+        )
+        # An object of scalars only (a history entry, a condition): when it has no key
+        # the schema lacks and no null, it is already what the API server would store.
+        self.flat = bool(self.properties) and all(p.leaf for p in self.properties.values())
+
+    def __call__(self, value: Any) -> Any:
+        if self.leaf:
+            return value
+        if isinstance(value, dict):
+            if self.flat and value.keys() <= self.properties.keys() and None not in value.values():
+                return value
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                sub = self.properties.get(key, self.extra)
+                if item is None and not (sub is not None and sub.nullable):
+                    continue
+                if sub is not None:
+                    out[key] = item if sub.leaf else sub(item)
+                elif self.keep_unknown:
+                    out[key] = item
+            return out
+        if isinstance(value, list) and self.items is not None:
+            items = self.items
+            if items.leaf:
+                return value
+            if items.flat:  # the history: checked inline, a call per entry costs more
+                keys = items.properties.keys()
+                return [
+                    item
+                    if type(item) is dict and item.keys() <= keys and None not in item.values()
+                    else items(item)
+                    for item in value
+                ]
+            return [items(item) for item in value]
+        return value
 
 
 class SchemaAdmission:
@@ -68,11 +112,12 @@ class SchemaAdmission:
         self.kind = kind
         self.schema = schema
         self.spec = spec
+        self._pruner = SchemaPruner(schema)
 
     def prune(self, obj: Obj) -> Obj:
         """The object as the API server stores it; ``metadata`` is the server's own
         business (ObjectMeta, not the CRD schema) and is kept as given."""
-        pruned: Obj = prune(obj, self.schema)
+        pruned: Obj = self._pruner(obj)
         if "metadata" in obj:
             pruned["metadata"] = obj["metadata"]
         return pruned

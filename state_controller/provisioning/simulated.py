@@ -14,35 +14,15 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-from .ironic.faults import unfetchable_checksum
+from .fault_plan import Fault, FaultPlan, Operation, failure
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed
-
-Operation = Literal[
-    "register", "inspect", "prepare", "provision", "deprovision", "power", "adopt", "delete"
-]
-FaultKind = Literal["credentials", "unreachable", "inspection", "provisioning", "power", "hang"]
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "credentials",
-    "unreachable",
-    "inspection",
-    "provisioning",
-    "power",
-    "hang",
-)
-
-_FAULT_OPERATION: dict[FaultKind, Operation] = {
-    "credentials": "register",
-    "unreachable": "register",
-    "inspection": "inspect",
-    "provisioning": "provision",
-    "power": "power",
-}
+from .wording import unfetchable_checksum
 
 
 @dataclass(frozen=True)
@@ -65,79 +45,6 @@ class Timings:
     def demo(cls) -> Timings:
         """Long enough to watch a fleet move, short enough to finish in a minute."""
         return cls(1.0, 3.0, 2.0, 4.0, 2.0, 0.5, 0.5, 0.5)
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One injected failure: ``times`` attempts fail (``None``: until removed)."""
-
-    kind: FaultKind
-    times: int | None = 3
-    operation: Operation = "inspect"  # for "hang": the operation that hangs
-    seconds: float = 30.0  # for "hang": how long it hangs
-
-    @property
-    def target(self) -> Operation:
-        return self.operation if self.kind == "hang" else _FAULT_OPERATION[self.kind]
-
-
-class FaultPlan:
-    """Which host (``namespace/name``) fails how; counts the failures it caused."""
-
-    def __init__(self, faults: Mapping[str, Iterable[Fault]] | None = None) -> None:
-        self._faults: dict[str, list[Fault]] = {k: list(v) for k, v in (faults or {}).items()}
-        self._used: Counter[tuple[str, int]] = Counter()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._faults)
-
-    def hosts(self) -> dict[str, list[Fault]]:
-        return {k: list(v) for k, v in self._faults.items()}
-
-    def add(self, host: str, fault: Fault) -> None:
-        with self._lock:
-            self._faults.setdefault(host, []).append(fault)
-
-    def clear(self, host: str) -> None:
-        with self._lock:
-            self._faults.pop(host, None)
-
-    def take(self, host: str, operation: Operation) -> Fault | None:
-        """The fault that strikes this attempt, if any (and count it)."""
-        with self._lock:
-            for index, fault in enumerate(self._faults.get(host, ())):
-                if fault.target != operation:
-                    continue
-                used = self._used[(host, index)]
-                if fault.times is None or used < fault.times:
-                    self._used[(host, index)] += 1
-                    return fault
-        return None
-
-    @classmethod
-    def random(
-        cls,
-        hosts: Iterable[str],
-        *,
-        rate: float,
-        kinds: Iterable[FaultKind] = FAULT_KINDS,
-        seed: int = 0,
-        hang_seconds: float = 30.0,
-        times: int | None = 3,
-    ) -> FaultPlan:
-        rng = random.Random(seed)
-        kinds = list(kinds)
-        plan: dict[str, list[Fault]] = {}
-        for host in hosts:
-            if rng.random() < rate:
-                kind = rng.choice(kinds)
-                if kind == "hang":
-                    op: Operation = rng.choice(["inspect", "provision"])
-                    plan[host] = [Fault("hang", times=1, operation=op, seconds=hang_seconds)]
-                else:
-                    plan[host] = [Fault(kind, times=times)]
-        return cls(plan)
 
 
 @dataclass
@@ -359,7 +266,7 @@ class SimulatedProvisioner:
     def _finish(self, host: HostView, operation: Operation, finish: Callable[[], Result]) -> Result:
         fault = self._failing.pop((host.key, operation), None)
         if fault is not None:
-            return _failure(fault, host)
+            return failure(fault, host)
         return finish()
 
     def _hardware(self, host: HostView) -> dict[str, Any]:
@@ -391,23 +298,3 @@ def _unfetchable_checksum(host: HostView) -> Result | None:
         + unfetchable_checksum(checksum, reason, fetcher="the simulated backend"),
         details=f"Failed to download image {checksum}, reason: {reason}",
     )
-
-
-def _failure(fault: Fault, host: HostView) -> Result:
-    if fault.kind == "inspection":
-        return failed(
-            "inspection failed: the inspection ramdisk did not report back",
-            details="Timeout reached while inspecting the node",
-        )
-    if fault.kind == "provisioning":
-        url = (host.image or {}).get("url", "")
-        return failed(
-            f"deploying the image failed: the checksum of {url} did not match spec.image.checksum",
-            details="Image checksum mismatch",
-        )
-    if fault.kind == "power":
-        return failed(
-            "the BMC did not change the power state; it may be busy or misconfigured",
-            details="IPMI command failed: Node busy",
-        )
-    return failed(f"simulated {fault.kind} failure")

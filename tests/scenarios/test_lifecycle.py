@@ -12,7 +12,8 @@ from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRET
 from state_controller.cluster.schema import validators
 from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from state_controller.provisioning.backoff import Backoff
-from state_controller.provisioning.simulated import Fault, FaultPlan, SimulatedProvisioner
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
+from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from tests.conftest import wait_for
 

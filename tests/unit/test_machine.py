@@ -10,6 +10,7 @@ from state_controller.api import annotations as ann
 from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.inputs import HostInput
 from state_controller.provisioning.machine import (
     DELETION,
@@ -20,12 +21,7 @@ from state_controller.provisioning.machine import (
 )
 from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
-from state_controller.provisioning.simulated import (
-    Fault,
-    FaultPlan,
-    SimulatedProvisioner,
-    Timings,
-)
+from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.host_inputs import parse_spec
 
 IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123" * 10 + "abcd"}  # 64 hex digits

@@ -99,6 +99,11 @@ class EmbeddedCluster:
             raise ValueError("read_only needs a path to read from")
         self._lock = threading.Lock()
         self._validators: dict[Resource, Validator] = dict(validators or {})
+        # Resolved once: isinstance() against a Protocol costs ~15 µs, on every write.
+        self._pruners: dict[Resource, Callable[[Obj], Obj]] = {}
+        for resource, validator in self._validators.items():
+            if isinstance(validator, Pruner):
+                self._pruners[resource] = validator.prune
         self._objects: dict[str, dict[tuple[str, str], Record]] = {}
         self._hub = WatchHub(self._lock, history)
         self._max_events = max_events
@@ -421,8 +426,8 @@ class EmbeddedCluster:
             raise ReadOnlyStore("the store is closed; writes are rejected")
 
     def _prune(self, resource: Resource, obj: Obj) -> Obj:
-        validator = self._validators.get(resource)
-        return validator.prune(obj) if isinstance(validator, Pruner) else obj
+        pruner = self._pruners.get(resource)
+        return pruner(obj) if pruner is not None else obj
 
     def _validate(self, resource: Resource, obj: Obj) -> None:
         validator = self._validators.get(resource)

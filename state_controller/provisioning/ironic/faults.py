@@ -18,6 +18,7 @@ from typing import Any
 
 from ..provisioner import HostView
 from ..results import Result
+from ..wording import unfetchable_checksum
 
 
 class Answer(Exception):
@@ -89,16 +90,6 @@ def connection_trouble(error: Exception) -> str:
 # What Ironic writes when it gives up on an operation because it restarted while the
 # operation ran (the conductor that held it is gone).
 INTERRUPTED = "can't be resumed by conductor"
-
-
-def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
-    """The sentence for a checksum file (``spec.image.checksum`` as a URL) that ``fetcher``
-    could not download: which file, why, and the two ways out."""
-    return (
-        f"{fetcher} could not fetch the checksum file {url} named in spec.image.checksum: "
-        f"{reason}; make it reachable from {fetcher} or put the checksum itself in "
-        "spec.image.checksum"
-    )
 
 
 # Ironic's words when it fetches a checksum file itself (image_download_source "local";

@@ -1,0 +1,135 @@
+"""Failures injected into the simulated hardware: which host fails what, how often.
+
+A :class:`FaultPlan` maps hosts (``namespace/name``) to :class:`Fault` s; the
+simulated backend asks it at each operation and answers with :func:`failure`,
+worded as a real backend words the same trouble (with its raw text in the
+details), so a demo shows what an operator would see. ``FaultPlan.random``
+draws a reproducible plan for a fleet from a seed.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from .provisioner import HostView
+from .results import Result, failed
+
+Operation = Literal[
+    "register", "inspect", "prepare", "provision", "deprovision", "power", "adopt", "delete"
+]
+FaultKind = Literal["credentials", "unreachable", "inspection", "provisioning", "power", "hang"]
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "credentials",
+    "unreachable",
+    "inspection",
+    "provisioning",
+    "power",
+    "hang",
+)
+
+_FAULT_OPERATION: dict[FaultKind, Operation] = {
+    "credentials": "register",
+    "unreachable": "register",
+    "inspection": "inspect",
+    "provisioning": "provision",
+    "power": "power",
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected failure: ``times`` attempts fail (``None``: until removed)."""
+
+    kind: FaultKind
+    times: int | None = 3
+    operation: Operation = "inspect"  # for "hang": the operation that hangs
+    seconds: float = 30.0  # for "hang": how long it hangs
+
+    @property
+    def target(self) -> Operation:
+        return self.operation if self.kind == "hang" else _FAULT_OPERATION[self.kind]
+
+
+class FaultPlan:
+    """Which host (``namespace/name``) fails how; counts the failures it caused."""
+
+    def __init__(self, faults: Mapping[str, Iterable[Fault]] | None = None) -> None:
+        self._faults: dict[str, list[Fault]] = {k: list(v) for k, v in (faults or {}).items()}
+        self._used: Counter[tuple[str, int]] = Counter()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._faults)
+
+    def hosts(self) -> dict[str, list[Fault]]:
+        return {k: list(v) for k, v in self._faults.items()}
+
+    def add(self, host: str, fault: Fault) -> None:
+        with self._lock:
+            self._faults.setdefault(host, []).append(fault)
+
+    def clear(self, host: str) -> None:
+        with self._lock:
+            self._faults.pop(host, None)
+
+    def take(self, host: str, operation: Operation) -> Fault | None:
+        """The fault that strikes this attempt, if any (and count it)."""
+        with self._lock:
+            for index, fault in enumerate(self._faults.get(host, ())):
+                if fault.target != operation:
+                    continue
+                used = self._used[(host, index)]
+                if fault.times is None or used < fault.times:
+                    self._used[(host, index)] += 1
+                    return fault
+        return None
+
+    @classmethod
+    def random(
+        cls,
+        hosts: Iterable[str],
+        *,
+        rate: float,
+        kinds: Iterable[FaultKind] = FAULT_KINDS,
+        seed: int = 0,
+        hang_seconds: float = 30.0,
+        times: int | None = 3,
+    ) -> FaultPlan:
+        rng = random.Random(seed)
+        kinds = list(kinds)
+        plan: dict[str, list[Fault]] = {}
+        for host in hosts:
+            if rng.random() < rate:
+                kind = rng.choice(kinds)
+                if kind == "hang":
+                    op: Operation = rng.choice(["inspect", "provision"])
+                    plan[host] = [Fault("hang", times=1, operation=op, seconds=hang_seconds)]
+                else:
+                    plan[host] = [Fault(kind, times=times)]
+        return cls(plan)
+
+
+def failure(fault: Fault, host: HostView) -> Result:
+    """What the simulated backend answers when ``fault`` strikes."""
+    if fault.kind == "inspection":
+        return failed(
+            "inspection failed: the inspection ramdisk did not report back",
+            details="Timeout reached while inspecting the node",
+        )
+    if fault.kind == "provisioning":
+        url = (host.image or {}).get("url", "")
+        return failed(
+            f"deploying the image failed: the checksum of {url} did not match spec.image.checksum",
+            details="Image checksum mismatch",
+        )
+    if fault.kind == "power":
+        return failed(
+            "the BMC did not change the power state; it may be busy or misconfigured",
+            details="IPMI command failed: Node busy",
+        )
+    return failed(f"simulated {fault.kind} failure")

@@ -133,11 +133,7 @@ class Book:
             time_in_previous_state=time_in_previous,
             error_type=error,
         )
-        if notable:
-            self.last_seq += 1
-            record.seq = self.last_seq
-            self._file(record, left_in_error=before.operational_status == OperationalStatus.ERROR)
-        self.journal.append(record)
+        self._record(record, left_in_error=before.operational_status == OperationalStatus.ERROR)
         self.facts.last_updated = now
         return record
 
@@ -180,14 +176,18 @@ class Book:
             recorded=moved,
             time_in_previous_state=now - before.entered_at if moved else None,
         )
-        if moved:
+        self._record(record, left_in_error=before.step == UpdateStep.DEGRADED, opens=starting)
+        if moved and not in_progress(shown.step):
+            self._close_update(now)
+        return record
+
+    def _record(self, record: Transition, *, left_in_error: bool, opens: bool = False) -> None:
+        """Number and file a notable record in history and chapter; journal every one."""
+        if record.recorded:
             self.last_seq += 1
             record.seq = self.last_seq
-            self._file(record, left_in_error=before.step == UpdateStep.DEGRADED, opens=starting)
-            if not in_progress(shown.step):
-                self._close_update(now)
+            self._file(record, left_in_error=left_in_error, opens=opens)
         self.journal.append(record)
-        return record
 
     def position(self) -> str:
         """Where the host is, as its history says it: an update step, else its state."""

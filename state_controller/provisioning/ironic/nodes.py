@@ -182,8 +182,12 @@ def root_device(hints: Mapping[str, Any] | None) -> dict[str, Any]:
 def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
     """The node's ``instance_info`` from ``spec.image``: source, checksum, disk format.
 
-    An md5 (or unspecified) checksum, or the URL of a checksum file, goes in
-    ``image_checksum``; a named algorithm in ``image_os_hash_algo``/``_value``.
+    The URL of a checksum file goes in ``image_checksum`` whatever its type: Ironic
+    fetches a URL only from there, and takes ``image_os_hash_value`` literally (and
+    before ``image_checksum``; Ironic 39, ``checksum_utils.get_checksum_and_algo``),
+    then tells sha256 from sha512 by the length of what it fetched. An md5 (or
+    unspecified) checksum goes in ``image_checksum`` too; a sha256 or sha512 one in
+    ``image_os_hash_algo``/``_value``.
     """
     info: dict[str, Any] = {}
     image = image or {}
@@ -191,7 +195,7 @@ def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
         info["image_source"] = image["url"]
         checksum = image.get("checksum")
         kind = image.get("checksumType") or "auto"
-        if checksum and kind in ("md5", "auto"):
+        if checksum and (kind in ("md5", "auto") or checksum.startswith(("http://", "https://"))):
             info["image_checksum"] = checksum
         elif checksum:
             info["image_os_hash_algo"] = kind

@@ -1,0 +1,28 @@
+"""What a Host's image becomes in an Ironic node's instance_info."""
+
+from __future__ import annotations
+
+from state_controller.provisioning.ironic.nodes import instance_info
+
+URL = "http://images.example/os.qcow2"
+SHA256 = "ab" * 32
+
+
+def test_a_checksum_file_url_goes_where_ironic_fetches_it_whatever_its_type() -> None:
+    for kind in ("sha256", "sha512", "md5", "auto"):
+        info = instance_info({"url": URL, "checksum": URL + ".sha256sum", "checksumType": kind})
+        assert info == {"image_source": URL, "image_checksum": URL + ".sha256sum"}
+
+
+def test_a_named_sha_checksum_goes_in_os_hash() -> None:
+    info = instance_info({"url": URL, "checksum": SHA256, "checksumType": "sha256"})
+    assert info["image_os_hash_algo"] == "sha256" and info["image_os_hash_value"] == SHA256
+    assert "image_checksum" not in info
+
+
+def test_an_md5_or_unnamed_checksum_goes_in_image_checksum() -> None:
+    assert instance_info({"url": URL, "checksum": "cd" * 16, "checksumType": "md5"}) == {
+        "image_source": URL,
+        "image_checksum": "cd" * 16,
+    }
+    assert instance_info({"url": URL, "checksum": SHA256})["image_checksum"] == SHA256

@@ -17,13 +17,14 @@ from typing import Any
 from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..api.timefmt import rfc3339
-from ..books.chapters import CHAPTER_OF
+from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
 from ..cluster.interface import EVENTS, ApiError, Cluster
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "hoststate-controller"
+UPDATE_EVENTS = {"UpdateStarted": "Normal", "UpdateComplete": "Normal", "UpdateDegraded": "Warning"}
 
 
 def event_for(record: Entry) -> tuple[str, str, str] | None:
@@ -36,6 +37,9 @@ def event_for(record: Entry) -> tuple[str, str, str] | None:
         return record.type, record.reason, record.message
     if not record.recorded:
         return None
+    if record.chapter == UPDATE_CHAPTER:  # an update is told when it starts and ends
+        kind = UPDATE_EVENTS.get(record.reason)
+        return None if kind is None else (kind, record.reason, record.message or record.reason)
     if record.error_type is not None:
         return "Warning", record.reason, record.message
     if record.from_state == record.to_state:

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from ..api.states import ProvisioningState
 from ..books.book import Book
+from ..books.chapters import UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
 from ..books.projections import phase_of
 from ..books.records import Transition
@@ -265,6 +266,8 @@ class Metrics:
     # -- observations -------------------------------------------------------------------
 
     def transition(self, record: Transition) -> None:
+        if record.chapter == UPDATE_CHAPTER:
+            return  # a node's update steps are not provisioning states
         if record.error_type is not None:
             self.child(self.errors, record.error_type.value).inc()
         if record.from_state != record.to_state:

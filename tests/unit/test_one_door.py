@@ -12,7 +12,10 @@ from opentelemetry.trace import NoOpTracer
 
 from state_controller.api import annotations as ann
 from state_controller.api.states import ProvisioningState as S
+from state_controller.api.updates import UpdateStep
+from state_controller.books.book import Book
 from state_controller.books.journal import INVALID_ANNOTATION, STUCK, Notice
+from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS
@@ -140,3 +143,27 @@ def test_a_restart_reports_nothing_twice() -> None:
     s.reconcile(times=2)
     assert len(s.store.list(EVENTS)[0]) == events
     assert s.reconciler.books[KEY].journal.end == 0
+
+
+def test_an_update_is_told_when_it_starts_and_ends_not_at_every_step() -> None:
+    s = Setup()
+    s.create(host_manifest("ns", 0))
+    s.reconcile()
+    book = Book("ns/host-0000", now=T0, node_only=True)
+    steps = [UpdateStep.PENDING, UpdateStep.DRAINING, UpdateStep.REBOOTING, UpdateStep.UPDATED]
+    reasons = ["UpdateStarted", "Draining", "Rebooting", "UpdateComplete"]
+    for at, (step, reason) in enumerate(zip(steps, reasons, strict=True)):
+        book.transition(update=UpdateCursor(step=step), now=T0 + at, reason=reason, message="m")
+    transitions_before = s.counted(
+        "hoststate_transitions_total", **{"from": "", "to": "registering"}
+    )
+    host = s.store.get(HOSTS, "ns", "host-0000")
+    s.reconciler.reporter.report(host, book.journal.since(0)[0])
+    assert [len(s.events(r)) for r in reasons] == [1, 0, 0, 1]
+    assert (
+        s.counted("hoststate_transitions_total", **{"from": "updated", "to": "update pending"}) == 0
+    )
+    assert (
+        s.counted("hoststate_transitions_total", **{"from": "", "to": "registering"})
+        == transitions_before
+    )

@@ -33,6 +33,11 @@ class UpdateStep(StrEnum):
     DEGRADED = "update degraded"  # the agent gave up on this update; it says why
 
 
+# The reasons of the history records (and Events) that start and end an update.
+UPDATE_STARTED = "UpdateStarted"
+UPDATE_COMPLETE = "UpdateComplete"
+UPDATE_DEGRADED = "UpdateDegraded"
+
 IN_PROGRESS: tuple[UpdateStep, ...] = (
     UpdateStep.PENDING,
     UpdateStep.PREPARING,

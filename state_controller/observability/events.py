@@ -17,6 +17,7 @@ from typing import Any
 from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..api.timefmt import rfc3339
+from ..api.updates import UPDATE_COMPLETE, UPDATE_DEGRADED, UPDATE_STARTED
 from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
 from ..cluster.interface import EVENTS, ApiError, Cluster
@@ -24,7 +25,7 @@ from ..cluster.interface import EVENTS, ApiError, Cluster
 log = logging.getLogger(__name__)
 
 COMPONENT = "hoststate-controller"
-UPDATE_EVENTS = {"UpdateStarted": "Normal", "UpdateComplete": "Normal", "UpdateDegraded": "Warning"}
+UPDATE_EVENTS = {UPDATE_STARTED: "Normal", UPDATE_COMPLETE: "Normal", UPDATE_DEGRADED: "Warning"}
 
 
 def event_for(record: Entry) -> tuple[str, str, str] | None:

@@ -18,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ..api.states import ProvisioningState
+from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
 from ..books.book import Book
 from ..books.chapters import UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
@@ -33,6 +34,7 @@ RECONCILE_BUCKETS = (
     15, 20, 25, 30, 40, 50, 60,
 )  # fmt: skip
 QUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 2))
+STEP_NAMES = frozenset(s.value for s in (*IN_PROGRESS, UpdateStep.DEGRADED))
 
 
 class BooksCollector(Collector):
@@ -70,8 +72,23 @@ class BooksCollector(Collector):
             "Consecutive errors of each host that is in error.",
             labels=["namespace", "host", "type"],
         )
+        per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
+        step_entered = GaugeMetricFamily(
+            "hoststate_node_update_step_entered_timestamp_seconds",
+            "When each followed Node entered its current update step (one series per node).",
+            labels=["namespace", "hoststate", "node", "step"],
+        )
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
+            update = book.node_update()  # immutable, like the cursor
+            if update is not None:
+                per_step[update.step.value] += 1
+                node = book.facts.node or name
+                step_entered.add_metric(
+                    [namespace, name, node, update.step.value], update.entered_at
+                )
+            if book.node_only:
+                continue  # a Node with no Host has no provisioning to report
             cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
             per_state[cur.state.value] += 1
             entered.add_metric(
@@ -92,7 +109,12 @@ class BooksCollector(Collector):
         )
         for state in sorted(per_state):
             stuck.add_metric([state], stuck_per_state.get(state, 0))
-        return [hosts, entered, stuck, stuck_hosts, errors]
+        steps = GaugeMetricFamily(
+            "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
+        )
+        for step, count in sorted(per_step.items()):
+            steps.add_metric([step], count)
+        return [hosts, entered, stuck, stuck_hosts, errors, steps, step_entered]
 
 
 class Metrics:
@@ -137,6 +159,19 @@ class Metrics:
         )
         self.events = Counter(
             "hoststate_events", "Kubernetes Events emitted.", ["type", "reason"], registry=r
+        )
+        self.step_seconds = Histogram(
+            "hoststate_node_update_step_duration_seconds",
+            "Time Nodes spent in an update step, observed when they leave it.",
+            ["step"],
+            buckets=STATE_BUCKETS,
+            registry=r,
+        )
+        self.updates = Counter(
+            "hoststate_node_updates",
+            "Node updates that ended, by outcome (completed, degraded).",
+            ["outcome"],
+            registry=r,
         )
         # controller-runtime names, so existing controller dashboards work unchanged
         self.reconcile_total = Counter(
@@ -267,7 +302,8 @@ class Metrics:
 
     def transition(self, record: Transition) -> None:
         if record.chapter == UPDATE_CHAPTER:
-            return  # a node's update steps are not provisioning states
+            self._update_transition(record)  # update steps are not provisioning states
+            return
         if record.error_type is not None:
             self.child(self.errors, record.error_type.value).inc()
         if record.from_state != record.to_state:
@@ -275,6 +311,16 @@ class Metrics:
             if record.time_in_previous_state is not None:
                 seconds = record.time_in_previous_state
                 self.child(self.state_seconds, record.from_state).observe(seconds)
+
+    def _update_transition(self, record: Transition) -> None:
+        if not record.recorded:
+            return
+        if record.time_in_previous_state is not None and record.from_state in STEP_NAMES:
+            self.child(self.step_seconds, record.from_state).observe(record.time_in_previous_state)
+        if record.reason == UPDATE_COMPLETE:
+            self.child(self.updates, "completed").inc()
+        elif record.reason == UPDATE_DEGRADED:
+            self.child(self.updates, "degraded").inc()
 
     def notice(self, notice: Notice) -> None:
         if notice.reason == STUCK:

@@ -9,7 +9,13 @@ message (one pod fewer left) updates the cursor without a history record.
 
 from __future__ import annotations
 
-from ..api.updates import UpdateStep, in_progress
+from ..api.updates import (
+    UPDATE_COMPLETE,
+    UPDATE_DEGRADED,
+    UPDATE_STARTED,
+    UpdateStep,
+    in_progress,
+)
 from ..books.book import Book
 from ..books.records import UpdateCursor, camel
 from .adapters import DrainStatus, Reading, adapter_for, never_back
@@ -72,12 +78,12 @@ def _why(before: UpdateCursor, after: UpdateCursor) -> tuple[str, str]:
     if after.step == before.step:
         return camel(after.step.value), after.message
     if after.step == UpdateStep.DEGRADED:
-        return "UpdateDegraded", after.message
+        return UPDATE_DEGRADED, after.message
     if after.step == UpdateStep.UPDATED:
-        return "UpdateComplete", f"now running {after.current}" if after.current else ""
+        return UPDATE_COMPLETE, f"now running {after.current}" if after.current else ""
     if not in_progress(before.step):
         target = f"to {after.desired}" if after.desired else ""
         source = f"from {before.current} " if before.current else ""
         told = f"updating {source}{target}".strip()
-        return "UpdateStarted", f"{told}: {after.message}" if after.message else told
+        return UPDATE_STARTED, f"{told}: {after.message}" if after.message else told
     return camel(after.step.value), after.message

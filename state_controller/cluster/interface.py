@@ -46,6 +46,8 @@ SECRETS = Resource("", "v1", "Secret", "secrets", has_status=False)
 EVENTS = Resource("", "v1", "Event", "events", has_status=False)
 NODES = Resource("", "v1", "Node", "nodes", namespaced=False)
 LEASES = Resource("coordination.k8s.io", "v1", "Lease", "leases", has_status=False)
+PODS = Resource("", "v1", "Pod", "pods")
+PDBS = Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
 
 
 class ApiError(Exception):
@@ -124,12 +126,22 @@ class Cluster(Protocol):
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj: ...
 
-    def list(self, resource: Resource, namespace: str | None = None) -> tuple[list[Obj], str]:
-        """All objects (in one namespace, or all when ``None``) and the list's resourceVersion."""
+    def list(
+        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+    ) -> tuple[list[Obj], str]:
+        """All objects (in one namespace, or all when ``None``) and the list's resourceVersion.
+
+        ``field_selector`` is the API's (``spec.nodeName=worker-1``): equality terms
+        joined by commas.
+        """
         ...
 
     def watch(
-        self, resource: Resource, namespace: str | None = None, resource_version: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        resource_version: str = "",
+        field_selector: str = "",
     ) -> Watch:
         """Changes after ``resource_version``; iteration raises :class:`Gone` if it is too old."""
         ...

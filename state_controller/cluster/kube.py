@@ -213,20 +213,27 @@ class KubeCluster:
         self._count("get")
         return self._with_kind(resource, self._json("GET", self.path(resource, namespace, name)))
 
-    def list(self, resource: Resource, namespace: str | None = None) -> tuple[list[Obj], str]:
+    def list(
+        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+    ) -> tuple[list[Obj], str]:
         self._count("list")
         items: list[Obj] = []
-        query: dict[str, str] = {"limit": "500"}
+        first: dict[str, str] = {"fieldSelector": field_selector} if field_selector else {}
+        query: dict[str, str] = {"limit": "500", **first}
         while True:
             page = self._json("GET", self.path(resource, namespace), query=query)
             items.extend(self._with_kind(resource, o) for o in page.get("items") or [])
             meta = page.get("metadata") or {}
             if not meta.get("continue"):
                 return items, str(meta.get("resourceVersion", ""))
-            query = {"limit": "500", "continue": meta["continue"]}
+            query = {"limit": "500", "continue": meta["continue"], **first}
 
     def watch(
-        self, resource: Resource, namespace: str | None = None, resource_version: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        resource_version: str = "",
+        field_selector: str = "",
     ) -> KubeWatch:
         self._count("watch")
         query = {
@@ -237,6 +244,8 @@ class KubeCluster:
         }
         if resource_version:
             query["resourceVersion"] = resource_version
+        if field_selector:
+            query["fieldSelector"] = field_selector
         url = self.path(resource, namespace) + "?" + urlencode(query)
         return KubeWatch(self, url)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
+from ..upgrades.signals import DEFAULT_POOL_LABEL
 
 
 @dataclass(frozen=True)
@@ -16,4 +17,6 @@ class ControllerConfig:
     limits: Limits = field(default_factory=Limits)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
     backoff: Backoff = field(default_factory=Backoff)
-    node_state_namespace: str = "hoststate-system"
+    follow_nodes: bool = True  # watch Nodes and follow their updates
+    node_state_namespace: str = "hoststate-system"  # where node-only HostStates live
+    pool_label: str = DEFAULT_POOL_LABEL  # the label that puts a Node in a pool

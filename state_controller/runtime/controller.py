@@ -1,10 +1,13 @@
-"""The host controller: informers feed a work queue, workers reconcile hosts.
+"""The host controller: informers feed a work queue, workers reconcile books.
 
 Like a controller-runtime manager with one controller: it waits until every
 cache is synced before the first reconcile (a book must never be opened
 before the HostState that holds its history is in the cache), runs N workers
-that never process one host twice at a time, retries errors with per-host
-backoff, and arms one timer per host for stuck detection instead of sweeping.
+that never process one book twice at a time, retries errors with per-book
+backoff, and arms one timer per book for stuck detection instead of sweeping.
+
+A queue key names a book: a Host's (``namespace/name``; a Node that runs on
+the Host is followed in its reconcile) or a Node's own (``node:<name>``).
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ from collections.abc import Callable
 
 from ..api.objects import Obj
 from ..books.book import Book
-from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
+from ..cluster.interface import HOSTS, HOSTSTATES, NODES, SECRETS, Cluster, split_key
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from .config import ControllerConfig
-from .host_reconciler import HostReconciler, ReconcileResult
-from .informer import InformerSet
+from .drains import Drains
+from .host_reconciler import HostReconciler
+from .informer import Informer, InformerSet
+from .node_reconciler import NodeFollower, NodeReconciler
+from .nodes import NodeIndex, node_key, node_named_by
 from .reporting import NoReporter, Reporter
+from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -46,9 +53,20 @@ class HostController:
         self.cluster = cluster
         ns = self.config.namespaces
         self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics)
+        state_ns = ns
+        if ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
+            state_ns = (*ns, self.config.node_state_namespace)  # node-only HostStates
         self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host])
-        self.hoststates = InformerSet(cluster, HOSTSTATES, ns, handlers=[self._on_hoststate])
+        self.hoststates = InformerSet(cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate])
         self.secrets = InformerSet(cluster, SECRETS, ns, handlers=[self._on_secret])
+        self._host_names: dict[str, set[str]] = {}  # Host name -> keys (a Node links by name)
+        self.node_index = NodeIndex(self._hosts_named, self.config.pool_label)
+        self.drains = Drains(cluster, self._on_pods)
+        self.nodes: Informer | None = None
+        follower: NodeFollower | None = None
+        if self.config.follow_nodes:
+            self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
+            follower = NodeFollower(self.node_index, self.drains)
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -57,6 +75,16 @@ class HostController:
             machine=HostMachine(provisioner, backoff=self.config.backoff),
             config=self.config,
             reporter=self.reporter,
+            nodes=follower,
+            clock=clock,
+        )
+        self.node_reconciler = NodeReconciler(
+            cluster,
+            hosts=self.hosts,
+            hoststates=self.hoststates,
+            follower=follower or NodeFollower(self.node_index, self.drains),
+            writer=self.reconciler.writer,
+            config=self.config,
             clock=clock,
         )
         self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
@@ -70,7 +98,8 @@ class HostController:
 
     @property
     def books(self) -> dict[str, Book]:
-        return self.reconciler.books
+        """Every book: the Hosts' and the Nodes' own (keyed by their HostState's key)."""
+        return {**self.reconciler.books, **self.node_reconciler.books}
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -78,11 +107,18 @@ class HostController:
         self.start_caches(sync_timeout=sync_timeout)
         self.start_workers()
 
+    def _informers(self) -> list[Informer | InformerSet]:
+        # Hosts before Nodes: a Node is linked to a Host already known.
+        found: list[Informer | InformerSet] = [self.secrets, self.hoststates, self.hosts]
+        return found + ([self.nodes] if self.nodes is not None else [])
+
     def start_caches(self, *, sync_timeout: float = 60.0) -> None:
         """Fill the caches (a standby replica does this too, to take over at once)."""
-        for informer in (self.secrets, self.hoststates, self.hosts):
+        for informer in self._informers():
             informer.start()
-        for informer in (self.secrets, self.hoststates, self.hosts):
+            if informer is self.hosts:
+                informer.wait_synced(sync_timeout)
+        for informer in self._informers():
             if not informer.wait_synced(sync_timeout):
                 raise TimeoutError(f"cache of {informer.resource} did not sync in {sync_timeout}s")
         self.synced = True
@@ -97,8 +133,9 @@ class HostController:
         self.queue.shutdown()
         for worker in self._workers:
             worker.join(timeout=10)
-        for informer in (self.hosts, self.hoststates, self.secrets):
+        for informer in reversed(self._informers()):
             informer.stop()
+        self.drains.stop()
 
     def __enter__(self) -> HostController:
         self.start()
@@ -112,9 +149,40 @@ class HostController:
     def _on_host(self, key: str, host: Obj | None) -> None:
         self._index_secret(key, _secret_of(host))
         self.queue.add(key)
+        _, name = split_key(key)
+        with self._index_lock:
+            keys = self._host_names.setdefault(name, set())
+            known = key in keys
+            if host is not None:
+                keys.add(key)
+            else:
+                keys.discard(key)
+        if known != (host is not None):  # a Host came or went: a Node may link anew
+            for linked in self.node_index.relink(name):
+                self.queue.add(linked)
+
+    def _hosts_named(self, name: str) -> list[str]:
+        with self._index_lock:
+            return sorted(self._host_names.get(name, ()))
 
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
         if key in self._secret_of_host:  # a known host
+            self.queue.add(key)
+            return
+        namespace, name = split_key(key)
+        if namespace == self.config.node_state_namespace and self.node_index.key_of(name):
+            self.queue.add(node_key(name))  # a node-only HostState (the book key says whose)
+
+    def _on_node(self, name: str, node: Obj | None) -> None:
+        """Only a change of what a book reads from a Node goes further than this."""
+        for key in self.node_index.observe(name, node):
+            self.queue.add(key)
+        cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
+        self.drains.follow(name, cordoned)
+
+    def _on_pods(self, node: str) -> None:
+        key = self.node_index.key_of(node)
+        if key is not None:
             self.queue.add(key)
 
     def _on_secret(self, key: str, secret: Obj | None) -> None:
@@ -149,9 +217,9 @@ class HostController:
             started = time.perf_counter()
             try:
                 with self.reporter.reconcile_span(key):
-                    outcome = self.reconciler.reconcile(key)
+                    outcome = self._reconcile(key)
             except Exception:
-                log.exception("reconcile of host %s failed; retrying with backoff", key)
+                log.exception("reconcile of %s failed; retrying with backoff", key)
                 self.queue.add_rate_limited(key)
                 result = "error"
             else:
@@ -162,6 +230,12 @@ class HostController:
                     self.reconciles += 1
                 self.queue.done(key)
             self.reporter.reconciled(result, time.perf_counter() - started)
+
+    def _reconcile(self, key: str) -> ReconcileResult:
+        node = node_named_by(key)
+        if node is not None:
+            return self.node_reconciler.reconcile(node)
+        return self.reconciler.reconcile(key)
 
     def _requeue(self, key: str, outcome: ReconcileResult) -> str:
         result = "success"

@@ -26,7 +26,6 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -36,40 +35,24 @@ from ..api import annotations as ann
 from ..api.host import HostStatus
 from ..api.objects import Obj
 from ..books.book import Book
-from ..books.journal import INVALID_ANNOTATION, STUCK
-from ..books.projections import RECENT, host_status, host_status_differs, hoststate_status
-from ..books.records import Cursor
+from ..books.journal import INVALID_ANNOTATION
+from ..books.projections import RECENT, host_status, host_status_differs
 from ..books.restore import confirmed_seq, restore
-from ..cluster.interface import (
-    HOSTS,
-    HOSTSTATES,
-    SECRETS,
-    AlreadyExists,
-    Cluster,
-    Conflict,
-    NotFound,
-    Resource,
-)
+from ..cluster.interface import HOSTS, SECRETS, Cluster, NotFound, Resource
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .delivery import Delivery
 from .host_inputs import SpecCache, gather, hardware_details
 from .informer import Informer, InformerSet
+from .node_reconciler import NodeFollower
 from .reporting import Reporter
+from .results import DONE, ReconcileResult
+from .statuses import BookWriter
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ReconcileResult:
-    """When to look at the host again (controller-runtime's ``reconcile.Result``)."""
-
-    requeue_after: float | None = None
-    rate_limited: bool = False
-    wake_after: float | None = None  # the stuck-detection timer
-
-
-DONE = ReconcileResult()
+__all__ = ["DONE", "HostReconciler", "ReconcileResult"]
 
 
 class HostReconciler:
@@ -83,6 +66,7 @@ class HostReconciler:
         machine: HostMachine,
         config: ControllerConfig,
         reporter: Reporter,
+        nodes: NodeFollower | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -90,6 +74,8 @@ class HostReconciler:
         self.machine = machine
         self.config = config
         self.reporter = reporter
+        self.nodes = nodes  # None: no Node is followed (the runtime alone, in tests)
+        self.writer = BookWriter(cluster, hoststates, config, reporter)
         self.clock = clock
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
@@ -123,14 +109,16 @@ class HostReconciler:
         self._notice_annotation_problems(book, annotations, now)
         decision = self.machine.step(book, inputs, now, delivery.retry)
         delivery.retry = decision.retry
-        self._notice_stuck(book, delivery, now)
+        if self.nodes is not None:
+            self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
+        self.writer.notice_stuck(book, delivery, now)
 
-        host = self._write_host_status(host, book, delivery)
+        host = owner = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host
-            self._write_hoststate(host, book, delivery, now)
+            self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(owner))
             if decision.requeue_after is None and not decision.rate_limited:  # at rest
                 host = self._tidy_host_status(host, book, delivery)
-        self._report(host, book, delivery)
+        self.writer.report(host, book, delivery)
 
         removals = set(decision.remove_annotations)
         if from_annotation:
@@ -142,8 +130,7 @@ class HostReconciler:
             self._patch(HOSTS, host, {"finalizers": kept}, precondition=True)
             return DONE
 
-        deadline = self.config.stuck.deadline(book.cursor)
-        wake = deadline - now if deadline is not None and deadline > now else None
+        wake = self.writer.wake_after(book, now)
         return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
 
     def _secret(self, key: str) -> Obj | None:
@@ -173,7 +160,8 @@ class HostReconciler:
             from_annotation = status is not None
         state = self.hoststates.get(key)
         state_status = state.get("status") if state else None
-        book = restore(key, status, state_status, now=now, limits=self.config.limits)
+        node = str(((state or {}).get("spec") or {}).get("node") or "")
+        book = restore(key, status, state_status, now=now, limits=self.config.limits, node=node)
         delivery = Delivery(confirmed_seq=confirmed_seq(state_status), reported=book.journal.end)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery, from_annotation
@@ -197,15 +185,6 @@ class HostReconciler:
                     book.notice("Warning", INVALID_ANNOTATION, message, now=now)
             book.note(now=now, annotation_problems=problems)
 
-    def _notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
-        """Tell a stuck host's user once per state it is stuck in."""
-        cursor = book.cursor
-        if delivery.stuck_announced == cursor.entered_at:
-            return
-        if self.config.stuck.is_stuck(cursor, now):
-            delivery.stuck_announced = cursor.entered_at
-            book.notice("Warning", STUCK, _stuck_message(cursor), now=now)
-
     # -- writing ------------------------------------------------------------------------
 
     def _write_host_status(
@@ -215,7 +194,7 @@ class HostReconciler:
         if not host_status_differs(projected, host.get("status"), tidy=tidy):
             self.reporter.status_write(HOSTS.plural, "unchanged")
             return host
-        return self._update_status(HOSTS, self.hosts, host, projected)
+        return self.writer.update_status(HOSTS, self.hosts, host, projected)
 
     def _tidy_host_status(self, host: Obj, book: Book, delivery: Delivery) -> Obj:
         """Drop the transitions the HostState has confirmed from a resting Host's status.
@@ -228,75 +207,6 @@ class HostReconciler:
         if not (host.get("status") or {}).get(RECENT):
             return host
         return self._write_host_status(host, book, delivery, tidy=True)
-
-    def _write_hoststate(self, host: Obj, book: Book, delivery: Delivery, now: float) -> None:
-        key = f"{host['metadata']['namespace']}/{host['metadata']['name']}"
-        state = self.hoststates.get(key)
-        projected = hoststate_status(book, self.config.stuck, now)
-        if state is None:
-            state = self._create_hoststate(host)
-        if state.get("status") == projected:
-            self.reporter.status_write(HOSTSTATES.plural, "unchanged")
-        else:
-            self._update_status(HOSTSTATES, self.hoststates, state, projected)
-        delivery.confirmed_seq = book.last_seq
-
-    def _create_hoststate(self, host: Obj) -> Obj:
-        meta = host["metadata"]
-        body = {
-            "apiVersion": API_VERSION,
-            "kind": "HostState",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta["namespace"],
-                "labels": {"hoststate.io/host": meta["name"]},
-                "ownerReferences": [
-                    {
-                        "apiVersion": API_VERSION,
-                        "kind": "Host",
-                        "name": meta["name"],
-                        "uid": meta.get("uid", ""),
-                        "controller": True,
-                        "blockOwnerDeletion": False,
-                    }
-                ],
-            },
-            "spec": {"host": meta["name"], "node": ""},
-        }
-        try:
-            created = self.cluster.create(HOSTSTATES, body)
-        except AlreadyExists:
-            created = self.cluster.get(HOSTSTATES, meta["namespace"], meta["name"])
-        self.hoststates.mutate(created)
-        return created
-
-    def _update_status(
-        self, resource: Resource, informer: Informer | InformerSet, obj: Obj, status: dict[str, Any]
-    ) -> Obj:
-        meta = obj["metadata"]
-        body: Obj = {
-            "apiVersion": obj.get("apiVersion", resource.api_version),
-            "kind": obj.get("kind", resource.kind),
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "resourceVersion": meta.get("resourceVersion", ""),
-            },
-            "status": status,
-        }
-        outcome = "written"
-        try:
-            written = self.cluster.update_status(resource, body)
-        except Conflict:
-            # Our book is the truth for status; someone changed the object meanwhile.
-            fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
-            informer.mutate(fresh)
-            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
-            written = self.cluster.update_status(resource, body)
-            outcome = "conflict"
-        informer.mutate(written)
-        self.reporter.status_write(resource.plural, outcome)
-        return written
 
     def _patch(
         self, resource: Resource, obj: Obj, metadata: dict[str, Any], *, precondition: bool = False
@@ -316,23 +226,30 @@ class HostReconciler:
             informer.mutate(patched)
         return patched
 
-    # -- reporting ----------------------------------------------------------------------
 
-    def _report(self, host: Obj, book: Book, delivery: Delivery) -> None:
-        """Hand the reporter what the journal gained since the last reconcile."""
-        entries, missed = book.journal.since(delivery.reported)
-        delivery.reported = book.journal.end
-        if missed:
-            log.warning(
-                "host %s: %d journal entries were trimmed before reporting", book.key, missed
-            )
-        if entries:
-            self.reporter.report(host, entries)
-
-
-def _stuck_message(cursor: Cursor) -> str:
-    detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""
-    return f"host has been {cursor.state.value} for longer than allowed{detail}"
+def _hoststate_of(host: Obj) -> Obj:
+    """A new HostState for a Host: same namespace and name, owned by it."""
+    meta = host["metadata"]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "HostState",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "labels": {"hoststate.io/host": meta["name"]},
+            "ownerReferences": [
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": "Host",
+                    "name": meta["name"],
+                    "uid": meta.get("uid", ""),
+                    "controller": True,
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "spec": {"host": meta["name"], "node": ""},
+    }
 
 
 def _status_from_annotation(raw: str) -> dict[str, Any] | None:

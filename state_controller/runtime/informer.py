@@ -61,6 +61,8 @@ class Informer:
     namespace: str | None = None
     handlers: list[Handler] = field(default_factory=list)
     relist_delay: float = 1.0
+    field_selector: str = ""  # e.g. the pods of one node: "spec.nodeName=worker-1"
+    on_synced: Callable[[], None] | None = None  # after every full list (handlers saw changes)
 
     def __post_init__(self) -> None:
         self._cache: dict[str, _Entry] = {}
@@ -117,8 +119,9 @@ class Informer:
     # -- running ------------------------------------------------------------------------
 
     def start(self) -> None:
+        scope = f"-{self.field_selector}" if self.field_selector else ""
         self._thread = threading.Thread(
-            target=self._run, name=f"informer-{self.resource.plural}", daemon=True
+            target=self._run, name=f"informer-{self.resource.plural}{scope}", daemon=True
         )
         self._thread.start()
 
@@ -146,7 +149,7 @@ class Informer:
                 self._stopping.wait(self.relist_delay)
 
     def _relist(self) -> str:
-        items, version = self.cluster.list(self.resource, self.namespace)
+        items, version = self.cluster.list(self.resource, self.namespace, self.field_selector)
         objects = {object_key(o): o for o in items}
         fresh = {key: _entry(o) for key, o in objects.items()}
         with self._lock:
@@ -161,10 +164,20 @@ class Informer:
             if key not in fresh:
                 self._dispatch(key, None)
         self._synced.set()
+        if self.on_synced is not None:
+            try:
+                self.on_synced()
+            except Exception:
+                log.exception("sync handler of %s failed", self.resource)
         return version
 
     def _follow(self, version: str) -> str:
-        watch = self.cluster.watch(self.resource, self.namespace, resource_version=version)
+        watch = self.cluster.watch(
+            self.resource,
+            self.namespace,
+            resource_version=version,
+            field_selector=self.field_selector,
+        )
         self._watch = watch
         if self._stopping.is_set():
             watch.stop()

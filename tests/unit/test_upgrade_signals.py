@@ -11,7 +11,7 @@ from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
 from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
-from state_controller.upgrades.links import host_of
+from state_controller.upgrades.links import host_of, names_read
 from state_controller.upgrades.progression import progress
 from state_controller.upgrades.signals import node_signals, pool_of
 
@@ -80,7 +80,9 @@ def test_the_machine_config_operator_update_sequence() -> None:
     """The annotations in the order the operator writes them, read step by step."""
     drain, uncordon = f"drain-{NEW}", f"uncordon-{NEW}"
     cursor = UpdateCursor(desired=OLD, current=OLD, boot_id="boot-1")
-    pods = DrainStatus(known=True, pods_left=3, blocked_by="web/web-pdb")
+    pods = DrainStatus(
+        known=True, pods_left=3, blocked_by="web/web-pdb", blocked_since="2026-11-24T10:02:11Z"
+    )
     sequence = [
         (node(mco("Done")), S.PENDING),
         (node(mco("Working")), S.PREPARING),
@@ -127,7 +129,8 @@ def test_the_machine_config_operator_update_sequence() -> None:
         assert reading.desired == NEW
         if reading.step == S.DRAINING:
             assert reading.message == "draining: 3 pods left, eviction blocked by " + (
-                "PodDisruptionBudget web/web-pdb"
+                "PodDisruptionBudget web/web-pdb (it allows no disruption since "
+                "2026-11-24T10:02:11Z)"
             )
         cursor = replace(cursor, step=reading.step, desired=reading.desired)
     assert steps == [expected for _, expected in sequence]
@@ -310,7 +313,12 @@ def test_progress_through_the_operators_annotations_and_a_degraded_retry() -> No
 
 
 def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None:
-    hosts = {"host-0": ["metal/host-0"], "w0": ["metal/w0"], "twin": ["a/twin", "b/twin"]}
+    hosts = {
+        "host-0": ["metal/host-0"],
+        "bmh-7": ["openshift-machine-api/bmh-7"],
+        "w0": ["metal/w0"],
+        "twin": ["a/twin", "b/twin"],
+    }
 
     def named(name: str) -> list[str]:
         return hosts.get(name, [])
@@ -319,6 +327,9 @@ def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None
     assert host_of(node_signals(raw), named) == "metal/host-0"  # metal3://metal/host-0/m-0
     raw["spec"]["providerID"] = "baremetalhost:///openshift-machine-api/bmh-7/0f3c"
     assert host_of(node_signals(raw), named) == "openshift-machine-api/bmh-7"
+    raw["spec"]["providerID"] = "metal3://metal/gone/m-0"
+    assert host_of(node_signals(raw), named) == "metal/w0"  # no such Host: the hostname
+    assert names_read(node_signals(raw)) == {"gone", "w0"}
     raw["spec"]["providerID"] = "aws:///us-east-1a/i-0abc"
     assert host_of(node_signals(raw), named) == "metal/w0"  # the hostname label
     raw["metadata"]["labels"]["hoststate.io/host"] = "twin"

@@ -11,7 +11,7 @@ import random
 import string
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import orjson
@@ -165,3 +165,34 @@ def identify(resource: Resource, meta: Mapping[str, Any]) -> tuple[str, str]:
             f"{resource}: name is required", [FieldCause("metadata.name", "Required value")]
         )
     return namespace_of(resource, meta.get("namespace")), str(name)
+
+
+FieldMatch = Callable[[Obj], bool]
+
+
+def field_matcher(selector: str) -> FieldMatch | None:
+    """The API server's field selector (``spec.nodeName=worker-1,status.phase!=Failed``) as a
+    predicate; None when there is none. A field that is absent reads as ``""``."""
+    if not selector:
+        return None
+    terms: list[tuple[list[str], str, bool]] = []
+    for term in selector.split(","):
+        negate = "!=" in term
+        path, _, value = term.partition("!=" if negate else "=")
+        path = path.strip()
+        value = value.lstrip("=").strip()
+        if not path:
+            raise Invalid(f"invalid field selector {selector!r}: write field=value terms")
+        terms.append((path.split("."), value, negate))
+
+    def matches(obj: Obj) -> bool:
+        for path, value, negate in terms:
+            found: Any = obj
+            for part in path:
+                found = found.get(part) if isinstance(found, dict) else None
+            text = "" if found is None else str(found)
+            if (text == value) == negate:
+                return False
+        return True
+
+    return matches

@@ -26,6 +26,7 @@ from state_controller.cluster.embedded.semantics import (
     Record,
     check_precondition,
     dumps,
+    field_matcher,
     finish_change,
     identify,
     is_removable,
@@ -179,8 +180,11 @@ class EmbeddedCluster:
             raise NotFound(f'{resource} "{name}" not found')
         return orjson.loads(record[1])  # type: ignore[no-any-return]
 
-    def list(self, resource: Resource, namespace: str | None = None) -> tuple[list[Obj], str]:
+    def list(
+        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+    ) -> tuple[list[Obj], str]:
         """Sorted by namespace/name like etcd; parsing happens after releasing the lock."""
+        match = field_matcher(field_selector)
         with self._lock:
             self._stats["list"] += 1
             items = list(self._objects.get(str(resource), {}).items())
@@ -188,17 +192,27 @@ class EmbeddedCluster:
         if namespace is not None and resource.namespaced:
             items = [item for item in items if item[0][0] == namespace]
         items.sort(key=lambda item: item[0])
-        return [orjson.loads(body) for _, (_, body) in items], str(rv)
+        parsed = [orjson.loads(body) for _, (_, body) in items]
+        return [o for o in parsed if match is None or match(o)], str(rv)
 
     def watch(
-        self, resource: Resource, namespace: str | None = None, resource_version: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        resource_version: str = "",
+        field_selector: str = "",
     ) -> EmbeddedWatch:
+        """A field selector filters events by the object they carry (as the API server does
+        for a field that never changes back, like a pod's ``spec.nodeName``)."""
         rkey = str(resource)
         ns = namespace if resource.namespaced else None
         since = parse_version(resource_version)
+        match = field_matcher(field_selector)
         with self._lock:
             self._stats["watch"] += 1
-            return self._hub.watch_locked(rkey, ns, since, self._objects.get(rkey, {}), self._rv)
+            return self._hub.watch_locked(
+                rkey, ns, since, self._objects.get(rkey, {}), self._rv, match
+            )
 
     # -- writes ----------------------------------------------------------------------------
 

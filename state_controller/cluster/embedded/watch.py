@@ -17,7 +17,7 @@ from typing import Final
 
 import orjson
 
-from state_controller.cluster.embedded.semantics import Key, Record
+from state_controller.cluster.embedded.semantics import FieldMatch, Key, Record
 from state_controller.cluster.interface import EventType, Gone, Invalid, WatchEvent
 
 _Change = tuple[EventType, bytes]  # what a watcher receives
@@ -39,8 +39,10 @@ class EmbeddedWatch:
         namespace: str | None,
         backlog: list[_Change],
         gone: str | None = None,
+        match: FieldMatch | None = None,
     ) -> None:
         self.resource_key = resource_key
+        self._match = match
         self.namespace = namespace
         self.queue: SimpleQueue[_Change | None] = SimpleQueue()
         self._hub = hub
@@ -58,12 +60,16 @@ class EmbeddedWatch:
         for event_type, body in backlog:
             if self._stopped:
                 return
-            yield WatchEvent(event_type, orjson.loads(body), body)
+            obj = orjson.loads(body)
+            if self._match is None or self._match(obj):
+                yield WatchEvent(event_type, obj, body)
         while not self._stopped:
             item = self.queue.get()
             if item is _STOP or self._stopped:
                 return
-            yield WatchEvent(item[0], orjson.loads(item[1]), item[1])
+            obj = orjson.loads(item[1])
+            if self._match is None or self._match(obj):
+                yield WatchEvent(item[0], obj, item[1])
 
     def stop(self) -> None:
         """Ends iteration, also for a thread blocked waiting for the next event."""
@@ -103,6 +109,7 @@ class WatchHub:
         since: int | None,
         stored: Mapping[tuple[str, str], Record],
         rv: int,
+        match: FieldMatch | None = None,
     ) -> EmbeddedWatch:
         """A registered watcher of ``rkey`` in ``ns`` (None: every namespace).
 
@@ -118,7 +125,7 @@ class WatchHub:
                 gone = f"too old resource version: {since} ({floor})"
                 return EmbeddedWatch(self, rkey, ns, [], gone=gone)
             backlog = self._replay_locked(rkey, ns, since, floor)
-        watcher = EmbeddedWatch(self, rkey, ns, backlog)
+        watcher = EmbeddedWatch(self, rkey, ns, backlog, match=match)
         self._watchers[rkey] = (*self._watchers.get(rkey, ()), watcher)
         return watcher
 

@@ -22,6 +22,7 @@ class DrainStatus:
     known: bool = False  # pods were looked at: the node is cordoned and its pods are watched
     pods_left: int = 0
     blocked_by: str = ""  # "namespace/name" of a PodDisruptionBudget that allows no eviction
+    blocked_since: str = ""  # when that budget stopped allowing disruptions (RFC 3339)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,11 @@ def draining_message(drain: DrainStatus) -> str:
         return "draining: counting the pods an eviction would move"
     pods = f"{drain.pods_left} pod{'' if drain.pods_left == 1 else 's'} left"
     if drain.blocked_by:
-        return f"draining: {pods}, eviction blocked by PodDisruptionBudget {drain.blocked_by}"
+        since = f" since {drain.blocked_since}" if drain.blocked_since else ""
+        return (
+            f"draining: {pods}, eviction blocked by PodDisruptionBudget {drain.blocked_by}"
+            f" (it allows no disruption{since})"
+        )
     return f"draining: {pods}"
 
 

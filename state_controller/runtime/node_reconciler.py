@@ -1,0 +1,151 @@
+"""Reconcile what a Node shows into the book it is told in.
+
+A Node linked to a Host is followed inside the Host's reconcile
+(:meth:`NodeFollower.follow`, called by the host reconciler after the
+machine's step), so a host has one book and one worker at a time. A Node with
+no Host is reconciled here, in a node-only book whose HostState lives in the
+controller's namespace, named after the Node and owned by it (so the garbage
+collector removes it with the Node). Such a HostState lasts while its Node runs
+on no Host: when the Node goes, or a Host for it appears, the book closes and
+the HostState is deleted (the Host's own HostState tells the story from then
+on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from ..api import API_VERSION
+from ..api.objects import Obj
+from ..books.book import Book
+from ..books.restore import confirmed_seq, restore
+from ..cluster.interface import HOSTSTATES, Cluster, NotFound
+from ..upgrades.progression import progress
+from ..upgrades.signals import NodeSignals
+from .config import ControllerConfig
+from .delivery import Delivery
+from .drains import Drains
+from .informer import Informer, InformerSet
+from .nodes import NodeIndex
+from .results import DONE, ReconcileResult
+from .statuses import BookWriter
+
+log = logging.getLogger(__name__)
+
+NODE_LABEL = "hoststate.io/node"
+
+
+class NodeFollower:
+    """Brings a book's update cursor to what its Node shows."""
+
+    def __init__(self, nodes: NodeIndex, drains: Drains) -> None:
+        self.nodes = nodes
+        self.drains = drains
+
+    def follow(self, book: Book, node: NodeSignals | None, now: float) -> None:
+        """Record the book's Node (or that it has none) and the step its update is at."""
+        book.note(now=now, node=node.name if node is not None else "")
+        if node is not None:
+            progress(book, node, self.drains.status(node.name), now)
+
+
+class NodeReconciler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        hosts: Informer | InformerSet,
+        hoststates: Informer | InformerSet,
+        follower: NodeFollower,
+        writer: BookWriter,
+        config: ControllerConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self.hosts, self.hoststates = hosts, hoststates
+        self.follower = follower
+        self.writer = writer
+        self.config = config
+        self.clock = clock
+        self.books: dict[str, Book] = {}
+        self.deliveries: dict[str, Delivery] = {}
+        self._collisions: set[str] = set()
+
+    def key(self, name: str) -> str:
+        """The node-only HostState's key: the controller's namespace, the Node's name."""
+        return f"{self.config.node_state_namespace}/{name}"
+
+    def reconcile(self, name: str) -> ReconcileResult:
+        key = self.key(name)
+        node = self.follower.nodes.unlinked(name)
+        if node is None:  # gone, or runs on a Host now
+            self._close(key, name)
+            return DONE
+        if self.hosts.get(key) is not None:
+            if key not in self._collisions:
+                self._collisions.add(key)
+                log.warning(
+                    "node %s runs on no Host, but a Host %s holds the HostState name it would "
+                    "get; not followed until it is linked (label it hoststate.io/host)",
+                    name,
+                    key,
+                )
+            return DONE
+        now = self.clock()
+        book, delivery = self._open(key, name, now)
+        self.follower.follow(book, node, now)
+        self.writer.notice_stuck(book, delivery, now)
+        state = self.writer.write_hoststate(key, book, delivery, now, lambda: _body(key, node))
+        self.writer.report(state, book, delivery)
+        return ReconcileResult(wake_after=self.writer.wake_after(book, now))
+
+    def _open(self, key: str, name: str, now: float) -> tuple[Book, Delivery]:
+        book, delivery = self.books.get(key), self.deliveries.get(key)
+        if book is not None and delivery is not None:
+            return book, delivery
+        state = self.hoststates.get(key)
+        status = state.get("status") if state else None
+        book = restore(
+            key, None, status, now=now, limits=self.config.limits, node=name, node_only=True
+        )
+        delivery = Delivery(confirmed_seq=confirmed_seq(status), reported=book.journal.end)
+        self.books[key], self.deliveries[key] = book, delivery
+        return book, delivery
+
+    def _close(self, key: str, name: str) -> None:
+        self.books.pop(key, None)
+        self.deliveries.pop(key, None)
+        state = self.hoststates.get(key)
+        if state is None or (state.get("spec") or {}).get("host"):
+            return  # none, or not a node-only one
+        if (state.get("spec") or {}).get("node") != name:
+            return
+        with contextlib.suppress(NotFound):  # already gone
+            self.cluster.delete(HOSTSTATES, *key.split("/", 1))
+        self.hoststates.forget(key)
+
+
+def _body(key: str, node: NodeSignals) -> Obj:
+    namespace, _, name = key.partition("/")
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "HostState",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {NODE_LABEL: name},
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "name": node.name,
+                    "uid": node.uid,
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "spec": {"host": "", "node": name},
+    }

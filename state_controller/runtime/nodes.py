@@ -1,0 +1,126 @@
+"""The Nodes the controller follows: what each one shows, and which book it is told in.
+
+Kubelets update their Node every 10 s to 5 min with nothing an update is read
+from (heartbeat times, images, allocatable). :meth:`NodeIndex.observe` reduces
+each Node event to its :class:`~..upgrades.signals.NodeSignals` and answers the
+work-queue keys to reconcile, or none when the signals did not change: that
+filter is the whole cost of a heartbeat.
+
+A Node linked to a Host (see :mod:`..upgrades.links`) is told in the Host's
+book, so its events queue the Host's key and one worker owns the book. A Node
+with no Host is told in a book of its own, queued as ``node:<name>``. A Host
+that appears or goes away can change a link; :meth:`NodeIndex.relink` answers
+the keys whose books gain or lose their Node.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+
+from ..api.objects import Obj
+from ..upgrades.links import host_of, names_read
+from ..upgrades.signals import DEFAULT_POOL_LABEL, NodeSignals, node_signals
+
+NODE_KEY_PREFIX = "node:"
+
+
+def node_key(name: str) -> str:
+    """The work-queue key of a Node with no Host (a Host's key always holds a '/')."""
+    return NODE_KEY_PREFIX + name
+
+
+def node_named_by(key: str) -> str | None:
+    return key[len(NODE_KEY_PREFIX) :] if key.startswith(NODE_KEY_PREFIX) else None
+
+
+class NodeIndex:
+    """Signals and links of every Node; safe to use from informer and worker threads."""
+
+    def __init__(
+        self,
+        hosts_named: Callable[[str], Iterable[str]],
+        pool_label: str = DEFAULT_POOL_LABEL,
+    ) -> None:
+        self._hosts_named = hosts_named
+        self._pool_label = pool_label
+        self._lock = threading.Lock()
+        self._signals: dict[str, NodeSignals] = {}
+        self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
+        self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
+        self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
+
+    # -- events ---------------------------------------------------------------------------
+
+    def observe(self, name: str, node: Obj | None) -> set[str]:
+        """Take a Node event; the keys to reconcile (none when nothing the books read changed)."""
+        signals = None if node is None else node_signals(node, self._pool_label)
+        with self._lock:
+            before = self._signals.get(name)
+            if signals == before:
+                return set()
+            keys: set[str] = set()
+            if before is not None:
+                keys.add(self._key_locked(name))
+                for host_name in names_read(before):
+                    self._readers.get(host_name, set()).discard(name)
+            if signals is None:
+                self._signals.pop(name, None)
+                self._set_link_locked(name, None)
+                self._links.pop(name, None)
+                return keys
+            self._signals[name] = signals
+            for host_name in names_read(signals):
+                self._readers.setdefault(host_name, set()).add(name)
+            self._set_link_locked(name, host_of(signals, self._hosts_named))
+            keys.add(self._key_locked(name))
+            return keys
+
+    def relink(self, host_name: str) -> set[str]:
+        """A Host of this name appeared or went: the keys of the books whose Node changed."""
+        keys: set[str] = set()
+        with self._lock:
+            for name in sorted(self._readers.get(host_name, ())):
+                link = host_of(self._signals[name], self._hosts_named)
+                if link != self._links.get(name):
+                    keys.add(self._key_locked(name))
+                    self._set_link_locked(name, link)
+                    keys.add(self._key_locked(name))
+        return keys
+
+    def _set_link_locked(self, name: str, link: str | None) -> None:
+        old = self._links.get(name)
+        if old is not None:
+            self._nodes_of.get(old, set()).discard(name)
+        self._links[name] = link
+        if link is not None:
+            self._nodes_of.setdefault(link, set()).add(name)
+
+    def _key_locked(self, name: str) -> str:
+        link = self._links.get(name)
+        return link if link is not None else node_key(name)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def node_on(self, host_key: str) -> NodeSignals | None:
+        """The Node running on a Host; None for none, or when several claim it (a Node's
+        hostname equal to another's label is a naming mistake, not two nodes on one host)."""
+        with self._lock:
+            names = self._nodes_of.get(host_key) or set()
+            return self._signals[next(iter(names))] if len(names) == 1 else None
+
+    def unlinked(self, name: str) -> NodeSignals | None:
+        """A Node that runs on no Host (None when it is linked, or gone)."""
+        with self._lock:
+            if self._links.get(name) is not None:
+                return None
+            return self._signals.get(name)
+
+    def key_of(self, name: str) -> str | None:
+        """The key of the book a Node is told in; None for a Node not (or no longer) known."""
+        with self._lock:
+            return self._key_locked(name) if name in self._signals else None
+
+    def all(self) -> list[NodeSignals]:
+        with self._lock:
+            return list(self._signals.values())

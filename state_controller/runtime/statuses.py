@@ -1,0 +1,153 @@
+"""What every reconcile of a book ends with: its HostState written, its journal reported.
+
+A Host's book and a Node's own book are reconciled by different code (one runs
+the provisioning machine, the other only follows its Node), but what they show
+leaves by the same way: :class:`BookWriter` writes a status only when its
+projection differs (with one retry on a conflict, since the book is the truth
+for status), announces a stuck step once, hands the journal's new entries to
+the reporter, and says when the stuck timer must fire.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..api.objects import Obj
+from ..api.updates import ORDER
+from ..books.book import Book
+from ..books.journal import STUCK
+from ..books.projections import hoststate_status
+from ..books.stuck import human_duration
+from ..cluster.interface import HOSTSTATES, AlreadyExists, Cluster, Conflict, NotFound, Resource
+from .config import ControllerConfig
+from .delivery import Delivery
+from .informer import Informer, InformerSet
+from .reporting import Reporter
+
+log = logging.getLogger(__name__)
+
+
+class BookWriter:
+    def __init__(
+        self,
+        cluster: Cluster,
+        hoststates: Informer | InformerSet,
+        config: ControllerConfig,
+        reporter: Reporter,
+    ) -> None:
+        self.cluster = cluster
+        self.hoststates = hoststates
+        self.config = config
+        self.reporter = reporter
+
+    # -- the HostState --------------------------------------------------------------------
+
+    def write_hoststate(
+        self, key: str, book: Book, delivery: Delivery, now: float, new: Callable[[], Obj]
+    ) -> Obj:
+        """Create the HostState (``new()`` is its body) if needed, keep ``spec.node`` naming
+        the book's Node, and write the status when its projection differs."""
+        state = self.hoststates.get(key)
+        projected = hoststate_status(book, self.config.stuck, now)
+        if state is None:
+            state = self._create(new())
+        if (state.get("spec") or {}).get("node", "") != book.facts.node:
+            state = self._patch_spec(state, {"node": book.facts.node})
+        if state.get("status") == projected:
+            self.reporter.status_write(HOSTSTATES.plural, "unchanged")
+        else:
+            state = self.update_status(HOSTSTATES, self.hoststates, state, projected)
+        delivery.confirmed_seq = book.last_seq
+        return state
+
+    def _create(self, body: Obj) -> Obj:
+        meta = body["metadata"]
+        try:
+            created = self.cluster.create(HOSTSTATES, body)
+        except AlreadyExists:
+            created = self.cluster.get(HOSTSTATES, meta["namespace"], meta["name"])
+        self.hoststates.mutate(created)
+        return created
+
+    def _patch_spec(self, state: Obj, spec: dict[str, Any]) -> Obj:
+        meta = state["metadata"]
+        try:
+            patched = self.cluster.patch(
+                HOSTSTATES, meta.get("namespace"), meta["name"], {"spec": spec}
+            )
+        except NotFound:
+            return state
+        self.hoststates.mutate(patched)
+        return patched
+
+    def update_status(
+        self, resource: Resource, informer: Informer | InformerSet, obj: Obj, status: dict[str, Any]
+    ) -> Obj:
+        meta = obj["metadata"]
+        body: Obj = {
+            "apiVersion": obj.get("apiVersion", resource.api_version),
+            "kind": obj.get("kind", resource.kind),
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta.get("namespace"),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "status": status,
+        }
+        outcome = "written"
+        try:
+            written = self.cluster.update_status(resource, body)
+        except Conflict:
+            # Our book is the truth for status; someone changed the object meanwhile.
+            fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
+            informer.mutate(fresh)
+            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+            written = self.cluster.update_status(resource, body)
+            outcome = "conflict"
+        informer.mutate(written)
+        self.reporter.status_write(resource.plural, outcome)
+        return written
+
+    # -- stuck ------------------------------------------------------------------------------
+
+    def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
+        """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
+        update = book.node_update()
+        updating = update is not None and update.step in ORDER
+        entered = update.entered_at if update is not None and updating else book.cursor.entered_at
+        if delivery.stuck_announced == entered:
+            return
+        deadline = self.config.stuck.deadline(book.cursor, update)
+        if deadline is None or now < deadline:
+            return
+        delivery.stuck_announced = entered
+        limit = human_duration(deadline - entered)
+        if update is not None and updating:
+            detail = f": {update.message}" if update.message else ""
+            message = f"node {book.facts.node or book.key} has been {update.step.value} "
+            message += f"for longer than the {limit} allowed{detail}"
+        else:
+            cursor = book.cursor
+            detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""
+            message = f"host has been {cursor.state.value} for longer than allowed{detail}"
+        book.notice("Warning", STUCK, message, now=now)
+
+    def wake_after(self, book: Book, now: float) -> float | None:
+        """Seconds until the book's current state or step is stuck (None: never, or already)."""
+        deadline = self.config.stuck.deadline(book.cursor, book.node_update())
+        return deadline - now if deadline is not None and deadline > now else None
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def report(self, about: Obj, book: Book, delivery: Delivery) -> None:
+        """Hand the reporter what the journal gained since the last reconcile."""
+        entries, missed = book.journal.since(delivery.reported)
+        delivery.reported = book.journal.end
+        if missed:
+            log.warning(
+                "book %s: %d journal entries were trimmed before reporting", book.key, missed
+            )
+        if entries:
+            self.reporter.report(about, entries)

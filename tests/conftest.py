@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from state_controller.wiring import observed_controller
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 SCENARIO_NAMESPACE = "fleet"
+NODE_STATE_NAMESPACE = "hoststate-system"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
@@ -50,7 +51,9 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     plane = request.getfixturevalue("control_plane")
     kube = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
     yield kube
+    remove_nodes(kube)
     empty_namespace(kube, SCENARIO_NAMESPACE)
+    empty_namespace(kube, NODE_STATE_NAMESPACE)
     kube.close()
 
 
@@ -87,6 +90,23 @@ def empty_namespace(cluster: Cluster, namespace: str) -> None:
     wait_for(
         lambda: all(not cluster.list(r, namespace)[0] for r in (HOSTS, HOSTSTATES, SECRETS)),
         what=f"namespace {namespace} emptied",
+    )
+
+
+def remove_nodes(cluster: Cluster) -> None:
+    """Nodes are cluster-scoped: a session's control plane keeps them across tests."""
+    from state_controller.cluster.interface import NODES, PDBS, PODS
+
+    for resource, namespace in ((PODS, SCENARIO_NAMESPACE), (PDBS, SCENARIO_NAMESPACE)):
+        for obj in cluster.list(resource, namespace)[0]:
+            with suppress(NotFound):
+                cluster.delete(resource, namespace, obj["metadata"]["name"])
+    for node in cluster.list(NODES)[0]:
+        with suppress(NotFound):
+            cluster.delete(NODES, None, node["metadata"]["name"])
+    wait_for(
+        lambda: not cluster.list(NODES)[0] and not cluster.list(PODS, SCENARIO_NAMESPACE)[0],
+        what="nodes and pods removed",
     )
 
 

@@ -36,6 +36,7 @@ def progress(book: Book, node: NodeSignals, drain: DrainStatus, now: float) -> b
         and not in_progress(reading.step)
         and before.current
         and reading.current != before.current
+        and before.source == adapter.name  # an agent that starts reporting is no update
     ):
         # Updated in place (a kubelet or runtime upgrade with no cordon, no agent):
         # one update, of one step, so that the history says it happened.

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.support.control_plane import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMESPACES = ("fleet", "metal")
+NAMESPACES = ("fleet", "metal", "hoststate-system")
 
 
 BUILD = ROOT / "tools" / "k8s" / "build.sh"

@@ -27,7 +27,10 @@ class AgentAdapter:
     name = "agent"
 
     def claims(self, node: NodeSignals) -> bool:
-        return bool(node.annotation(OWN_UPDATE_STATE) or node.annotation(OWN_DESIRED_CONFIG))
+        return any(
+            node.annotation(key)
+            for key in (OWN_UPDATE_STATE, OWN_DESIRED_CONFIG, OWN_CURRENT_CONFIG)
+        )
 
     def read(self, node: NodeSignals, before: UpdateCursor, drain: DrainStatus) -> Reading:
         desired = node.annotation(OWN_DESIRED_CONFIG)

@@ -1,0 +1,272 @@
+"""Nodes followed end to end, on the embedded store and a real kube-apiserver: a Node's
+update told in its Host's book (the Machine Config Operator's annotations), a Node with no
+Host in a HostState of its own (our own annotations), a plain kubelet reboot, a drain held
+by a PodDisruptionBudget, and heartbeats that cost nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from typing import Any
+
+from state_controller.api.updates import UpdateStep
+from state_controller.books.stuck import StuckPolicy
+from state_controller.cluster.interface import (
+    EVENTS,
+    HOSTSTATES,
+    NODES,
+    PDBS,
+    AlreadyExists,
+    Cluster,
+    NotFound,
+    Resource,
+)
+from state_controller.demo import create_fleet
+from state_controller.runtime.config import ControllerConfig
+from state_controller.simulated_nodes import SimulatedNode
+from state_controller.upgrades.signals import MCO
+from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
+from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of
+
+NS = "fleet"
+OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"
+SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
+WORKER = {"node-role.kubernetes.io/worker": ""}
+
+
+def allow_pods(cluster: Cluster) -> None:
+    """A real API server admits a Pod only with its namespace's default ServiceAccount
+    (no controller here creates it)."""
+    with contextlib.suppress(AlreadyExists):
+        cluster.create(
+            SERVICE_ACCOUNTS,
+            {"apiVersion": "v1", "kind": "ServiceAccount",
+             "metadata": {"name": "default", "namespace": NS}},
+        )  # fmt: skip
+
+
+def update_of(state: dict[str, Any]) -> dict[str, Any]:
+    return dict((state.get("status") or {}).get("update") or {})
+
+
+def step_of(cluster: Cluster, namespace: str, name: str) -> str:
+    try:
+        return str(update_of(cluster.get(HOSTSTATES, namespace, name)).get("step", ""))
+    except NotFound:
+        return "<none>"
+
+
+def test_an_mco_update_is_told_in_its_hosts_history(cluster: Cluster, run_controller: Any) -> None:
+    allow_pods(cluster)
+    with run_controller(cluster) as running:
+        create_fleet(cluster, NS, 1)
+        host = "host-0000"
+        wait_for(lambda: state_of(cluster, host) == "provisioned", what="provisioned")
+        node = SimulatedNode(
+            cluster, "worker-0", labels=WORKER, provider_id=f"metal3://{NS}/{host}/m-0"
+        )
+        node.register()
+        node.annotate(
+            {MCO + "currentConfig": OLD, MCO + "desiredConfig": OLD, MCO + "state": "Done"}
+        )
+        wait_for(lambda: hoststate(cluster, host)["spec"]["node"] == "worker-0", what="linked")
+        wait_for(lambda: update_of(hoststate(cluster, host)).get("currentConfig") == OLD)
+        node.run_pod(NS, "web-0", {"app": "web"})
+        drain, uncordon = f"drain-{NEW}", f"uncordon-{NEW}"
+
+        def expect(step: UpdateStep) -> None:
+            try:
+                wait_for(lambda: step_of(cluster, NS, host) == step.value, what=step.value)
+            except AssertionError as failed:
+                shown = update_of(hoststate(cluster, host))
+                node_now = cluster.get(NODES, None, "worker-0")
+                raise AssertionError(f"{failed}; update {shown}; node {node_now}") from None
+
+        node.annotate({MCO + "desiredConfig": NEW})
+        expect(UpdateStep.PENDING)
+        node.annotate({MCO + "state": "Working"})
+        expect(UpdateStep.PREPARING)
+        node.annotate({MCO + "desiredDrain": drain})
+        expect(UpdateStep.CORDONING)
+        node.cordon()
+        expect(UpdateStep.DRAINING)
+        wait_for(
+            lambda: update_of(hoststate(cluster, host))["message"] == "draining: 1 pod left",
+            what="the pod left counted",
+        )
+        node.evict(NS, "web-0")
+        node.annotate({MCO + "lastAppliedDrain": drain})
+        expect(UpdateStep.APPLYING)
+        node.annotate({MCO + "post-config-action": "Rebooting"})
+        node.go_down()
+        expect(UpdateStep.REBOOTING)
+        node.come_back()
+        node.annotate({MCO + "post-config-action": "", MCO + "desiredDrain": uncordon})
+        expect(UpdateStep.RESUMING)
+        node.cordon(False)
+        node.annotate(
+            {MCO + "lastAppliedDrain": uncordon, MCO + "currentConfig": NEW, MCO + "state": "Done"}
+        )
+        expect(UpdateStep.UPDATED)
+        wait_for(running.controller.idle)
+
+        state = hoststate(cluster, host)
+        history = state["status"]["history"]
+        assert [h["to"] for h in history] == [
+            "registering", "inspecting", "preparing", "available", "provisioning", "provisioned",
+            "update pending", "preparing update", "cordoning", "draining", "applying update",
+            "rebooting", "resuming", "provisioned",
+        ]  # fmt: skip
+        assert all(a["to"] == b["from"] for a, b in itertools.pairwise(history))
+        assert [c["name"] for c in state["status"]["chapters"]][-1] == "update"
+        assert state["status"]["chapters"][-1]["outcome"] == "completed"
+        assert update_of(state)["currentConfig"] == NEW and update_of(state)["source"] == "mco"
+        for ctype in ("Updated", "UpdateComplete", "UpdateExecuted", "Drained", "RebootedNode"):
+            assert condition(state, ctype)["status"] == "True", ctype
+        assert condition(state, "Provisioned")["status"] == "True"  # still provisioned
+        reasons = [e["reason"] for e in events_for(cluster, host)]
+        assert reasons.count("UpdateStarted") == 1 and reasons.count("UpdateComplete") == 1
+        assert running.sample("hoststate_node_updates_total", {"outcome": "completed"}) == 1
+        assert running.sample("hoststate_node_update_steps", {"step": "updated"}) == 1
+
+
+def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    with run_controller(cluster) as running:
+        node = SimulatedNode(cluster, "edge-7", labels=WORKER)
+        node.register()
+        node.annotate({"hoststate.io/current-config": "v1"})
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "updated")
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "edge-7")
+        assert state["spec"] == {"host": "", "node": "edge-7"}
+        assert state["metadata"]["ownerReferences"][0]["kind"] == "Node"
+        node.annotate({"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"})
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "preparing update")
+        node.annotate({"hoststate.io/current-config": "v2", "hoststate.io/update-state": "Done"})
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "updated")
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "edge-7")
+        assert state["status"]["phase"] == "Updated"
+        assert [h["to"] for h in state["status"]["history"]] == ["preparing update", "updated"]
+        assert update_of(state)["source"] == "agent" and update_of(state)["currentConfig"] == "v2"
+        assert "Provisioned" not in {c["type"] for c in state["status"]["conditions"]}
+        # a Node that goes takes its node-only HostState with it
+        node.delete()
+        wait_for(
+            lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "<none>",
+            what="node-only HostState deleted",
+        )
+        wait_for(lambda: f"{NODE_STATE_NAMESPACE}/edge-7" not in running.controller.books)
+
+
+def test_a_plain_kubelet_reboot_and_upgrade_with_no_agent(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    with run_controller(cluster):
+        node = SimulatedNode(cluster, "plain-1")
+        node.register()
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "plain-1") == "updated")
+        node.cordon()
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "plain-1") == "applying update")
+        node.go_down()
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "plain-1") == "rebooting")
+        node.come_back(kubelet_version="v1.37.1")
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "plain-1") == "resuming")
+        node.cordon(False)
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "plain-1") == "updated")
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "plain-1")
+        assert update_of(state)["currentConfig"].startswith("kubelet v1.37.1")
+        assert update_of(state)["source"] == "kubelet"
+        assert condition(state, "RebootedNode")["status"] == "True"
+
+
+def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    allow_pods(cluster)
+    policy = StuckPolicy(step_thresholds={UpdateStep.DRAINING: 1.0})
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=policy)
+    with run_controller(cluster, config=config):
+        node = SimulatedNode(cluster, "db-3", labels=WORKER)
+        node.register()
+        node.run_pod(NS, "db-0", {"app": "db"})
+        node.run_pod(NS, "db-1", {"app": "db"})
+        budget = cluster.create(
+            PDBS,
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+             "metadata": {"name": "db-pdb", "namespace": NS},
+             "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "db"}}}},
+        )  # fmt: skip
+        since = "2026-11-24T10:02:11Z"
+        budget["status"] = {
+            "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2,
+            "expectedPods": 2, "observedGeneration": budget["metadata"].get("generation", 1),
+            "conditions": [{"type": "DisruptionAllowed", "status": "False",
+                            "reason": "InsufficientPods", "message": "",
+                            "lastTransitionTime": since}],
+        }  # fmt: skip
+        cluster.update_status(PDBS, budget)  # what the disruption controller would write
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "db-3") == "updated")
+        node.cordon()
+        expected = (
+            f"draining: 2 pods left, eviction blocked by PodDisruptionBudget {NS}/db-pdb "
+            f"(it allows no disruption since {since})"
+        )
+
+        def message() -> str:
+            return str(update_of(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3"))["message"])
+
+        wait_for(lambda: message() == expected, what="the blocking budget named")
+        wait_for(
+            lambda: (
+                condition(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3"), "Stuck")["status"]
+                == "True"
+            ),
+            what="stuck",
+        )
+        stuck = condition(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3"), "Stuck")
+        assert stuck["reason"] == "StepTimeout" and expected in stuck["message"]
+        node.evict(NS, "db-0")
+        wait_for(lambda: message().startswith("draining: 1 pod left"), what="one pod fewer")
+        events, _ = cluster.list(EVENTS, NODE_STATE_NAMESPACE)
+        stuck_events = [
+            e for e in events if e["reason"] == "Stuck" and e["involvedObject"]["name"] == "db-3"
+        ]
+        assert len(stuck_events) == 1, stuck_events
+        assert "draining" in stuck_events[0]["message"]
+
+
+def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_controller: Any) -> None:
+    with run_controller(cluster) as running:
+        nodes = [SimulatedNode(cluster, f"hb-{i}", labels=WORKER) for i in range(3)]
+        for node in nodes:
+            node.register()
+        for node in nodes:
+            wait_for(lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "updated")
+        wait_for(running.controller.idle)
+        reconciles = running.controller.reconciles
+        writes = running.sample(
+            "hoststate_status_writes_total", {"resource": "hoststates", "outcome": "written"}
+        )
+        for _ in range(5):
+            for node in nodes:
+                node.heartbeat()
+        # a change the book reads, after the heartbeats: once it is in, they were all seen
+        nodes[0].annotate({"hoststate.io/current-config": "v9"})
+        wait_for(
+            lambda: (
+                update_of(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "hb-0")).get(
+                    "currentConfig"
+                )
+                == "v9"
+            )
+        )
+        wait_for(running.controller.idle)
+        assert running.controller.reconciles - reconciles == 1
+        assert (
+            running.sample(
+                "hoststate_status_writes_total", {"resource": "hoststates", "outcome": "written"}
+            )
+            - writes
+            == 1
+        )

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from .books.stuck import stuck_policy
 from .provisioning.fault_plan import FAULT_KINDS
+from .upgrades.signals import DEFAULT_POOL_LABEL
 
 if TYPE_CHECKING:
     from .provisioning.ironic import IronicSettings
@@ -153,6 +155,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="timings of the simulated provisioner",
     )
     run.add_argument("--trace", choices=["none", "console"], default="none")
+    nodes = run.add_argument_group("nodes and their updates")
+    nodes.add_argument(
+        "--no-nodes", action="store_true", help="do not watch Nodes (no update progression)"
+    )
+    nodes.add_argument(
+        "--node-state-namespace",
+        default="hoststate-system",
+        help="where HostStates of Nodes that run on no Host live (default hoststate-system)",
+    )
+    nodes.add_argument(
+        "--node-pool-label",
+        default=DEFAULT_POOL_LABEL,
+        help="label naming a Node's pool; prefix/* takes the role (default %(default)s)",
+    )
+    run.add_argument(
+        "--stuck-after",
+        action="append",
+        default=[],
+        metavar="NAME=DURATION",
+        help="stuck threshold of a provisioning state or update step, e.g. draining=45m "
+        "(repeat for several; 'none' never stuck)",
+    )
     _provisioner_flags(run)
 
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
@@ -285,6 +309,10 @@ def _run(args: argparse.Namespace) -> int:
                 simulated_timings=args.simulated_timings,
                 trace=args.trace,
                 ironic=ironic,
+                follow_nodes=not args.no_nodes,
+                node_state_namespace=args.node_state_namespace,
+                pool_label=args.node_pool_label,
+                stuck=stuck_policy(args.stuck_after),
             )
         )
     except ValueError as err:

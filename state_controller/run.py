@@ -16,8 +16,9 @@ import socket
 import sys
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
 from .observability.tracing import Exporter
@@ -26,6 +27,7 @@ from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.leader import LeaderElectionConfig, run_for_leadership
+from .upgrades.signals import DEFAULT_POOL_LABEL
 from .wiring import observed_controller
 
 log = logging.getLogger("state_controller.run")
@@ -48,6 +50,10 @@ class RunOptions:
     simulated_timings: str = "zero"
     trace: Exporter = "none"
     ironic: IronicSettings | None = None  # None: the simulated provisioner
+    follow_nodes: bool = True
+    node_state_namespace: str = "hoststate-system"
+    pool_label: str = DEFAULT_POOL_LABEL
+    stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
 
 def provisioner_for(opts: RunOptions) -> Provisioner:
@@ -78,7 +84,14 @@ def run_controller(opts: RunOptions) -> int:
     )
     api = load_api_client(opts.kubeconfig, opts.context)
     cluster = KubeCluster(api)
-    config = ControllerConfig(workers=opts.workers, namespaces=opts.namespaces)
+    config = ControllerConfig(
+        workers=opts.workers,
+        namespaces=opts.namespaces,
+        stuck=opts.stuck,
+        follow_nodes=opts.follow_nodes,
+        node_state_namespace=opts.node_state_namespace,
+        pool_label=opts.pool_label,
+    )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     servers = []

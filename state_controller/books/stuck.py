@@ -7,8 +7,9 @@ host at :meth:`StuckPolicy.deadline` and re-projects when it fires.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api.states import ProvisioningState as S
 from ..api.updates import DEFAULT_STEP_THRESHOLDS, ORDER, UpdateStep
@@ -61,3 +62,52 @@ class StuckPolicy:
             {s: t * factor for s, t in self.thresholds.items()},
             {s: t * factor for s, t in self.step_thresholds.items()},
         )
+
+
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """``45m``, ``1h30m``, ``90s`` or plain seconds, as Go and kubectl write durations."""
+    rest, total, found = text.strip(), 0.0, False
+    if rest.replace(".", "", 1).isdigit():
+        return float(rest)
+    while rest:
+        number = ""
+        while rest and (rest[0].isdigit() or rest[0] == "."):
+            number, rest = number + rest[0], rest[1:]
+        if not number or not rest or rest[0] not in _UNITS:
+            raise ValueError(f"{text!r} is not a duration; write e.g. 45m, 1h30m or 90s")
+        total, rest, found = total + float(number) * _UNITS[rest[0]], rest[1:], True
+    if not found:
+        raise ValueError(f"{text!r} is not a duration; write e.g. 45m, 1h30m or 90s")
+    return total
+
+
+def stuck_policy(overrides: Iterable[str], base: StuckPolicy | None = None) -> StuckPolicy:
+    """The default thresholds with ``NAME=DURATION`` overrides (``--stuck-after``): a
+    provisioning state or an update step; ``none`` means never stuck."""
+    base = base or StuckPolicy()
+    states, steps = dict(base.thresholds), dict(base.step_thresholds)
+    names = [s.value for s in S] + [s.value for s in UpdateStep]
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ValueError(f"--stuck-after {item!r}: write NAME=DURATION, e.g. draining=45m")
+        seconds = None if value.strip() == "none" else parse_duration(value)
+        if name in {s.value for s in UpdateStep}:
+            _set(steps, UpdateStep(name), seconds)
+        elif name in {s.value for s in S}:
+            _set(states, S(name), seconds)
+        else:
+            known = ", ".join(n for n in names if n)
+            raise ValueError(f"--stuck-after: no state or step {name!r}; one of: {known}")
+    return StuckPolicy(states, steps)
+
+
+def _set(table: dict[Any, float], key: object, seconds: float | None) -> None:
+    if seconds is None:
+        table.pop(key, None)
+    else:
+        table[key] = seconds

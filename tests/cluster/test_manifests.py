@@ -41,11 +41,19 @@ LEASES = "leases.coordination.k8s.io"
 GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("hoststate.io", "hosts", HOSTS_NS): {"get", "list", "watch", "patch"},
     ("hoststate.io", "hosts/status", HOSTS_NS): {"update"},
-    ("hoststate.io", "hoststates", HOSTS_NS): {"get", "list", "watch", "create"},
+    ("hoststate.io", "hoststates", HOSTS_NS): {"get", "list", "watch", "create", "patch"},
     ("hoststate.io", "hoststates/status", HOSTS_NS): {"update"},
     ("", "secrets", HOSTS_NS): {"get", "list", "watch"},
     ("", "events", HOSTS_NS): {"create"},
     ("coordination.k8s.io", "leases", CONTROLLER_NS): {"get", "create", "update"},
+    # node-only HostStates, in the controller's namespace
+    ("hoststate.io", "hoststates", CONTROLLER_NS): {"get", "list", "watch", "create", "delete"},
+    ("hoststate.io", "hoststates/status", CONTROLLER_NS): {"update"},
+    ("", "events", CONTROLLER_NS): {"create"},
+    # cluster-wide reads: Nodes, the pods of cordoned Nodes, disruption budgets
+    ("", "nodes", None): {"get", "list", "watch"},
+    ("", "pods", None): {"list", "watch"},
+    ("policy", "poddisruptionbudgets", None): {"list", "watch"},
 }
 
 
@@ -300,6 +308,12 @@ ALLOWED = [
     ("get", LEASES, "-n", CONTROLLER_NS),
     ("create", LEASES, "-n", CONTROLLER_NS),
     ("update", LEASES, "-n", CONTROLLER_NS),
+    ("patch", HOSTSTATES, "-n", HOSTS_NS),
+    ("create", HOSTSTATES, "-n", CONTROLLER_NS),
+    ("delete", HOSTSTATES, "-n", CONTROLLER_NS),
+    ("watch", "nodes"),
+    ("watch", "pods", "--all-namespaces"),
+    ("list", "poddisruptionbudgets.policy", "--all-namespaces"),
 ]
 
 DENIED = [
@@ -319,14 +333,18 @@ DENIED = [
     ("create", "events", "-n", "default"),
     # nothing else in `metal`
     ("create", "pods", "-n", HOSTS_NS),
+    # Nodes and Pods are read, never written: updates are reported, not driven
+    ("patch", "nodes"),
+    ("update", "nodes/status"),
+    ("delete", "pods", "-n", HOSTS_NS),
+    ("create", "pods/eviction", "-n", HOSTS_NS),
+    ("get", "pods", "-n", HOSTS_NS),
     ("get", "configmaps", "-n", HOSTS_NS),
     ("create", "rolebindings.rbac.authorization.k8s.io", "-n", HOSTS_NS),
     # nothing the code does not do yet
     ("update", HOSTS, "-n", HOSTS_NS),
     ("delete", HOSTSTATES, "-n", HOSTS_NS),
-    ("patch", HOSTSTATES, "-n", HOSTS_NS),
     ("patch", "events", "-n", HOSTS_NS),
-    ("list", "nodes"),
     # Leases: only its own namespace, never deleted
     ("update", LEASES, "-n", "default"),
     ("update", LEASES, "-n", HOSTS_NS),

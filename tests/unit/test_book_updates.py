@@ -135,3 +135,18 @@ def test_a_node_without_a_host_has_a_book_of_its_own() -> None:
     types = [c["type"] for c in status["conditions"]]
     assert "Registered" not in types and "UpdatePrepared" in types
     assert status["phase"] == "Updated"
+
+
+def test_stuck_thresholds_are_set_by_name_and_duration() -> None:
+    from state_controller.api.states import ProvisioningState
+    from state_controller.api.updates import UpdateStep
+    from state_controller.books.stuck import parse_duration, stuck_policy
+
+    assert [parse_duration(t) for t in ("45m", "1h30m", "90s", "90", "1.5h")] == [
+        2700, 5400, 90, 90, 5400,
+    ]  # fmt: skip
+    policy = stuck_policy(["draining=45m", "rebooting=none", "provisioning=2h"])
+    assert policy.step_thresholds[UpdateStep.DRAINING] == 2700
+    assert UpdateStep.REBOOTING not in policy.step_thresholds
+    assert policy.thresholds[ProvisioningState.PROVISIONING] == 7200
+    assert policy.thresholds[ProvisioningState.INSPECTING] == 30 * 60  # the default kept

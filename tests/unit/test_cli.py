@@ -101,3 +101,12 @@ def test_run_says_when_no_hardware_is_touched(caplog: pytest.LogCaptureFixture) 
     assert record.levelname == "WARNING"
     assert "no hardware is touched" in record.getMessage()
     assert "--ironic-url" in record.getMessage()
+
+
+def test_run_rejects_a_stuck_threshold_it_cannot_read_in_one_line() -> None:
+    done = run("run", "--stuck-after", "drainig=45m")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no state or step 'drainig'" in done.stderr and "draining" in done.stderr
+    done = run("run", "--stuck-after", "draining=soon")
+    assert done.returncode == 2 and "'soon' is not a duration" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

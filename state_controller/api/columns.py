@@ -38,6 +38,16 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Phase", ".status.phase", description="Where the host is, in one word"),
     Column("State", ".status.provisioning.state", description="Provisioning state"),
     Column("Updated", _condition("Updated"), description="Node runs its desired config"),
+    # the MachineConfigNode parents, in the order an update passes them
+    Column("UpdatePrepared", _condition("UpdatePrepared"), description="Update prepared"),
+    Column("UpdateExecuted", _condition("UpdateExecuted"), description="Drained and applied"),
+    Column(
+        "UpdatePostActionComplete",
+        _condition("UpdatePostActionComplete"),
+        description="Rebooted (or reloaded) after the update",
+    ),
+    Column("UpdateComplete", _condition("UpdateComplete"), description="Update complete"),
+    Column("Resumed", _condition("Resumed"), description="Uncordoned, taking work again"),
     Column("Stuck", _condition("Stuck"), description="In its state longer than allowed"),
     Column("Errors", ".status.provisioning.errorCount", "integer", description="Errors in a row"),
     Column("In-State", ".status.provisioning.enteredAt", "date", description="Time in state"),
@@ -47,6 +57,15 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Prepared", _condition("Prepared"), priority=1),
     Column("Provisioned", _condition("Provisioned"), priority=1),
     Column("Degraded", _condition("Degraded"), priority=1),
+    Column("Step", ".status.update.step", priority=1, description="Node update step"),
+    # the MachineConfigNode children
+    Column("UpdateCompatible", _condition("UpdateCompatible"), priority=1),
+    Column("AppliedFilesAndOS", _condition("AppliedFilesAndOS"), priority=1),
+    Column("Cordoned", _condition("Cordoned"), priority=1),
+    Column("Drained", _condition("Drained"), priority=1),
+    Column("RebootedNode", _condition("RebootedNode"), priority=1),
+    Column("Uncordoned", _condition("Uncordoned"), priority=1),
+    Column("NodeDegraded", _condition("NodeDegraded"), priority=1),
     Column("Message", '.status.conditions[?(@.type=="Degraded")].message', priority=1),
 )
 

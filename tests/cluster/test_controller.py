@@ -24,8 +24,9 @@ from state_controller.demo import create_fleet
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.simulated_nodes import SimulatedNode
 from state_controller.tables import rows
-from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.conftest import FAST_BACKOFF, empty_namespace, remove_nodes, wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import kubectl, wait_for_garbage_collection
 
@@ -90,8 +91,31 @@ def test_controller_works_as_its_service_account_and_nothing_more(
         wait_for(lambda: set(states(admin).values()) == {"provisioned"}, what="provisioned")
         admin.delete(HOSTS, NS, "host-0000")
         wait_for(lambda: "host-0000" not in states(admin), what="deleted through finalizer")
+        # Nodes: one on a Host (spec.node patched), one on none (a HostState of its own,
+        # its pods watched once cordoned), all with the ServiceAccount's rights only
+        SimulatedNode(admin, "host-0001").register()
+        lone = SimulatedNode(admin, "lone-1")
+        lone.register()
+        lone.cordon()
+        wait_for(
+            lambda: admin.get(HOSTSTATES, NS, "host-0001")["spec"]["node"] == "host-0001",
+            what="the Node named in its Host's HostState",
+        )
+        wait_for(
+            lambda: (
+                admin.get(HOSTSTATES, SA_NS, "lone-1")["status"]["update"]["step"]
+                == "applying update"
+            ),
+            what="the node-only HostState drained",
+        )
+        lone.delete()
+        wait_for(
+            lambda: not [s for s in admin.list(HOSTSTATES, SA_NS)[0]],
+            what="the node-only HostState deleted with its Node",
+        )
     finally:
         controller.stop()
+        remove_nodes(admin)
     for forbidden in (
         lambda: identity.get(SECRETS, "kube-system", "anything"),
         lambda: identity.list(SECRETS, "default"),
@@ -114,8 +138,14 @@ def test_kubectl_get_shows_the_printer_columns(
         create_fleet(admin, NS, 2)
         wait_for(lambda: set(states(admin).values()) == {"provisioned"})
         wait_for(lambda: set(phases(admin).values()) == {"Provisioned"})
+        node = SimulatedNode(admin, "host-0001")  # linked by its hostname
+        node.register()
+        node.cordon()
+        wait_for(lambda: phases(admin)["host-0001"] == "Updating")
+        wait_for(controller.idle)
     finally:
         controller.stop()
+        remove_nodes(admin)
     for kind, columns, resource in (
         ("hoststates", HOSTSTATE_COLUMNS, HOSTSTATES),
         ("hosts", HOST_COLUMNS, HOSTS),
@@ -133,6 +163,14 @@ def test_kubectl_get_shows_the_printer_columns(
     assert [state[c] for c in ("REGISTERED", "INSPECTED", "PREPARED", "PROVISIONED")] == [
         "True"
     ] * 4
+    assert (state["NODE"], state["UPDATED"], state["STEP"]) == ("", "", "")  # no Node
+    updating = parse_table(kubectl(control_plane, "get", "hs", "-n", NS, "-o", "wide").stdout)[1]
+    assert (updating["NODE"], updating["PHASE"], updating["STEP"]) == (
+        "host-0001", "Updating", "applying update",
+    )  # fmt: skip
+    assert (updating["UPDATED"], updating["UPDATEEXECUTED"], updating["DRAINED"]) == (
+        "False", "Unknown", "True",
+    )  # fmt: skip
 
 
 def parse_table(text: str) -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from .books.stuck import stuck_policy
 from .provisioning.fault_plan import FAULT_KINDS
 from .upgrades.signals import DEFAULT_POOL_LABEL
@@ -180,7 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     _provisioner_flags(run)
 
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
-    get.add_argument("kind", choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst"])
+    get.add_argument(
+        "kind",
+        choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst", "nodepools", "np"],
+    )
     get.add_argument("--store", required=True, help="sqlite file of an embedded cluster")
     get.add_argument("-n", "--namespace", default=None)
     get.add_argument("-o", "--output", choices=["wide", "json"], default=None)
@@ -322,7 +325,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _get(args: argparse.Namespace) -> int:
     from .cluster.embedded import EmbeddedCluster
-    from .cluster.interface import HOSTS, HOSTSTATES
+    from .cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS
     from .tables import render, rows
 
     if not Path(args.store).exists():
@@ -331,8 +334,12 @@ def _get(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    hosts = args.kind in ("hosts", "host", "hst")
-    resource, columns = (HOSTS, HOST_COLUMNS) if hosts else (HOSTSTATES, HOSTSTATE_COLUMNS)
+    if args.kind in ("hosts", "host", "hst"):
+        resource, columns = HOSTS, HOST_COLUMNS
+    elif args.kind in ("nodepools", "np"):
+        resource, columns = NODEPOOLS, NODEPOOL_COLUMNS
+    else:
+        resource, columns = HOSTSTATES, HOSTSTATE_COLUMNS
     cluster = EmbeddedCluster(path=args.store, read_only=True)
     try:
         items, _ = cluster.list(resource, args.namespace)
@@ -347,7 +354,8 @@ def _get(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    table = rows(items, columns, wide=args.output == "wide", namespaces=args.namespace is None)
+    namespaces = args.namespace is None and resource.namespaced
+    table = rows(items, columns, wide=args.output == "wide", namespaces=namespaces)
     print(render(table))
     return 0
 

@@ -80,3 +80,15 @@ HOST_COLUMNS: tuple[Column, ...] = (
     Column("Errors", ".status.errorCount", "integer", priority=1),
     Column("ID", ".status.provisioning.id", priority=1),
 )
+
+NODEPOOL_COLUMNS: tuple[Column, ...] = (
+    Column("Machines", ".status.machineCount", "integer", description="Nodes in the pool"),
+    Column("Updated", ".status.updatedMachineCount", "integer", description="At desired config"),
+    Column("Updating", ".status.updatingMachineCount", "integer", description="Update under way"),
+    Column("Degraded", ".status.degradedMachineCount", "integer", description="Update degraded"),
+    Column(
+        "Unavailable", ".status.unavailableMachineCount", "integer", description="Not taking work"
+    ),
+    AGE,
+    Column("Label", ".spec.label", priority=1),
+)

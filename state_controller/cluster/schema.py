@@ -29,8 +29,9 @@ from ..api import crds
 from ..api.errors import describe
 from ..api.host import HostSpec
 from ..api.hoststate import HostStateSpec
+from ..api.nodepool import NodePoolSpec
 from ..api.objects import Obj
-from .interface import HOSTS, HOSTSTATES, FieldCause, Invalid, Resource
+from .interface import HOSTS, HOSTSTATES, NODEPOOLS, FieldCause, Invalid, Resource
 
 Schema = dict[str, Any]
 
@@ -161,4 +162,5 @@ def validators() -> dict[Resource, Callable[[Obj], None]]:
     return {
         HOSTS: SchemaAdmission("Host", _schemas()["Host"], HostSpec),
         HOSTSTATES: SchemaAdmission("HostState", _schemas()["HostState"], HostStateSpec),
+        NODEPOOLS: SchemaAdmission("NodePool", _schemas()["NodePool"], NodePoolSpec),
     }

@@ -7,7 +7,9 @@ that never process one book twice at a time, retries errors with per-book
 backoff, and arms one timer per book for stuck detection instead of sweeping.
 
 A queue key names a book: a Host's (``namespace/name``; a Node that runs on
-the Host is followed in its reconcile) or a Node's own (``node:<name>``).
+the Host is followed in its reconcile) or a Node's own (``node:<name>``); or a
+node pool's NodePool (``pool:<pool>``), queued after each reconcile of a book
+that follows a Node of the pool.
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
+from ..api.updates import UpdateStep
 from ..books.book import Book
-from ..cluster.interface import HOSTS, HOSTSTATES, NODES, SECRETS, Cluster, split_key
+from ..cluster.interface import (
+    HOSTS,
+    HOSTSTATES,
+    NODEPOOLS,
+    NODES,
+    SECRETS,
+    Cluster,
+    split_key,
+)
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from .config import ControllerConfig
@@ -27,7 +39,8 @@ from .drains import Drains
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower, NodeReconciler
-from .nodes import NodeIndex, node_key, node_named_by
+from .nodes import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
+from .pools import PoolReconciler
 from .reporting import NoReporter, Reporter
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
@@ -63,9 +76,11 @@ class HostController:
         self.node_index = NodeIndex(self._hosts_named, self.config.pool_label)
         self.drains = Drains(cluster, self._on_pods)
         self.nodes: Informer | None = None
+        self.nodepools: Informer | None = None
         follower: NodeFollower | None = None
         if self.config.follow_nodes:
             self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
+            self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
             follower = NodeFollower(self.node_index, self.drains)
         self.reconciler = HostReconciler(
             cluster,
@@ -86,6 +101,14 @@ class HostController:
             writer=self.reconciler.writer,
             config=self.config,
             clock=clock,
+        )
+        self.pool_reconciler = PoolReconciler(
+            cluster,
+            pools=self.nodepools or Informer(cluster, NODEPOOLS),
+            nodes=self.node_index,
+            step_of=self._step_of,
+            writer=self.reconciler.writer,
+            label=self.config.pool_label,
         )
         self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
         self._secret_of_host: dict[str, str] = {}  # Host key -> Secret key ("" for none)
@@ -110,7 +133,9 @@ class HostController:
     def _informers(self) -> list[Informer | InformerSet]:
         # Hosts before Nodes: a Node is linked to a Host already known.
         found: list[Informer | InformerSet] = [self.secrets, self.hoststates, self.hosts]
-        return found + ([self.nodes] if self.nodes is not None else [])
+        if self.nodes is not None and self.nodepools is not None:
+            found += [self.nodepools, self.nodes]
+        return found
 
     def start_caches(self, *, sync_timeout: float = 60.0) -> None:
         """Fill the caches (a standby replica does this too, to take over at once)."""
@@ -180,6 +205,9 @@ class HostController:
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)
 
+    def _on_nodepool(self, name: str, pool: Obj | None) -> None:
+        self.queue.add(pool_key("" if name == UNLABELED_POOL else name))  # ours to write
+
     def _on_pods(self, node: str) -> None:
         key = self.node_index.key_of(node)
         if key is not None:
@@ -232,10 +260,32 @@ class HostController:
             self.reporter.reconciled(result, time.perf_counter() - started)
 
     def _reconcile(self, key: str) -> ReconcileResult:
+        pool = pool_named_by(key)
+        if pool is not None:
+            return self.pool_reconciler.reconcile(pool)
         node = node_named_by(key)
         if node is not None:
-            return self.node_reconciler.reconcile(node)
-        return self.reconciler.reconcile(key)
+            outcome = self.node_reconciler.reconcile(node)
+            followed = self.node_index.unlinked(node)
+        else:
+            outcome = self.reconciler.reconcile(key)
+            followed = self.node_index.node_on(key)
+        if followed is not None:  # its step may have moved: the pool's counts too
+            self.queue.add(pool_key(followed.pool))
+        return outcome
+
+    def _step_of(self, node: str) -> UpdateStep | None:
+        """A Node's update step, from the book it is told in (None: not read yet)."""
+        key = self.node_index.key_of(node)
+        if key is None:
+            return None
+        own = node_named_by(key)
+        book = (
+            self.node_reconciler.books.get(self.node_reconciler.key(own))
+            if own is not None
+            else self.reconciler.books.get(key)
+        )
+        return book.update.step if book is not None and book.facts.node == node else None
 
     def _requeue(self, key: str, outcome: ReconcileResult) -> str:
         result = "success"

@@ -4,7 +4,8 @@ Kubelets update their Node every 10 s to 5 min with nothing an update is read
 from (heartbeat times, images, allocatable). :meth:`NodeIndex.observe` reduces
 each Node event to its :class:`~..upgrades.signals.NodeSignals` and answers the
 work-queue keys to reconcile, or none when the signals did not change: that
-filter is the whole cost of a heartbeat.
+filter is the whole cost of a heartbeat. A Node that leaves a pool also queues
+that pool's NodePool (``pool:<pool>``).
 
 A Node linked to a Host (see :mod:`..upgrades.links`) is told in the Host's
 book, so its events queue the Host's key and one worker owns the book. A Node
@@ -23,6 +24,7 @@ from ..upgrades.links import host_of, names_read
 from ..upgrades.signals import DEFAULT_POOL_LABEL, NodeSignals, node_signals
 
 NODE_KEY_PREFIX = "node:"
+POOL_KEY_PREFIX = "pool:"
 
 
 def node_key(name: str) -> str:
@@ -32,6 +34,15 @@ def node_key(name: str) -> str:
 
 def node_named_by(key: str) -> str | None:
     return key[len(NODE_KEY_PREFIX) :] if key.startswith(NODE_KEY_PREFIX) else None
+
+
+def pool_key(pool: str) -> str:
+    """The work-queue key of a node pool's NodePool."""
+    return POOL_KEY_PREFIX + pool
+
+
+def pool_named_by(key: str) -> str | None:
+    return key[len(POOL_KEY_PREFIX) :] if key.startswith(POOL_KEY_PREFIX) else None
 
 
 class NodeIndex:
@@ -62,6 +73,8 @@ class NodeIndex:
             keys: set[str] = set()
             if before is not None:
                 keys.add(self._key_locked(name))
+                if signals is None or signals.pool != before.pool:
+                    keys.add(pool_key(before.pool))  # a pool the Node left
                 for host_name in names_read(before):
                     self._readers.get(host_name, set()).discard(name)
             if signals is None:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
-from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, ApiError
+from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, SECRETS, ApiError
 from state_controller.cluster.kube import KubeCluster
 from state_controller.demo import create_fleet
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
@@ -143,6 +143,14 @@ def test_kubectl_get_shows_the_printer_columns(
         node.cordon()
         wait_for(lambda: phases(admin)["host-0001"] == "Updating")
         wait_for(controller.idle)
+        pools = parse_table(kubectl(control_plane, "get", "nodepools", "-o", "wide").stdout)
+        assert pools == [
+            {"NAME": "unlabeled", "MACHINES": "1", "UPDATED": "0", "UPDATING": "1",
+             "DEGRADED": "0", "UNAVAILABLE": "1", "AGE": pools[0]["AGE"],
+             "LABEL": "node-role.kubernetes.io/*"},
+        ]  # fmt: skip
+        ours = rows(admin.list(NODEPOOLS)[0], NODEPOOL_COLUMNS, wide=True)
+        assert [list(p.values()) for p in pools] == ours[1:]
     finally:
         controller.stop()
         remove_nodes(admin)

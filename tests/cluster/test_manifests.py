@@ -34,6 +34,7 @@ PART_OF = "app.kubernetes.io/part-of=hoststate"
 
 HOSTS = "hosts.hoststate.io"
 HOSTSTATES = "hoststates.hoststate.io"
+NODEPOOLS = "nodepools.hoststate.io"
 LEASES = "leases.coordination.k8s.io"
 
 # Everything the controller is granted: (apiGroup, resource, namespace or None
@@ -54,6 +55,8 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("", "nodes", None): {"get", "list", "watch"},
     ("", "pods", None): {"list", "watch"},
     ("policy", "poddisruptionbudgets", None): {"list", "watch"},
+    ("hoststate.io", "nodepools", None): {"get", "list", "watch", "create", "delete"},
+    ("hoststate.io", "nodepools/status", None): {"update"},
 }
 
 
@@ -137,7 +140,7 @@ def test_apply_succeeds_and_crds_are_established(
     cp: ControlPlane, applied: subprocess.CompletedProcess[str]
 ) -> None:
     assert "deployment.apps/hoststate-controller serverside-applied" in applied.stdout
-    for crd in (HOSTS, HOSTSTATES):
+    for crd in (HOSTS, HOSTSTATES, NODEPOOLS):
         _establish(cp, crd)
     # Applying again is a no-op, not a conflict.
     _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
@@ -148,18 +151,20 @@ def test_apply_succeeds_and_crds_are_established(
 def test_the_crd_folder_applies_as_a_plain_folder(
     cp: ControlPlane, applied: subprocess.CompletedProcess[str]
 ) -> None:
-    """`kubectl apply -f api/v1alpha1/` applies both CRDs and exits 0: the folder holds
+    """`kubectl apply -f api/v1alpha1/` applies every CRD and exits 0: the folder holds
     nothing but CRDs (its kustomization lives in api/, for manifests/ to include)."""
     result = _kubectl(cp, "apply", "-f", str(ROOT / "api" / "v1alpha1"))
     applied_crds = sorted(line.split()[0] for line in result.stdout.splitlines())
     assert applied_crds == [
-        f"customresourcedefinition.apiextensions.k8s.io/{crd}" for crd in (HOSTS, HOSTSTATES)
+        f"customresourcedefinition.apiextensions.k8s.io/{crd}"
+        for crd in (HOSTS, HOSTSTATES, NODEPOOLS)
     ], result.stdout
     assert "error" not in result.stderr.lower(), result.stderr
     # and manifests/ still takes the CRDs through api/kustomization.yaml
     kinds = [(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)]
     assert ("CustomResourceDefinition", HOSTS) in kinds
     assert ("CustomResourceDefinition", HOSTSTATES) in kinds
+    assert ("CustomResourceDefinition", NODEPOOLS) in kinds
     _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
 
 

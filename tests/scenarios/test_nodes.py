@@ -14,6 +14,7 @@ from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import (
     EVENTS,
     HOSTSTATES,
+    NODEPOOLS,
     NODES,
     PDBS,
     AlreadyExists,
@@ -47,6 +48,13 @@ def allow_pods(cluster: Cluster) -> None:
 
 def update_of(state: dict[str, Any]) -> dict[str, Any]:
     return dict((state.get("status") or {}).get("update") or {})
+
+
+def pool(cluster: Cluster, name: str) -> dict[str, Any] | None:
+    try:
+        return dict(cluster.get(NODEPOOLS, None, name).get("status") or {})
+    except NotFound:
+        return None
 
 
 def step_of(cluster: Cluster, namespace: str, name: str) -> str:
@@ -91,6 +99,12 @@ def test_an_mco_update_is_told_in_its_hosts_history(cluster: Cluster, run_contro
         node.cordon()
         expect(UpdateStep.DRAINING)
         wait_for(
+            lambda: pool(cluster, "worker")
+            == {"machineCount": 1, "updatedMachineCount": 0, "updatingMachineCount": 1,
+                "degradedMachineCount": 0, "unavailableMachineCount": 1},
+            what="the pool counting the node updating",
+        )  # fmt: skip
+        wait_for(
             lambda: update_of(hoststate(cluster, host))["message"] == "draining: 1 pod left",
             what="the pod left counted",
         )
@@ -108,7 +122,9 @@ def test_an_mco_update_is_told_in_its_hosts_history(cluster: Cluster, run_contro
             {MCO + "lastAppliedDrain": uncordon, MCO + "currentConfig": NEW, MCO + "state": "Done"}
         )
         expect(UpdateStep.UPDATED)
+        wait_for(lambda: pool(cluster, "worker")["updatedMachineCount"] == 1)
         wait_for(running.controller.idle)
+        assert pool(cluster, "worker")["unavailableMachineCount"] == 0
 
         state = hoststate(cluster, host)
         history = state["status"]["history"]
@@ -157,6 +173,7 @@ def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
             what="node-only HostState deleted",
         )
         wait_for(lambda: f"{NODE_STATE_NAMESPACE}/edge-7" not in running.controller.books)
+        wait_for(lambda: pool(cluster, "worker") is None, what="the empty pool's NodePool gone")
 
 
 def test_a_plain_kubelet_reboot_and_upgrade_with_no_agent(
@@ -245,9 +262,12 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
             wait_for(lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "updated")
         wait_for(running.controller.idle)
         reconciles = running.controller.reconciles
-        writes = running.sample(
-            "hoststate_status_writes_total", {"resource": "hoststates", "outcome": "written"}
-        )
+
+        def written(resource: str) -> float:
+            labels = {"resource": resource, "outcome": "written"}
+            return float(running.sample("hoststate_status_writes_total", labels))
+
+        writes, pool_writes = written("hoststates"), written("nodepools")
         for _ in range(5):
             for node in nodes:
                 node.heartbeat()
@@ -262,11 +282,7 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
             )
         )
         wait_for(running.controller.idle)
-        assert running.controller.reconciles - reconciles == 1
-        assert (
-            running.sample(
-                "hoststate_status_writes_total", {"resource": "hoststates", "outcome": "written"}
-            )
-            - writes
-            == 1
-        )
+        # one reconcile of the node's book, one of its pool (whose counts did not move)
+        assert running.controller.reconciles - reconciles == 2
+        assert written("hoststates") - writes == 1
+        assert written("nodepools") == pool_writes

@@ -64,7 +64,7 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         kubectl(
             plane, "wait", "--for=condition=Established", "--timeout=60s",
-            "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io",
+            "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
             "crd/servicemonitors.monitoring.coreos.com",
             "crd/prometheusrules.monitoring.coreos.com",
         )  # fmt: skip

@@ -1,0 +1,79 @@
+"""Keep one NodePool per node pool, its counts read from the books at rest.
+
+A pool's key (``pool:<pool>``) is queued after each reconcile of a book that
+follows a Node of that pool, and when a Node leaves a pool: by then the
+book's update cursor already says the step the Node's event led to, so the
+counts never lag behind a step they were queued for. A reconcile counts the
+pool's members and writes the status only when a count changed; a pool with
+no Node left loses its NodePool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from ..api import API_VERSION
+from ..api.nodepool import UNLABELED_POOL
+from ..api.objects import Obj
+from ..api.updates import UpdateStep
+from ..cluster.interface import NODEPOOLS, AlreadyExists, Cluster, NotFound
+from ..upgrades.pools import pool_summary
+from .informer import Informer
+from .nodes import NodeIndex
+from .results import DONE, ReconcileResult
+from .statuses import BookWriter
+
+
+def pool_object_name(pool: str) -> str:
+    return pool or UNLABELED_POOL
+
+
+class PoolReconciler:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        pools: Informer,
+        nodes: NodeIndex,
+        step_of: Callable[[str], UpdateStep | None],
+        writer: BookWriter,
+        label: str,
+    ) -> None:
+        self.cluster = cluster
+        self.pools = pools
+        self.nodes = nodes
+        self.step_of = step_of  # a Node's update step, from the book it is told in
+        self.writer = writer
+        self.label = label
+
+    def reconcile(self, pool: str) -> ReconcileResult:
+        name = pool_object_name(pool)
+        members = [(n, self.step_of(n.name)) for n in self.nodes.all() if n.pool == pool]
+        current = self.pools.get(name)
+        if not members:
+            if current is not None:
+                with contextlib.suppress(NotFound):
+                    self.cluster.delete(NODEPOOLS, None, name)
+                self.pools.forget(name)
+            return DONE
+        status = pool_summary(members)
+        if current is None:
+            current = self._create(name)
+        if current.get("status") != status:
+            self.writer.update_status(NODEPOOLS, self.pools, current, status)
+        return DONE
+
+    def _create(self, name: str) -> Obj:
+        body = {
+            "apiVersion": API_VERSION,
+            "kind": "NodePool",
+            "metadata": {"name": name},
+            "spec": {"label": self.label},
+        }
+        try:
+            created = self.cluster.create(NODEPOOLS, body)
+        except AlreadyExists:
+            created = self.cluster.get(NODEPOOLS, None, name)
+        self.pools.mutate(created)
+        return created

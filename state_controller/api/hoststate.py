@@ -122,7 +122,9 @@ class UpdateProgress(StatusModel):
     )
     failed_step: UpdateStep | Literal[""] = ""
     boot_id: Annotated[str, Field(max_length=WORD_MAX)] = Field(
-        default="", description="The node's boot when the update began: a new one is a reboot."
+        default="",
+        alias="bootID",  # spelt as the Node's status.nodeInfo.bootID
+        description="The node's boot when the update began: a new one is a reboot.",
     )
 
 

@@ -60,6 +60,8 @@ class NodeIndex:
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
+        self.events = 0  # Node events seen
+        self.dropped = 0  # of those, dropped by the filter: nothing a book reads changed
 
     # -- events ---------------------------------------------------------------------------
 
@@ -67,8 +69,10 @@ class NodeIndex:
         """Take a Node event; the keys to reconcile (none when nothing the books read changed)."""
         signals = None if node is None else node_signals(node, self._pool_label)
         with self._lock:
+            self.events += 1
             before = self._signals.get(name)
             if signals == before:
+                self.dropped += 1
                 return set()
             keys: set[str] = set()
             if before is not None:

@@ -137,3 +137,23 @@ def test_the_check_above_finds_what_the_server_would_refuse() -> None:
         "status.history[1].at: 'yesterday' is not a date-time",
         "status.lastSeq: below 0",
     ]
+
+
+def test_the_status_of_a_host_whose_node_is_mid_update_fits_the_schema() -> None:
+    """Every field of status.update is declared: one the schema lacked (``bootID``) was
+    dropped by the API server, and a restarted controller lost the boot a reboot is
+    told from."""
+    from state_controller.api.updates import UpdateStep
+    from state_controller.books.records import UpdateCursor
+
+    book = _busy_book()
+    book.note(now=T0 + 100, node="worker-3")
+    for at, step in enumerate((UpdateStep.PENDING, UpdateStep.DRAINING), start=101):
+        shown = UpdateCursor(step=step, desired="v2", current="v1", source="agent",
+                             boot_id="boot-1", message="draining: 1 pod left")  # fmt: skip
+        book.transition(update=shown, now=T0 + at, reason="Step")
+    schema = _status_schema("hoststate.io_hoststates.yaml")
+    status = hoststate_status(book, StuckPolicy(), T0 + 200)
+    assert status["update"]["bootID"] == "boot-1"
+    assert prune(status, schema) == status, "fields the schema does not declare"
+    assert _violations(status, schema) == []

@@ -63,6 +63,7 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("AppliedFilesAndOS", _condition("AppliedFilesAndOS"), priority=1),
     Column("Cordoned", _condition("Cordoned"), priority=1),
     Column("Drained", _condition("Drained"), priority=1),
+    Column("ReloadedCRIO", _condition("ReloadedCRIO"), priority=1),
     Column("RebootedNode", _condition("RebootedNode"), priority=1),
     Column("Uncordoned", _condition("Uncordoned"), priority=1),
     Column("NodeDegraded", _condition("NodeDegraded"), priority=1),

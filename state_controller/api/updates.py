@@ -9,9 +9,10 @@ update, in one sequence.
 
 The order follows what the Machine Config Operator does (its daemon marks the
 node ``Working``, asks for a drain, the drain controller cordons and drains,
-the daemon writes files and the OS, reboots, asks for the uncordon, and marks
-the node ``Done``); an agent that skips a step (no drain, no reboot) simply
-never shows it.
+the daemon writes files and the OS, reboots — or, when only CRI-O's
+configuration changed, reloads CRI-O instead —, asks for the uncordon, and
+marks the node ``Done``); an agent that skips a step (no drain, no reboot)
+simply never shows it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class UpdateStep(StrEnum):
     CORDONING = "cordoning"  # a drain was asked for; the node still takes new pods
     DRAINING = "draining"  # cordoned; pods that an eviction would move are still there
     APPLYING = "applying update"  # drained (or no drain needed): files and OS are written
+    RELOADING_CRIO = "reloading CRI-O"  # the post-action is a CRI-O reload instead of a reboot
     REBOOTING = "rebooting"  # the node went down for its reboot, or was told to
     RESUMING = "resuming"  # back at the new configuration: uncordoning, resuming work
     DEGRADED = "update degraded"  # the agent gave up on this update; it says why
@@ -44,6 +46,7 @@ IN_PROGRESS: tuple[UpdateStep, ...] = (
     UpdateStep.CORDONING,
     UpdateStep.DRAINING,
     UpdateStep.APPLYING,
+    UpdateStep.RELOADING_CRIO,
     UpdateStep.REBOOTING,
     UpdateStep.RESUMING,
 )
@@ -58,6 +61,7 @@ DEFAULT_STEP_THRESHOLDS: dict[UpdateStep, float] = {
     UpdateStep.CORDONING: 10 * 60,
     UpdateStep.DRAINING: 30 * 60,
     UpdateStep.APPLYING: 30 * 60,
+    UpdateStep.RELOADING_CRIO: 10 * 60,
     UpdateStep.REBOOTING: 20 * 60,
     UpdateStep.RESUMING: 15 * 60,
 }

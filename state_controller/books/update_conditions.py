@@ -3,8 +3,8 @@
 Parents ``UpdatePrepared``, ``UpdateExecuted``, ``UpdatePostActionComplete``,
 ``UpdateComplete``, ``Resumed`` and ``Updated``; their children
 ``UpdateCompatible`` (of UpdatePrepared), ``Cordoned``, ``Drained``,
-``AppliedFilesAndOS`` (of UpdateExecuted), ``RebootedNode`` (of
-UpdatePostActionComplete), ``Uncordoned`` (of UpdateComplete); and
+``AppliedFilesAndOS`` (of UpdateExecuted), ``ReloadedCRIO`` and
+``RebootedNode`` (of UpdatePostActionComplete), ``Uncordoned`` (of UpdateComplete); and
 ``NodeDegraded``. As in OpenShift's MachineConfigNode: ``True`` = done,
 ``Unknown`` = in progress, ``False`` = not started or failed, the reason says
 which. A parent in progress names the child in progress (``Draining``).
@@ -41,13 +41,14 @@ CHILDREN: tuple[Phase, ...] = (
     Phase("Cordoned", (S.CORDONING,), "Cordoning"),
     Phase("Drained", (S.DRAINING,), "Draining"),
     Phase("AppliedFilesAndOS", (S.APPLYING,), "ApplyingFilesAndOS"),
+    Phase("ReloadedCRIO", (S.RELOADING_CRIO,), "ReloadingCRIO"),
     Phase("RebootedNode", (S.REBOOTING,), "Rebooting"),
     Phase("Uncordoned", (S.RESUMING,), "Uncordoning"),
 )
 PARENTS: tuple[Phase, ...] = (
     Phase("UpdatePrepared", (S.PREPARING,), ""),
     Phase("UpdateExecuted", (S.CORDONING, S.DRAINING, S.APPLYING), ""),
-    Phase("UpdatePostActionComplete", (S.REBOOTING,), ""),
+    Phase("UpdatePostActionComplete", (S.RELOADING_CRIO, S.REBOOTING), ""),
     Phase("UpdateComplete", (S.RESUMING,), ""),
     Phase("Resumed", (S.RESUMING,), "Resuming"),
 )
@@ -65,6 +66,7 @@ CONDITION_TYPES = (
     "Cordoned",
     "Drained",
     "AppliedFilesAndOS",
+    "ReloadedCRIO",
     "RebootedNode",
     "Uncordoned",
     "NodeDegraded",

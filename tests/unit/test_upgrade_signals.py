@@ -339,3 +339,36 @@ def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None
     del raw["metadata"]["labels"]["hoststate.io/host"]
     raw["metadata"]["labels"]["kubernetes.io/hostname"] = "nowhere"
     assert host_of(node_signals(raw), named) is None
+
+
+def test_an_update_that_reloads_cri_o_instead_of_rebooting() -> None:
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    own = {"hoststate.io/current-config": "v1"}
+    working = {**own, "hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"}
+    readings = [
+        (node(own), DrainStatus()),
+        (node(working, unschedulable=True), DrainStatus(known=True)),
+        (node({**working, "hoststate.io/update-state": "ReloadingCRIO"}, unschedulable=True),
+         DrainStatus(known=True)),
+        (node(working, unschedulable=True), DrainStatus(known=True)),
+        (node({**working, "hoststate.io/current-config": "v2",
+               "hoststate.io/update-state": "Done"}), DrainStatus()),
+    ]  # fmt: skip
+    conditions = []
+    for clock, (raw, drain) in enumerate(readings, start=1):
+        progress(book, node_signals(raw), drain, clock * 10.0)
+        conditions.append({k: (c.status, c.reason) for k, c in derive(book.update).items()})
+    steps = [(t.to_state, t.reason) for t in book.history]
+    assert steps == [
+        ("applying update", "UpdateStarted"),
+        ("reloading CRI-O", "ReloadingCRIO"),
+        ("resuming", "Resuming"),
+        ("updated", "UpdateComplete"),
+    ]
+    reloading, finished = conditions[2], conditions[-1]
+    assert reloading["ReloadedCRIO"] == ("Unknown", "ReloadingCRIO")
+    assert reloading["UpdatePostActionComplete"] == ("Unknown", "ReloadingCRIO")
+    assert reloading["RebootedNode"] == ("False", "NotYetOccurred")
+    assert conditions[3]["ReloadedCRIO"] == ("True", "Done")
+    assert finished["ReloadedCRIO"] == ("True", "Done")
+    assert finished["RebootedNode"] == ("True", "NotRequired")

@@ -5,6 +5,9 @@ The agent sets ``hoststate.io/desired-config`` when it targets a node,
 with ``hoststate.io/current-config`` when it is finished, or ``Degraded``
 with ``hoststate.io/update-reason`` when it gives up. Which step a working
 node is at is read from the machine: cordon, pods left, readiness and boot.
+An update whose post-action is a CRI-O reload rather than a reboot says so
+with ``update-state: ReloadingCRIO`` for as long as the reload runs — the
+one step the machine does not show.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..signals import (
 from .base import DrainStatus, Reading, on_the_machine
 
 WORKING, DONE, DEGRADED = "Working", "Done", "Degraded"
+RELOADING_CRIO = "ReloadingCRIO"
 
 
 class AgentAdapter:
@@ -39,6 +43,8 @@ class AgentAdapter:
         if state == DEGRADED:
             reason = node.annotation(OWN_REASON) or "the update agent reported Degraded"
             return Reading(UpdateStep.DEGRADED, desired, current, reason)
+        if state == RELOADING_CRIO:
+            return Reading(UpdateStep.RELOADING_CRIO, desired, current, "reloading CRI-O")
         if state != WORKING:
             if desired and desired != current:
                 return Reading(
@@ -46,4 +52,8 @@ class AgentAdapter:
                 )
             return Reading(UpdateStep.UPDATED, desired or current, current)
         machine = on_the_machine(node, before, drain)
+        if UpdateStep.RELOADING_CRIO in before.visited and machine.step != UpdateStep.REBOOTING:
+            return Reading(
+                UpdateStep.RESUMING, desired, current, "CRI-O reloaded; waiting to be uncordoned"
+            )
         return Reading(machine.step, desired, current, machine.message)

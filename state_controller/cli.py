@@ -14,6 +14,10 @@ from .books.stuck import stuck_policy
 from .provisioning.fault_plan import FAULT_KINDS
 from .upgrades.signals import DEFAULT_POOL_LABEL
 
+# the demo's update faults, named here so the parser does not import the demo
+UPDATE_FAULT_KINDS = ("drain-blocked", "reboot-lost", "apply-degraded")
+ALL_FAULT_KINDS = (*FAULT_KINDS, *UPDATE_FAULT_KINDS)
+
 if TYPE_CHECKING:
     from .provisioning.ironic import IronicSettings
 
@@ -96,12 +100,25 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run a simulated fleet on the embedded cluster and watch it")
     demo.add_argument("--hosts", type=int, default=50, help="fleet size (default 50)")
     demo.add_argument("--namespace", default="demo")
-    demo.add_argument("--faults", action="store_true", help="inject failures into some hosts")
+    demo.add_argument(
+        "--faults", action="store_true", help="inject failures into some hosts and their updates"
+    )
     demo.add_argument("--fault-rate", type=float, default=0.3, help="share of hosts with a fault")
     demo.add_argument(
         "--fault-kinds",
-        default=",".join(FAULT_KINDS),
-        help=f"comma-separated subset of: {', '.join(FAULT_KINDS)}",
+        default=",".join(ALL_FAULT_KINDS),
+        help=f"comma-separated subset of: {', '.join(ALL_FAULT_KINDS)}",
+    )
+    demo.add_argument(
+        "--no-upgrade",
+        action="store_true",
+        help="provision only: no Nodes, no rolling update",
+    )
+    demo.add_argument(
+        "--max-unavailable",
+        type=int,
+        default=5,
+        help="nodes of a pool updating at once (default 5; 1: one at a time)",
     )
     demo.add_argument(
         "--fault-attempts",
@@ -118,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit when every host reached its target; non-zero if one did not by --timeout",
     )
-    demo.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    demo.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
     demo.add_argument("--no-table", action="store_true", help="progress lines only")
     demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
@@ -214,24 +231,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import DemoOptions, run_demo
+    from .demo import DemoOptions, UpdateFault, run_demo
 
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in FAULT_KINDS]
+    unknown = [k for k in kinds if k not in ALL_FAULT_KINDS]
     if unknown:
-        print(
-            f"--fault-kinds: unknown {', '.join(unknown)}; use some of {', '.join(FAULT_KINDS)}",
-            file=sys.stderr,
-        )
+        known = ", ".join(ALL_FAULT_KINDS)
+        print(f"--fault-kinds: unknown {', '.join(unknown)}; use some of {known}", file=sys.stderr)
         return 2
     if (
         args.hosts < 1
         or args.speed <= 0
         or not 0 <= args.fault_rate <= 1
         or args.fault_attempts < 0
+        or args.max_unavailable < 1
     ):
         print(
-            "--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1, --fault-attempts ≥ 0",
+            "--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1, --fault-attempts ≥ 0, "
+            "--max-unavailable ≥ 1",
             file=sys.stderr,
         )
         return 2
@@ -252,7 +269,10 @@ def _demo(args: argparse.Namespace) -> int:
         namespace=args.namespace,
         faults=args.faults,
         fault_rate=args.fault_rate,
-        fault_kinds=kinds,
+        fault_kinds=tuple(k for k in FAULT_KINDS if k in kinds),
+        update_fault_kinds=tuple(UpdateFault(k) for k in UPDATE_FAULT_KINDS if k in kinds),
+        upgrade=not args.no_upgrade,
+        max_unavailable=args.max_unavailable,
         fault_attempts=args.fault_attempts,
         seed=args.seed,
         speed=args.speed,

@@ -5,7 +5,8 @@ one would: it registers the Node, reports readiness with a boot ID, sends
 heartbeats (which must cost the controller nothing), and is cordoned,
 rebooted and upgraded the way a drain and an update agent do it. Pods bound
 to the node are plain Pod objects with no grace period, so evicting one is
-deleting it.
+deleting it; :func:`set_budget` writes a PodDisruptionBudget's status as the
+disruption controller would, to hold or free an eviction.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from .api.objects import Obj
 from .api.timefmt import rfc3339
-from .cluster.interface import NODES, PODS, Cluster, Conflict, NotFound
+from .cluster.interface import NODES, PDBS, PODS, Cluster, Conflict, NotFound
 
 _boots = itertools.count(1)
 
@@ -151,3 +152,46 @@ class SimulatedNode:
     def delete(self) -> None:
         with contextlib.suppress(NotFound):
             self.cluster.delete(NODES, None, self.name)
+
+
+def set_budget(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    match_labels: dict[str, str],
+    *,
+    allowed: int,
+    since: str = "",
+) -> Obj:
+    """Create or update a PodDisruptionBudget over the pods with ``match_labels``, with the
+    status the disruption controller would write: ``allowed`` disruptions, changed ``since``
+    (RFC 3339; default now)."""
+    try:
+        budget = cluster.get(PDBS, namespace, name)
+    except NotFound:
+        budget = cluster.create(
+            PDBS,
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": match_labels}},
+            },
+        )
+    budget["status"] = {
+        "disruptionsAllowed": allowed,
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 1,
+        "observedGeneration": budget["metadata"].get("generation", 1),
+        "conditions": [
+            {
+                "type": "DisruptionAllowed",
+                "status": "True" if allowed else "False",
+                "reason": "SufficientPods" if allowed else "InsufficientPods",
+                "message": "",
+                "lastTransitionTime": since or rfc3339(time.time()),
+            }
+        ],
+    }
+    return cluster.update_status(PDBS, budget)

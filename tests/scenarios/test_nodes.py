@@ -17,7 +17,6 @@ from state_controller.cluster.interface import (
     HOSTSTATES,
     NODEPOOLS,
     NODES,
-    PDBS,
     AlreadyExists,
     Cluster,
     NotFound,
@@ -25,7 +24,7 @@ from state_controller.cluster.interface import (
 )
 from state_controller.demo import create_fleet
 from state_controller.runtime.config import ControllerConfig
-from state_controller.simulated_nodes import SimulatedNode
+from state_controller.simulated_nodes import SimulatedNode, set_budget
 from state_controller.upgrades.signals import MCO
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of
@@ -209,21 +208,8 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
         node.register()
         node.run_pod(NS, "db-0", {"app": "db"})
         node.run_pod(NS, "db-1", {"app": "db"})
-        budget = cluster.create(
-            PDBS,
-            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-             "metadata": {"name": "db-pdb", "namespace": NS},
-             "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "db"}}}},
-        )  # fmt: skip
         since = "2026-11-24T10:02:11Z"
-        budget["status"] = {
-            "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2,
-            "expectedPods": 2, "observedGeneration": budget["metadata"].get("generation", 1),
-            "conditions": [{"type": "DisruptionAllowed", "status": "False",
-                            "reason": "InsufficientPods", "message": "",
-                            "lastTransitionTime": since}],
-        }  # fmt: skip
-        cluster.update_status(PDBS, budget)  # what the disruption controller would write
+        set_budget(cluster, NS, "db-pdb", {"app": "db"}, allowed=0, since=since)
         wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "db-3") == "updated")
         node.cordon()
         expected = (

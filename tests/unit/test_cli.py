@@ -33,6 +33,15 @@ def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     assert summary["at_target"] == 12 and summary["by_state"] == {"provisioned": 12}
     assert summary["faults"], "the seed must have injected faults"
     assert "metrics: http://127.0.0.1:" in done.stderr
+    # then every Node rolled to its new configuration, as the controller's books tell it
+    update = summary["update"]
+    assert update["nodes"] == 12 and update["updated"] == 12, update
+    assert update["by_step"] == {"updated": 12}
+    assert sorted(summary["update_faults"].values()) == ["drain-blocked", "reboot-lost"]
+    pools = run("get", "nodepools", "--store", str(store))
+    assert pools.returncode == 0, pools.stderr
+    counts = {line.split()[0]: line.split()[1:4] for line in pools.stdout.splitlines()[1:]}
+    assert counts == {"infra": ["1", "1", "0"], "worker": ["11", "11", "0"]}
 
     table = run("get", "hoststates", "--store", str(store), "-n", "demo")
     assert table.returncode == 0, table.stderr
@@ -66,9 +75,39 @@ def test_demo_that_cannot_settle_exits_non_zero(tmp_path: Path) -> None:
     assert summary["by_state"] == {"registering": 4}
 
 
+def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> None:
+    done = run(
+        "demo", "--hosts", "3", "--speed", "10", "--faults", "--fault-rate", "1",
+        "--fault-kinds", "reboot-lost", "--fault-attempts", "0", "--max-unavailable", "1",
+        "--exit-when-settled", "--json", "--timeout", "20",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["at_target"] == 3  # provisioning itself went well
+    lost = sorted(summary["update_faults"])
+    assert lost == ["host-0000"], summary["update_faults"]
+    update = summary["update"]
+    # the lost node holds the pool's one slot: the others wait their turn
+    assert update["by_step"] == {"rebooting": 1, "updated": 2}
+    assert update["updated"] == 0
+    assert update["stuck"] == ["host-0000 (rebooting)"]
+    assert "stuck host-0000 (rebooting)" in done.stderr
+
+
+def test_the_parser_knows_every_update_fault() -> None:
+    from state_controller.cli import UPDATE_FAULT_KINDS
+    from state_controller.demo import UPDATE_FAULTS
+
+    assert tuple(f.value for f in UPDATE_FAULTS) == UPDATE_FAULT_KINDS
+
+
 def test_bad_arguments_name_the_flag() -> None:
     done = run("demo", "--fault-kinds", "gremlins")
     assert done.returncode == 2 and "--fault-kinds" in done.stderr and "credentials" in done.stderr
+    assert "reboot-lost" in done.stderr
+    zero = run("demo", "--max-unavailable", "0")
+    assert zero.returncode == 2 and "--max-unavailable ≥ 1" in zero.stderr
+    assert "Traceback" not in done.stderr + zero.stderr
     missing = run("get", "hosts", "--store", "/nonexistent/x.db")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 

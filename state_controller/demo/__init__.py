@@ -1,0 +1,17 @@
+"""``state-controller demo``: a simulated fleet on the embedded cluster, provisioned and
+then updated, watched live (see :mod:`.run`)."""
+
+from .fleet import IMAGE, create_fleet, host_manifest, secret_manifest
+from .rollout import UPDATE_FAULTS, UpdateFault
+from .run import DemoOptions, run_demo
+
+__all__ = [
+    "IMAGE",
+    "UPDATE_FAULTS",
+    "DemoOptions",
+    "UpdateFault",
+    "create_fleet",
+    "host_manifest",
+    "run_demo",
+    "secret_manifest",
+]

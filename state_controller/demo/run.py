@@ -1,0 +1,392 @@
+"""``state-controller demo``: a fleet on the embedded cluster, watched live.
+
+Starts an in-process cluster and the controller with the simulated
+provisioner (or a real Ironic the user runs), creates N Hosts (with their BMC
+Secrets), and shows the HostStates as ``kubectl get hoststates`` would while
+the fleet moves through registering → inspecting → preparing → available →
+provisioning → provisioned. Then each provisioned Host's kubelet registers a
+Node and a simulated update agent rolls every Node to a new configuration
+(``--no-upgrade`` skips it): the same HostStates show each node's update
+step, and the NodePools count the rollout. Metrics are served on loopback
+while it runs.
+
+Against Ironic the demo leaves the server as it found it: it refuses to start
+over nodes an earlier run left behind, and deletes its hosts at the end
+(through the controller, so Ironic undeploys and forgets them) unless told to
+keep them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import start_http_server
+
+from ..api.states import OperationalStatus, ProvisioningState
+from ..api.updates import UpdateStep
+from ..books.stuck import StuckPolicy
+from ..cluster.embedded import EmbeddedCluster
+from ..cluster.interface import Cluster
+from ..cluster.schema import validators
+from ..observability.tracing import Exporter
+from ..provisioning.backoff import Backoff
+from ..provisioning.fault_plan import FAULT_KINDS, FaultKind, FaultPlan
+from ..provisioning.ironic import IronicSettings, node_name_prefix
+from ..provisioning.provisioner import CheckedBackend, Provisioner
+from ..provisioning.simulated import SimulatedProvisioner, Timings
+from ..runtime.config import ControllerConfig
+from ..runtime.controller import HostController
+from ..wiring import observed_controller
+from .fleet import create_fleet, delete_fleet
+from .rollout import (
+    UPDATE_FAULTS,
+    AgentTimings,
+    Kubelets,
+    RollingUpdate,
+    UpdateFault,
+    choose_faults,
+    config_name,
+    pool_for,
+)
+from .screen import hoststates_table, pools_table, provisioning_line, update_line
+
+
+@dataclass
+class DemoOptions:
+    hosts: int = 50
+    namespace: str = "demo"
+    faults: bool = False
+    fault_rate: float = 0.3
+    fault_kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    update_fault_kinds: tuple[UpdateFault, ...] = UPDATE_FAULTS
+    fault_attempts: int = 2  # 0: the fault never clears
+    seed: int = 1
+    speed: float = 1.0  # 2.0: twice as fast
+    workers: int = 4
+    metrics_port: int = 0
+    exit_when_settled: bool = False
+    timeout: float = 300.0
+    json: bool = False
+    table: bool = True
+    store: str | None = None
+    trace: Exporter = "none"
+    target: ProvisioningState = ProvisioningState.PROVISIONED
+    upgrade: bool = True  # register Nodes and roll them to a new configuration
+    max_unavailable: int = 5  # nodes of a pool updating at once
+    ironic: IronicSettings | None = None  # None: the simulated provisioner
+    keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def demo_policy(speed: float) -> StuckPolicy:
+    """Thresholds scaled to the demo's timings, so a hanging step is flagged in seconds."""
+    return StuckPolicy(
+        {
+            ProvisioningState.REGISTERING: 10.0,
+            ProvisioningState.INSPECTING: 8.0,
+            ProvisioningState.PREPARING: 8.0,
+            ProvisioningState.PROVISIONING: 10.0,
+            ProvisioningState.DEPROVISIONING: 10.0,
+            ProvisioningState.POWERING_OFF_BEFORE_DELETE: 8.0,
+            ProvisioningState.DELETING: 8.0,
+        },
+        {
+            UpdateStep.PREPARING: 4.0,
+            UpdateStep.CORDONING: 4.0,
+            UpdateStep.DRAINING: 5.0,
+            UpdateStep.APPLYING: 5.0,
+            UpdateStep.RELOADING_CRIO: 4.0,
+            UpdateStep.REBOOTING: 6.0,
+            UpdateStep.RESUMING: 4.0,
+        },
+    ).scaled(1 / speed)
+
+
+def summarize(
+    controller: HostController, keys: list[str], target: ProvisioningState
+) -> dict[str, Any]:
+    books = controller.books
+    by_state: Counter[str] = Counter()
+    not_at_target = []
+    errors = 0
+    stuck = []
+    now = time.time()
+    for key in keys:
+        book = books.get(key)
+        state = book.cursor.state.value if book else ""
+        by_state[state or "(new)"] += 1
+        if (
+            book is None
+            or book.cursor.state != target
+            or book.cursor.operational_status != OperationalStatus.OK
+        ):
+            not_at_target.append(key)
+        if book is not None:
+            errors += book.cursor.error_count
+            if controller.config.stuck.is_stuck(book.cursor, now, book.node_update()):
+                stuck.append(key)
+    return {
+        "hosts": len(keys),
+        "target": target.value,
+        "at_target": len(keys) - len(not_at_target),
+        "by_state": dict(sorted(by_state.items())),
+        "errors_in_a_row": errors,
+        "stuck_now": len(stuck),
+        "stuck": stuck,
+        "not_at_target": not_at_target,
+    }
+
+
+def summarize_update(controller: HostController, keys: list[str]) -> dict[str, Any]:
+    """The rollout as the controller's books tell it: steps, updated, stuck, degraded."""
+    books = controller.books
+    by_step: Counter[str] = Counter()
+    updated, stuck, degraded, nodes = 0, [], [], 0
+    now = time.time()
+    for index, key in enumerate(keys):
+        book = books.get(key)
+        update = book.node_update() if book else None
+        if book is None or update is None:
+            continue
+        nodes += 1
+        name = key.rpartition("/")[2]
+        by_step[update.step.value] += 1
+        target = config_name(pool_for(index), 2)
+        updated += update.step == UpdateStep.UPDATED and update.current == target
+        if update.step == UpdateStep.DEGRADED:
+            degraded.append(name)
+        elif controller.config.stuck.is_stuck(book.cursor, now, update):
+            stuck.append(f"{name} ({update.step.value})")
+    return {
+        "nodes": nodes,
+        "updated": updated,
+        "by_step": dict(sorted(by_step.items())),
+        "stuck": stuck,
+        "degraded": degraded,
+    }
+
+
+def run_demo(opts: DemoOptions) -> int:
+    if opts.ironic is not None:
+        try:
+            backend = _ironic_backend(opts.ironic, opts)
+        except DemoRefused as refused:
+            print(str(refused), file=sys.stderr)
+            return 2
+        return _run_demo_on(opts, *backend)
+    policy = demo_policy(opts.speed)
+    keys = _keys(opts)
+    plan = FaultPlan()
+    if opts.faults and opts.fault_kinds:
+        hang = max(policy.thresholds.values()) * 1.5
+        plan = FaultPlan.random(
+            keys,
+            rate=opts.fault_rate,
+            kinds=opts.fault_kinds,
+            seed=opts.seed,
+            hang_seconds=hang,
+            times=opts.fault_attempts or None,
+        )
+    timings = Timings.demo()
+    timings = Timings(**{k: v / opts.speed for k, v in vars(timings).items()})
+    sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed)
+    config = ControllerConfig(
+        workers=opts.workers,
+        stuck=policy,
+        backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
+    )
+    return _run_demo_on(opts, sim, config, plan)
+
+
+def _keys(opts: DemoOptions) -> list[str]:
+    return [f"{opts.namespace}/host-{i:04d}" for i in range(opts.hosts)]
+
+
+class DemoRefused(Exception):
+    """The demo cannot start: the message says why and what to do."""
+
+
+def _ironic_backend(
+    settings: IronicSettings, opts: DemoOptions
+) -> tuple[Provisioner, ControllerConfig, FaultPlan]:
+    """The Ironic provisioner, once Ironic answered and holds none of this demo's nodes.
+
+    Real steps take real time: the stuck thresholds and backoff are the controller's
+    defaults (minutes), not the simulated demo's seconds.
+    """
+    prov: CheckedBackend = settings.provisioner(workers=opts.workers)
+    problem = prov.check()
+    if problem:
+        raise DemoRefused(f"--ironic-url: {problem}")
+    prefix = node_name_prefix(opts.namespace)
+    try:
+        left = [name for name in prov.node_names() if name.startswith(prefix)]
+    except RuntimeError as error:
+        raise DemoRefused(f"--ironic-url: {error}") from None
+    if left:
+        raise DemoRefused(
+            f"Ironic at {settings.url} already has {len(left)} node(s) named {prefix}* "
+            f"(e.g. {left[0]}), left by an earlier demo; delete them in Ironic or pick "
+            "another --namespace"
+        )
+    config = ControllerConfig(workers=opts.workers, backoff=Backoff(base=2.0, cap=30.0))
+    return prov, config, FaultPlan()
+
+
+def _run_demo_on(
+    opts: DemoOptions, prov: Provisioner, config: ControllerConfig, plan: FaultPlan
+) -> int:
+    cluster = EmbeddedCluster(path=opts.store, validators=validators())
+    keys = _keys(opts)
+    observed = observed_controller(cluster, prov, config, trace=opts.trace)
+    controller, metrics = observed.controller, observed.metrics
+    server, server_thread = start_http_server(
+        opts.metrics_port, addr="127.0.0.1", registry=metrics.registry
+    )
+    port = server.server_address[1]
+    err = sys.stderr
+    print(f"metrics: http://127.0.0.1:{port}/metrics", file=err, flush=True)
+    updating = opts.upgrade and opts.target == ProvisioningState.PROVISIONED
+    rollout = _rollout(cluster, opts, config) if updating else None
+    if opts.faults:
+        update_faults = len(rollout.kubelets.faults) if rollout else 0
+        print(
+            f"faults injected into {len(plan)} of {opts.hosts} hosts, update faults into "
+            f"{update_faults} (seed {opts.seed})",
+            file=err,
+        )
+    started = time.time()
+    try:
+        controller.start()
+        create_fleet(cluster, opts.namespace, opts.hosts)
+        settled = _watch(controller, cluster, keys, opts, started, rollout)
+        summary = summarize(controller, keys, opts.target)
+        if rollout is not None:
+            summary["update"] = summarize_update(controller, keys)
+            summary["update"]["heartbeats"] = rollout.kubelets.heartbeats
+        summary["elapsed_seconds"] = round(time.time() - started, 2)  # to settle, not to clean
+        if opts.ironic is not None and not opts.keep:
+            summary["cleaned_up"] = delete_fleet(cluster, opts.namespace, opts.timeout)
+    finally:
+        controller.stop()
+        server.shutdown()
+        server_thread.join(timeout=5)
+        cluster.close()
+    summary["settled"] = settled
+    summary["metrics_port"] = port
+    summary["faults"] = {k: [f.kind for f in v] for k, v in plan.hosts().items()}
+    if rollout is not None:
+        summary["update_faults"] = {k: str(v) for k, v in sorted(rollout.kubelets.faults.items())}
+    summary["provisioner"] = prov.backend
+    if opts.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        line = f"{summary['at_target']}/{summary['hosts']} hosts {opts.target.value}"
+        if "update" in summary:
+            line += f", {summary['update']['updated']}/{summary['update']['nodes']} nodes updated"
+        print(f"{line} in {summary['elapsed_seconds']}s", file=err)
+    if opts.exit_when_settled and not settled:
+        return 1
+    return 0
+
+
+def _rollout(cluster: Cluster, opts: DemoOptions, config: ControllerConfig) -> RollingUpdate:
+    names = [key.rpartition("/")[2] for key in _keys(opts)]
+    faults: dict[str, UpdateFault] = {}
+    if opts.faults:
+        faults = choose_faults(names, opts.fault_rate, opts.update_fault_kinds, opts.seed)
+    timings = AgentTimings().scaled(opts.speed)
+    kubelets = Kubelets(cluster, opts.namespace, timings, faults, time.monotonic)
+    # a fault holds its node past the step's stuck threshold, so the demo shows it stuck
+    hold = max(config.stuck.step_thresholds.values(), default=10.0) * 1.5
+    return RollingUpdate(
+        kubelets,
+        max_unavailable=opts.max_unavailable,
+        hold=hold if opts.fault_attempts else None,
+    )
+
+
+def _watch(
+    controller: HostController,
+    cluster: Cluster,
+    keys: list[str],
+    opts: DemoOptions,
+    started: float,
+    rollout: RollingUpdate | None,
+) -> bool:
+    """Show progress until every host is at its target and, with an update, every node
+    at its new configuration (True), or until the timeout (False)."""
+    deadline = started + opts.timeout
+    live = opts.table and sys.stdout.isatty() and not opts.json
+    stop = threading.Event()
+    last_line = last_screen = 0.0
+    while not stop.wait(0.1):
+        summary = summarize(controller, keys, opts.target)
+        provisioned = summary["at_target"] == len(keys)
+        update = None
+        if rollout is not None:
+            _follow_the_fleet(controller, keys, rollout, opts.target)
+            if not rollout.started and _provisioning_settled(summary):
+                rollout.start()
+            rollout.tick(time.monotonic())
+            if rollout.started:
+                update = summarize_update(controller, keys)
+        done = provisioned and (
+            update is None or (rollout is not None and rollout.done() and _all_updated(update))
+        )
+        finished = done or time.time() >= deadline
+        if live and (time.time() - last_screen >= 0.5 or finished):
+            screen = hoststates_table(
+                cluster, opts.namespace, updating=update is not None, color=True
+            )
+            pools = pools_table(cluster) if update is not None else ""
+            sys.stdout.write("\x1b[H\x1b[2J" + screen + "\n" + (pools + "\n" if pools else ""))
+            sys.stdout.write(_line(summary, update, started) + "\n")
+            sys.stdout.flush()
+            last_screen = time.time()
+        elif not live and (time.time() - last_line >= 2 or finished):
+            print(_line(summary, update, started), file=sys.stderr, flush=True)
+            last_line = time.time()
+        if finished:
+            if opts.table and not opts.json and not live:
+                print(hoststates_table(cluster, opts.namespace, updating=update is not None))
+                if update is not None:
+                    print(pools_table(cluster))
+            return done
+    return False
+
+
+def _line(summary: dict[str, Any], update: dict[str, Any] | None, started: float) -> str:
+    return update_line(update, started) if update else provisioning_line(summary, started)
+
+
+def _provisioning_settled(summary: dict[str, Any]) -> bool:
+    """Every host at its target, or stuck where it is: the rollout can begin."""
+    return set(summary["not_at_target"]) <= set(summary["stuck"])
+
+
+def _all_updated(update: dict[str, Any]) -> bool:
+    return bool(update["nodes"]) and update["updated"] == update["nodes"]
+
+
+def _follow_the_fleet(
+    controller: HostController,
+    keys: list[str],
+    rollout: RollingUpdate,
+    target: ProvisioningState,
+) -> None:
+    """A host at its target boots its image: its kubelet registers the Node."""
+    books = controller.books
+    for index, key in enumerate(keys):
+        name = key.rpartition("/")[2]
+        book = books.get(key)
+        if name in rollout.kubelets.members or book is None or book.cursor.state != target:
+            continue
+        rollout.kubelets.register(name, index)
+    rollout.kubelets.heartbeat(time.monotonic())

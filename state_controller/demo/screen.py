@@ -1,0 +1,85 @@
+"""What the demo shows: the HostStates as ``kubectl get`` prints them, and one line of counts.
+
+While the fleet provisions, the table is ``kubectl get hoststates``. Once its
+Nodes update, it is the columns an operator reads during a rollout — each
+node's step, how long it has been in it, and what it is waiting for — with
+the NodePools below; on a terminal, stuck and degraded nodes are shown in red.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
+from ..api.updates import UpdateStep
+from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
+from ..tables import render, rows
+
+UPDATE_COLUMNS: tuple[Column, ...] = (
+    Column("Node", ".spec.node"),
+    Column("State", ".status.provisioning.state"),
+    Column("Step", ".status.update.step"),
+    Column("In-Step", ".status.update.enteredAt", "date"),
+    Column("Updated", '.status.conditions[?(@.type=="Updated")].status'),
+    Column("Stuck", '.status.conditions[?(@.type=="Stuck")].status'),
+    Column("Config", ".status.update.currentConfig"),
+    Column("Message", ".status.update.message"),
+)
+RED, RESET = "\x1b[31m", "\x1b[0m"
+
+
+def hoststates_table(
+    cluster: Cluster, namespace: str, *, updating: bool, color: bool = False
+) -> str:
+    items, _ = cluster.list(HOSTSTATES, namespace)
+    columns = UPDATE_COLUMNS if updating else HOSTSTATE_COLUMNS
+    lines = render(rows(items, columns)).split("\n")
+    if not color:
+        return "\n".join(lines)
+    by_name = {i["metadata"]["name"]: i for i in items}
+    out = [lines[0]]
+    for line in lines[1:]:
+        obj = by_name.get(line.split(" ", 1)[0], {})
+        out.append(f"{RED}{line}{RESET}" if needs_attention(obj) else line)
+    return "\n".join(out)
+
+
+def pools_table(cluster: Cluster) -> str:
+    items, _ = cluster.list(NODEPOOLS, None)
+    if not items:
+        return ""
+    return render(rows(items, tuple(c for c in NODEPOOL_COLUMNS if c is not AGE)))
+
+
+def needs_attention(hoststate: dict[str, Any]) -> bool:
+    status = hoststate.get("status") or {}
+    stuck = any(
+        c.get("type") == "Stuck" and c.get("status") == "True"
+        for c in status.get("conditions") or ()
+    )
+    step = (status.get("update") or {}).get("step")
+    return stuck or step == UpdateStep.DEGRADED.value
+
+
+def provisioning_line(summary: dict[str, Any], started: float) -> str:
+    states = ", ".join(f"{k}={v}" for k, v in summary["by_state"].items())
+    return (
+        f"[{time.time() - started:5.1f}s] {summary['at_target']}/{summary['hosts']} "
+        f"{summary['target']} | {states} | errors {summary['errors_in_a_row']} | "
+        f"stuck {summary['stuck_now']}"
+    )
+
+
+def update_line(update: dict[str, Any], started: float) -> str:
+    steps: Counter[str] = Counter(update["by_step"])
+    steps.pop(UpdateStep.UPDATED.value, None)
+    moving = ", ".join(f"{k}={v}" for k, v in sorted(steps.items())) or "none updating"
+    attention = [f"stuck {', '.join(update['stuck'])}"] if update["stuck"] else []
+    if update["degraded"]:
+        attention.append(f"degraded {', '.join(update['degraded'])}")
+    return (
+        f"[{time.time() - started:5.1f}s] update: {update['updated']}/{update['nodes']} "
+        f"nodes at their new config | {moving}" + "".join(f" | {a}" for a in attention)
+    )

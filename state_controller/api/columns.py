@@ -91,5 +91,6 @@ NODEPOOL_COLUMNS: tuple[Column, ...] = (
         "Unavailable", ".status.unavailableMachineCount", "integer", description="Not taking work"
     ),
     AGE,
+    Column("Config", ".status.desiredConfig", priority=1, description="Rolling to"),
     Column("Label", ".spec.label", priority=1),
 )

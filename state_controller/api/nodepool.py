@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import NAME_MAX, Count, SpecModel, StatusModel
+from .base import NAME_MAX, REASON_MAX, Count, SpecModel, StatusModel
 
 UNLABELED_POOL = "unlabeled"  # the NodePool of Nodes the pool label puts in no pool
 
@@ -26,9 +26,16 @@ class NodePoolSpec(SpecModel):
 
 
 class NodePoolStatus(StatusModel):
+    desired_config: Annotated[str, Field(max_length=REASON_MAX)] = Field(
+        default="",
+        description="The configuration the pool is rolling to: the desired configuration of "
+        "the update that began last; empty while no update named one.",
+    )
     machine_count: Count = Field(default=0, description="Nodes in the pool.")
     updated_machine_count: Count = Field(
-        default=0, description="Nodes that run their desired configuration, no update under way."
+        default=0,
+        description="Nodes at the pool's desiredConfig (or, while it is empty, at their own "
+        "desired configuration) with no update under way.",
     )
     updating_machine_count: Count = Field(
         default=0, description="Nodes with an update in progress (not degraded)."

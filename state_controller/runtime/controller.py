@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
-from ..api.updates import UpdateStep
 from ..books.book import Book
+from ..books.records import UpdateCursor
 from ..cluster.interface import (
     HOSTS,
     HOSTSTATES,
@@ -106,7 +106,7 @@ class HostController:
             cluster,
             pools=self.nodepools or Informer(cluster, NODEPOOLS),
             nodes=self.node_index,
-            step_of=self._step_of,
+            update_of=self._update_of,
             writer=self.reconciler.writer,
             label=self.config.pool_label,
         )
@@ -274,8 +274,8 @@ class HostController:
             self.queue.add(pool_key(followed.pool))
         return outcome
 
-    def _step_of(self, node: str) -> UpdateStep | None:
-        """A Node's update step, from the book it is told in (None: not read yet)."""
+    def _update_of(self, node: str) -> UpdateCursor | None:
+        """A Node's update, from the book it is told in (None: not read yet)."""
         key = self.node_index.key_of(node)
         if key is None:
             return None
@@ -285,7 +285,7 @@ class HostController:
             if own is not None
             else self.reconciler.books.get(key)
         )
-        return book.update.step if book is not None and book.facts.node == node else None
+        return book.update if book is not None and book.facts.node == node else None
 
     def _requeue(self, key: str, outcome: ReconcileResult) -> str:
         result = "success"

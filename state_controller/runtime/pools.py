@@ -16,7 +16,7 @@ from collections.abc import Callable
 from ..api import API_VERSION
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
-from ..api.updates import UpdateStep
+from ..books.records import UpdateCursor
 from ..cluster.interface import NODEPOOLS, AlreadyExists, Cluster, NotFound
 from ..upgrades.pools import pool_summary
 from .informer import Informer
@@ -36,20 +36,20 @@ class PoolReconciler:
         *,
         pools: Informer,
         nodes: NodeIndex,
-        step_of: Callable[[str], UpdateStep | None],
+        update_of: Callable[[str], UpdateCursor | None],
         writer: BookWriter,
         label: str,
     ) -> None:
         self.cluster = cluster
         self.pools = pools
         self.nodes = nodes
-        self.step_of = step_of  # a Node's update step, from the book it is told in
+        self.update_of = update_of  # a Node's update, from the book it is told in
         self.writer = writer
         self.label = label
 
     def reconcile(self, pool: str) -> ReconcileResult:
         name = pool_object_name(pool)
-        members = [(n, self.step_of(n.name)) for n in self.nodes.all() if n.pool == pool]
+        members = [(n, self.update_of(n.name)) for n in self.nodes.all() if n.pool == pool]
         current = self.pools.get(name)
         if not members:
             if current is not None:

@@ -100,8 +100,9 @@ def test_an_mco_update_is_told_in_its_hosts_history(cluster: Cluster, run_contro
         expect(UpdateStep.DRAINING)
         wait_for(
             lambda: pool(cluster, "worker")
-            == {"machineCount": 1, "updatedMachineCount": 0, "updatingMachineCount": 1,
-                "degradedMachineCount": 0, "unavailableMachineCount": 1},
+            == {"desiredConfig": NEW, "machineCount": 1, "updatedMachineCount": 0,
+                "updatingMachineCount": 1, "degradedMachineCount": 0,
+                "unavailableMachineCount": 1},
             what="the pool counting the node updating",
         )  # fmt: skip
         wait_for(

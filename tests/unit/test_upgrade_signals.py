@@ -12,6 +12,7 @@ from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
 from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
 from state_controller.upgrades.links import host_of, names_read
+from state_controller.upgrades.pools import pool_summary
 from state_controller.upgrades.progression import progress
 from state_controller.upgrades.signals import node_signals, pool_of
 
@@ -372,3 +373,25 @@ def test_an_update_that_reloads_cri_o_instead_of_rebooting() -> None:
     assert conditions[3]["ReloadedCRIO"] == ("True", "Done")
     assert finished["ReloadedCRIO"] == ("True", "Done")
     assert finished["RebootedNode"] == ("True", "NotRequired")
+
+
+def test_a_pool_counts_as_updated_only_the_nodes_at_its_target() -> None:
+    ready, cordoned = node_signals(node()), node_signals(node(unschedulable=True))
+    done = UpdateCursor(current=NEW, desired=NEW, started_at=50.0)
+    updating = UpdateCursor(step=S.DRAINING, current=OLD, desired=NEW, started_at=90.0)
+    untouched = UpdateCursor(current=OLD, desired=OLD)  # the rollout has not reached it
+    earlier = UpdateCursor(current=OLD, desired=OLD, started_at=10.0)  # the last rollout
+    summary = pool_summary(
+        [(ready, done), (cordoned, updating), (ready, untouched), (ready, earlier), (ready, None)]
+    )
+    assert summary == {
+        "desiredConfig": NEW,
+        "machineCount": 5,
+        "updatedMachineCount": 1,
+        "updatingMachineCount": 1,
+        "degradedMachineCount": 0,
+        "unavailableMachineCount": 1,
+    }
+    # no update named a configuration yet: every node at rest is up to date
+    before = pool_summary([(ready, untouched), (ready, UpdateCursor(current="kubelet v1"))])
+    assert before["desiredConfig"] == "" and before["updatedMachineCount"] == 2

@@ -95,7 +95,7 @@ def empty_namespace(cluster: Cluster, namespace: str) -> None:
 
 def remove_nodes(cluster: Cluster) -> None:
     """Nodes are cluster-scoped: a session's control plane keeps them across tests."""
-    from state_controller.cluster.interface import NODES, PDBS, PODS
+    from state_controller.cluster.interface import NODEPOOLS, NODES, PDBS, PODS
 
     for resource, namespace in ((PODS, SCENARIO_NAMESPACE), (PDBS, SCENARIO_NAMESPACE)):
         for obj in cluster.list(resource, namespace)[0]:
@@ -104,6 +104,9 @@ def remove_nodes(cluster: Cluster) -> None:
     for node in cluster.list(NODES)[0]:
         with suppress(NotFound):
             cluster.delete(NODES, None, node["metadata"]["name"])
+    for pool in cluster.list(NODEPOOLS)[0]:
+        with suppress(NotFound):
+            cluster.delete(NODEPOOLS, None, pool["metadata"]["name"])
     wait_for(
         lambda: not cluster.list(NODES)[0] and not cluster.list(PODS, SCENARIO_NAMESPACE)[0],
         what="nodes and pods removed",

@@ -1,0 +1,98 @@
+"""Fifty Nodes rolled to a new configuration one at a time, on the embedded store and a
+real kube-apiserver: at every step of every node, the node's HostState, the nodes per
+step (``hoststate_node_update_steps``) and the pool's NodePool agree with what the
+update agent did."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from typing import Any
+
+from state_controller.api.updates import UpdateStep as S
+from state_controller.cluster.interface import HOSTSTATES, Cluster
+from state_controller.simulated_nodes import SimulatedNode
+from tests.conftest import NODE_STATE_NAMESPACE, wait_for
+from tests.scenarios.test_nodes import NS, WORKER, allow_pods, pool, step_of, update_of
+
+NODES = 50
+OLD, NEW = "rendered-worker-1", "rendered-worker-2"
+
+
+def test_fifty_nodes_rolled_one_at_a_time(cluster: Cluster, run_controller: Any) -> None:
+    allow_pods(cluster)
+    with run_controller(cluster) as running:
+        nodes = [SimulatedNode(cluster, f"worker-{i:02d}", labels=WORKER) for i in range(NODES)]
+        for node in nodes:
+            node.register()
+            node.annotate({"hoststate.io/current-config": OLD})
+        steps: Counter[S] = Counter({S.UPDATED: NODES})
+
+        def shown() -> tuple[dict[str, float], dict[str, Any] | None]:
+            per_step = {
+                s.value: running.sample("hoststate_node_update_steps", {"step": s.value}) for s in S
+            }
+            return per_step, pool(cluster, "worker")
+
+        def expect(node: SimulatedNode, step: S, done: int, target: str) -> None:
+            """The node at ``step``, ``done`` nodes at the new configuration before it."""
+            per_step = {s.value: float(steps[s]) for s in S}
+            busy = step != S.UPDATED
+            counts = {
+                "desiredConfig": target,
+                "machineCount": NODES,
+                "updatedMachineCount": done + (not busy) if target else NODES,
+                "updatingMachineCount": int(busy),
+                "degradedMachineCount": 0,
+                "unavailableMachineCount": int(busy),
+            }
+            wait_for(
+                lambda: (
+                    step_of(cluster, NODE_STATE_NAMESPACE, node.name) == step.value
+                    and shown() == (per_step, counts)
+                ),
+                timeout=30,
+                what=f"{node.name} {step.value} with {done} done: {per_step}, {counts}",
+            )
+
+        def move(node: SimulatedNode, frm: S, to: S, done: int) -> None:
+            steps[frm] -= 1
+            steps[to] += 1
+            expect(node, to, done, NEW)
+
+        for node in nodes:
+            wait_for(lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "updated")
+        expect(nodes[0], S.UPDATED, 0, "")  # before the rollout: all at rest, no target
+
+        for done, node in enumerate(nodes):
+            node.annotate({"hoststate.io/desired-config": NEW})
+            move(node, S.UPDATED, S.PENDING, done)
+            node.annotate({"hoststate.io/update-state": "Working"})
+            move(node, S.PENDING, S.PREPARING, done)
+            node.run_pod(NS, f"{node.name}-web")
+            node.cordon()
+            move(node, S.PREPARING, S.DRAINING, done)
+            node.evict(NS, f"{node.name}-web")
+            move(node, S.DRAINING, S.APPLYING, done)
+            node.go_down()
+            move(node, S.APPLYING, S.REBOOTING, done)
+            node.come_back()
+            move(node, S.REBOOTING, S.RESUMING, done)
+            node.cordon(False)
+            node.annotate({"hoststate.io/current-config": NEW, "hoststate.io/update-state": "Done"})
+            move(node, S.RESUMING, S.UPDATED, done)
+
+        assert running.sample("hoststate_node_updates_total", {"outcome": "completed"}) == NODES
+        drained = running.sample(
+            "hoststate_node_update_step_duration_seconds_count", {"step": "draining"}
+        )
+        assert drained == NODES
+        for node in (nodes[0], nodes[-1]):
+            state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, node.name)
+            history = state["status"]["history"]
+            assert [h["to"] for h in history] == [
+                "update pending", "preparing update", "draining", "applying update",
+                "rebooting", "resuming", "updated",
+            ]  # fmt: skip
+            assert all(a["to"] == b["from"] for a, b in itertools.pairwise(history))
+            assert update_of(state)["currentConfig"] == NEW

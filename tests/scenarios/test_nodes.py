@@ -241,6 +241,73 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
         assert "draining" in stuck_events[0]["message"]
 
 
+def test_a_degraded_update_and_a_reboot_that_never_comes_back(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    policy = StuckPolicy(step_thresholds={UpdateStep.REBOOTING: 1.0})
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=policy)
+    with run_controller(cluster, config=config) as running:
+        failing, lost = (SimulatedNode(cluster, n, labels=WORKER) for n in ("w-fail", "w-lost"))
+        for node in (failing, lost):
+            node.register()
+            node.annotate({"hoststate.io/current-config": "v1"})
+            wait_for(lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "updated")
+        working = {"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"}
+        failing.annotate(working)
+        failing.cordon()
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "w-fail") == "applying update")
+        reason = "writing /etc/crio/crio.conf: no space left on device"
+        failing.annotate(
+            {"hoststate.io/update-state": "Degraded", "hoststate.io/update-reason": reason}
+        )
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "w-fail") == "update degraded")
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "w-fail")
+        assert condition(state, "NodeDegraded")["status"] == "True"
+        assert condition(state, "NodeDegraded")["message"] == reason
+        assert condition(state, "AppliedFilesAndOS")["reason"] == "Failed"
+        assert condition(state, "Drained")["status"] == "True"  # what it did before failing
+        assert update_of(state)["failedStep"] == "applying update"
+        wait_for(lambda: (pool(cluster, "worker") or {}).get("degradedMachineCount") == 1)
+
+        lost.annotate(working)
+        lost.cordon()
+        wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "w-lost") == "applying update")
+        lost.go_down()  # and never back
+        wait_for(
+            lambda: (
+                condition(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "w-lost"), "Stuck")[
+                    "status"
+                ]
+                == "True"
+            ),
+            what="the lost reboot stuck",
+        )
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "w-lost")
+        assert update_of(state)["step"] == "rebooting"
+        assert condition(state, "RebootedNode")["status"] == "Unknown"
+        assert condition(state, "Stuck")["reason"] == "StepTimeout"
+        assert running.sample("hoststate_node_updates_total", {"outcome": "degraded"}) == 1
+        wait_for(running.controller.idle)
+
+        def reasons(name: str) -> list[str]:
+            events, _ = cluster.list(EVENTS, NODE_STATE_NAMESPACE)
+            return [e["reason"] for e in events if e["involvedObject"]["name"] == name]
+
+        wait_for(lambda: "UpdateDegraded" in reasons("w-fail"), what="UpdateDegraded Event")
+        wait_for(lambda: "Stuck" in reasons("w-lost"), what="Stuck Event")
+        assert reasons("w-fail").count("UpdateDegraded") == 1
+        assert reasons("w-lost").count("Stuck") == 1
+        warning = next(
+            e
+            for e in cluster.list(EVENTS, NODE_STATE_NAMESPACE)[0]
+            if e["reason"] == "UpdateDegraded"
+        )
+        assert warning["type"] == "Warning" and reason in warning["message"]
+        pools = pool(cluster, "worker") or {}
+        assert pools["degradedMachineCount"] == 1 and pools["updatingMachineCount"] == 1
+        assert pools["unavailableMachineCount"] == 2
+
+
 def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_controller: Any) -> None:
     with run_controller(cluster) as running:
         ticks = itertools.count(time.time(), 10.0)  # a kubelet heartbeats every 10 s

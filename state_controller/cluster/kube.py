@@ -92,10 +92,19 @@ class KubeWatch:
         self._url = url
         self._response: Any = None
         self._stopped = threading.Event()
+        self._lock = threading.Lock()  # stop() and the start of iteration, in either order
 
     def __iter__(self) -> Iterator[WatchEvent]:
+        if self._stopped.is_set():
+            return
         response = self._cluster._send("GET", self._url, stream=True)
-        self._response = response
+        with self._lock:
+            self._response = response
+            stopped = self._stopped.is_set()
+        if stopped:  # stopped while the request was on its way: nobody else will shut it
+            response.shutdown()
+            response.release_conn()
+            return
         try:
             for line in iter_resp_lines(response):
                 if self._stopped.is_set():
@@ -116,8 +125,9 @@ class KubeWatch:
             response.release_conn()
 
     def stop(self) -> None:
-        self._stopped.set()
-        response = self._response
+        with self._lock:
+            self._stopped.set()
+            response = self._response
         if response is not None:
             try:
                 response.shutdown()  # unblocks a reader in another thread

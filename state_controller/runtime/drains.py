@@ -61,7 +61,7 @@ class Drains:
             if cordoned or watching is None:
                 return
             del self._pods[node]
-        watching.stop()
+        watching.stop(wait=False)  # called from a reconcile: never wait for its thread
 
     def status(self, node: str) -> DrainStatus:
         """How far the node's drain is; ``known`` only once its pods and budgets are listed."""
@@ -76,6 +76,12 @@ class Drains:
     def watched(self) -> list[str]:
         with self._lock:
             return sorted(self._pods)
+
+    def synced(self) -> int:
+        """How many of the pod watches have listed their node's pods."""
+        with self._lock:
+            informers = list(self._pods.values())
+        return sum(1 for informer in informers if informer.wait_synced(0))
 
     def stop(self) -> None:
         with self._lock:

@@ -125,11 +125,13 @@ class Informer:
         )
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stop watching; with ``wait``, until the thread has ended (a worker that stops
+        an informer mid-reconcile does not wait: its thread ends on its own)."""
         self._stopping.set()
         if self._watch is not None:
             self._watch.stop()
-        if self._thread is not None:
+        if wait and self._thread is not None:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:

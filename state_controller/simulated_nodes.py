@@ -40,6 +40,7 @@ class SimulatedNode:
     boot_id: str = field(default_factory=_new_boot)
     ready: bool = True
     clock: Callable[[], float] = time.time
+    _last: Obj | None = field(default=None, repr=False)  # the Node as last written
 
     # -- the kubelet ------------------------------------------------------------------------
 
@@ -60,16 +61,22 @@ class SimulatedNode:
         """Write the Node's status as a kubelet does (unchanged but for the heartbeat time).
 
         A Node's status write also replaces its metadata (the API server keeps only its
-        spec), so the Node is read and written back whole, retried on a conflict.
+        spec), so it is written over the Node as last written here — read again only
+        when someone else changed it since (a conflict), as a kubelet's cache does.
         """
+        node = node or self._last
         for _ in range(10):
             node = node or self.cluster.get(NODES, None, self.name)
             node["status"] = self._status(node)
             try:
-                return self.cluster.update_status(NODES, node)
+                return self._wrote(self.cluster.update_status(NODES, node))
             except Conflict:
                 node = None
         raise RuntimeError(f"node {self.name}: status kept conflicting")
+
+    def _wrote(self, node: Obj) -> Obj:
+        self._last = node
+        return node
 
     def _status(self, node: Obj) -> dict[str, Any]:
         now = rfc3339(self.clock())
@@ -120,13 +127,16 @@ class SimulatedNode:
     # -- what drains and agents write --------------------------------------------------------
 
     def cordon(self, unschedulable: bool = True) -> Obj:
-        return self.cluster.patch(
-            NODES, None, self.name, {"spec": {"unschedulable": unschedulable or None}}
+        return self._wrote(
+            self.cluster.patch(
+                NODES, None, self.name, {"spec": {"unschedulable": unschedulable or None}}
+            )
         )
 
     def annotate(self, values: dict[str, str | None]) -> Obj:
         """Set (or with None remove) annotations, as an update agent reports."""
-        return self.cluster.patch(NODES, None, self.name, {"metadata": {"annotations": values}})
+        patch = {"metadata": {"annotations": values}}
+        return self._wrote(self.cluster.patch(NODES, None, self.name, patch))
 
     def run_pod(self, namespace: str, name: str, labels: dict[str, str] | None = None) -> Obj:
         """A pod bound to this node, evicted at once when deleted (no grace period)."""

@@ -18,6 +18,7 @@ from ..api.updates import (
 )
 from ..books.book import Book
 from ..books.records import UpdateCursor, camel
+from ..books.stuck import human_duration
 from .adapters import DrainStatus, Reading, adapter_for, never_back
 from .signals import NodeSignals
 
@@ -60,7 +61,7 @@ def _record(book: Book, source: str, boot: str, reading: Reading, now: float) ->
     )
     if shown.step == before.step and _same(shown, before):
         return
-    reason, message = _why(before, shown)
+    reason, message = _why(before, shown, now)
     book.transition(update=shown, now=now, reason=reason, message=message)
 
 
@@ -74,14 +75,15 @@ def _same(shown: UpdateCursor, before: UpdateCursor) -> bool:
     )
 
 
-def _why(before: UpdateCursor, after: UpdateCursor) -> tuple[str, str]:
+def _why(before: UpdateCursor, after: UpdateCursor, now: float) -> tuple[str, str]:
     """The reason and message of a change of step, as history and Events tell it."""
     if after.step == before.step:
         return camel(after.step.value), after.message
     if after.step == UpdateStep.DEGRADED:
         return UPDATE_DEGRADED, after.message
     if after.step == UpdateStep.UPDATED:
-        return UPDATE_COMPLETE, f"now running {after.current}" if after.current else ""
+        took = f"done in {human_duration(now - before.started_at)}" if before.started_at else "done"
+        return UPDATE_COMPLETE, f"{took}, now running {after.current}" if after.current else took
     if not in_progress(before.step):
         target = f"to {after.desired}" if after.desired else ""
         source = f"from {before.current} " if before.current else ""

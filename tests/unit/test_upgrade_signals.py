@@ -279,6 +279,7 @@ def test_progress_records_a_plain_kubelet_upgrade_with_its_reboot() -> None:
         ("resuming", "updated", "UpdateComplete"),
     ]
     assert "kubelet v1.37.1" in book.history[-1].message
+    assert book.history[-1].message.startswith("done in 1m0s, now running")  # from 130 to 190
     assert book.chapters[-1].outcome == "completed"
 
 

@@ -132,6 +132,8 @@ def rollout(
 
     def see() -> None:
         for event in watch:
+            if event.type == "BOOKMARK":
+                continue
             update = (event.object.get("status") or {}).get("update") or {}
             name = event.object["metadata"]["name"]
             if update.get("step") == "updated" and update.get("currentConfig") == NEW:

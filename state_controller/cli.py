@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
-from .books.stuck import stuck_policy
+from .books.stuck import parse_duration, stuck_policy
 from .provisioning.fault_plan import FAULT_KINDS
 from .upgrades.signals import DEFAULT_POOL_LABEL
 
@@ -28,6 +28,13 @@ IRONIC_FLAGS = (
     "ironic_driver",
     "ironic_ca_file",
 )
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _provisioner_flags(p: argparse.ArgumentParser) -> None:
@@ -187,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="label naming a Node's pool; prefix/* takes the role (default %(default)s)",
     )
     run.add_argument(
+        "--node-pool-status-interval",
+        type=_duration,
+        default=1.0,
+        metavar="DURATION",
+        help="write a NodePool's status at most this often (default 1s)",
+    )
+    run.add_argument(
         "--stuck-after",
         action="append",
         default=[],
@@ -335,6 +349,7 @@ def _run(args: argparse.Namespace) -> int:
                 follow_nodes=not args.no_nodes,
                 node_state_namespace=args.node_state_namespace,
                 pool_label=args.node_pool_label,
+                pool_status_interval=args.node_pool_status_interval,
                 stuck=stuck_policy(args.stuck_after),
             )
         )

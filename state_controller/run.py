@@ -53,6 +53,7 @@ class RunOptions:
     follow_nodes: bool = True
     node_state_namespace: str = "hoststate-system"
     pool_label: str = DEFAULT_POOL_LABEL
+    pool_status_interval: float = 1.0
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
 
@@ -91,6 +92,7 @@ def run_controller(opts: RunOptions) -> int:
         follow_nodes=opts.follow_nodes,
         node_state_namespace=opts.node_state_namespace,
         pool_label=opts.pool_label,
+        pool_status_interval=opts.pool_status_interval,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics

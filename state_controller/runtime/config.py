@@ -20,3 +20,6 @@ class ControllerConfig:
     follow_nodes: bool = True  # watch Nodes and follow their updates
     node_state_namespace: str = "hoststate-system"  # where node-only HostStates live
     pool_label: str = DEFAULT_POOL_LABEL  # the label that puts a Node in a pool
+    # a NodePool's status is written at most this often (seconds): a rollout moves its
+    # counts at every node's start and end, and a summary a second old is as good
+    pool_status_interval: float = 1.0

@@ -109,6 +109,8 @@ class HostController:
             update_of=self._update_of,
             writer=self.reconciler.writer,
             label=self.config.pool_label,
+            interval=self.config.pool_status_interval,
+            clock=clock,
         )
         self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
         self._secret_of_host: dict[str, str] = {}  # Host key -> Secret key ("" for none)

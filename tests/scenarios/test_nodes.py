@@ -303,9 +303,38 @@ def test_a_degraded_update_and_a_reboot_that_never_comes_back(
             if e["reason"] == "UpdateDegraded"
         )
         assert warning["type"] == "Warning" and reason in warning["message"]
-        pools = pool(cluster, "worker") or {}
-        assert pools["degradedMachineCount"] == 1 and pools["updatingMachineCount"] == 1
-        assert pools["unavailableMachineCount"] == 2
+        counts = ("degradedMachineCount", "updatingMachineCount", "unavailableMachineCount")
+        wait_for(
+            lambda: [(pool(cluster, "worker") or {}).get(c) for c in counts] == [1, 1, 2],
+            what="one degraded, one updating, both unavailable",
+        )
+
+
+def test_a_pools_status_is_written_at_most_once_per_interval(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, pool_status_interval=10.0)
+    with run_controller(cluster, config=config) as running:
+        nodes = [SimulatedNode(cluster, f"burst-{i}", labels=WORKER) for i in range(5)]
+        for node in nodes:
+            node.register()
+            node.annotate({"hoststate.io/current-config": "v1"})
+        wait_for(lambda: (pool(cluster, "worker") or {}).get("updatedMachineCount") == 5)
+
+        def written() -> float:
+            labels = {"resource": "nodepools", "outcome": "written"}
+            return running.sample("hoststate_status_writes_total", labels)
+
+        before = written()
+        for node in nodes:  # five counts moved in a burst (milliseconds, well within 10 s)
+            node.annotate({"hoststate.io/desired-config": "v2"})
+        wait_for(
+            lambda: (pool(cluster, "worker") or {}).get("updatingMachineCount") == 5,
+            timeout=40,
+            what="the held-back counts written",
+        )
+        # at most the first change at once, then all the others in one write
+        assert written() - before <= 2, written() - before
 
 
 def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_controller: Any) -> None:

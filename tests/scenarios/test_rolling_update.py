@@ -11,8 +11,9 @@ from typing import Any
 
 from state_controller.api.updates import UpdateStep as S
 from state_controller.cluster.interface import HOSTSTATES, Cluster
+from state_controller.runtime.config import ControllerConfig
 from state_controller.simulated_nodes import SimulatedNode
-from tests.conftest import NODE_STATE_NAMESPACE, wait_for
+from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.scenarios.test_nodes import NS, WORKER, allow_pods, pool, step_of, update_of
 
 NODES = 50
@@ -21,7 +22,9 @@ OLD, NEW = "rendered-worker-1", "rendered-worker-2"
 
 def test_fifty_nodes_rolled_one_at_a_time(cluster: Cluster, run_controller: Any) -> None:
     allow_pods(cluster)
-    with run_controller(cluster) as running:
+    # every count at every step: no NodePool write held back (that is tested on its own)
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, pool_status_interval=0)
+    with run_controller(cluster, config=config) as running:
         nodes = [SimulatedNode(cluster, f"worker-{i:02d}", labels=WORKER) for i in range(NODES)]
         for node in nodes:
             node.register()

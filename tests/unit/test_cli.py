@@ -149,3 +149,10 @@ def test_run_rejects_a_stuck_threshold_it_cannot_read_in_one_line() -> None:
     done = run("run", "--stuck-after", "draining=soon")
     assert done.returncode == 2 and "'soon' is not a duration" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_run_rejects_a_pool_status_interval_it_cannot_read() -> None:
+    done = run("run", "--node-pool-status-interval", "often")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "--node-pool-status-interval: 'often' is not a duration" in last

@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from state_controller.cluster.interface import HOSTSTATES
+from state_controller.cluster.interface import HOSTSTATES, NODEPOOLS, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
@@ -193,6 +193,13 @@ def by_resource(registry: Any) -> dict[str, float]:
     return out
 
 
+def pool_counts(kube: KubeCluster) -> dict[str, Any]:
+    try:
+        return dict(kube.get(NODEPOOLS, None, "worker").get("status") or {})
+    except NotFound:
+        return {}
+
+
 def writes(kube: KubeCluster) -> int:
     return sum(kube.stats[k] for k in WRITES)
 
@@ -259,6 +266,7 @@ def main() -> None:
                 len(books) == n
                 and all(b.update.current == OLD for b in books)
                 and controller.idle()
+                and pool_counts(kube).get("machineCount") == n  # no write held back
             )
 
         began, cpu0, w0 = time.monotonic(), time.process_time(), writes(kube)
@@ -307,6 +315,7 @@ def main() -> None:
         )
 
         rss0, threads0, w0 = rss_mb(), threading.active_count(), writes(kube)
+        kinds0 = by_resource(observed.metrics.registry)
         ours.send("cordon")
         _, cordon_seconds = ours.recv()
         opened = wait(lambda: controller.drains.synced() == n, "pod watches listed")
@@ -318,11 +327,14 @@ def main() -> None:
         ours.send("uncordon")
         ours.recv()
         closed = wait(lambda: not controller.drains.watched(), "pod watches closed")
+        kinds1 = by_resource(observed.metrics.registry)
+        kinds = {k: int(v - kinds0[k]) for k, v in kinds1.items()}
         print(
             f"fleet-wide cordon: {n} pod watches open and listed {opened:.1f}s after the "
             f"cordons ({cordon_seconds:.1f}s to write them); +{threads1 - threads0} threads, "
             f"+{rss1 - rss0:.0f} MB RSS; idle CPU {idle_cpu:.2f}s per minute with all open; "
-            f"closed {closed:.1f}s after the uncordons; controller writes {writes(kube) - w0}",
+            f"closed {closed:.1f}s after the uncordons; controller writes {writes(kube) - w0} "
+            f"{kinds}",
             flush=True,
         )
         child.join(timeout=60)

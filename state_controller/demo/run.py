@@ -32,7 +32,7 @@ from ..api.states import OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
 from ..cluster.embedded import EmbeddedCluster
-from ..cluster.interface import Cluster
+from ..cluster.interface import NODEPOOLS, Cluster
 from ..cluster.schema import validators
 from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
@@ -338,7 +338,13 @@ def _watch(
             if rollout.started:
                 update = summarize_update(controller, keys)
         done = provisioned and (
-            update is None or (rollout is not None and rollout.done() and _all_updated(update))
+            update is None
+            or (
+                rollout is not None
+                and rollout.done()
+                and _all_updated(update)
+                and _pools_show(cluster, update["nodes"])
+            )
         )
         finished = done or time.time() >= deadline
         if live and (time.time() - last_screen >= 0.5 or finished):
@@ -373,6 +379,15 @@ def _provisioning_settled(summary: dict[str, Any]) -> bool:
 
 def _all_updated(update: dict[str, Any]) -> bool:
     return bool(update["nodes"]) and update["updated"] == update["nodes"]
+
+
+def _pools_show(cluster: Cluster, nodes: int) -> bool:
+    """The NodePools say it too (their status is written at most once a second)."""
+    pools = [p.get("status") or {} for p in cluster.list(NODEPOOLS, None)[0]]
+    counted = sum(p.get("machineCount", 0) for p in pools)
+    return counted == nodes and all(
+        p.get("updatedMachineCount") == p.get("machineCount") for p in pools
+    )
 
 
 def _follow_the_fleet(

@@ -29,8 +29,9 @@ def progress(book: Book, node: NodeSignals, drain: DrainStatus, now: float) -> b
     adapter = adapter_for(node)
     reading = never_back(before, adapter.read(node, before, drain))
     updating = in_progress(before.step)
-    # The boot the update began in: tracked while idle, kept while updating.
-    boot = before.boot_id if updating else node.info.boot_id
+    # The boot the update began in: kept while it runs, the node's own at rest — taken in
+    # the write that ends an update, not left for the next Node event to write.
+    boot = before.boot_id if updating and in_progress(reading.step) else node.info.boot_id
     seq = book.last_seq
     if (
         not updating

@@ -270,6 +270,7 @@ def test_progress_records_a_plain_kubelet_upgrade_with_its_reboot() -> None:
     assert not see(node(unschedulable=True, ready="False", boot="boot-2", kubelet="v1.37.1"))
     assert see(node(unschedulable=True, boot="boot-2", kubelet="v1.37.1"))
     assert see(node(boot="boot-2", kubelet="v1.37.1"))
+    assert book.update.boot_id == "boot-2"  # in the write that ended the update
     steps = [(t.from_state, t.to_state, t.reason) for t in book.history]
     assert steps == [
         ("updated", "draining", "UpdateStarted"),

@@ -142,11 +142,20 @@ def test_kubectl_get_shows_the_printer_columns(
         node.register()
         node.cordon()
         wait_for(lambda: phases(admin)["host-0001"] == "Updating")
+        wait_for(
+            lambda: (
+                (admin.get(NODEPOOLS, None, "unlabeled").get("status") or {}).get(
+                    "updatingMachineCount"
+                )
+                == 1
+            ),
+            what="the pool's count written (at most once a second)",
+        )
         wait_for(controller.idle)
         pools = parse_table(kubectl(control_plane, "get", "nodepools", "-o", "wide").stdout)
         assert pools == [
             {"NAME": "unlabeled", "MACHINES": "1", "UPDATED": "0", "UPDATING": "1",
-             "DEGRADED": "0", "UNAVAILABLE": "1", "AGE": pools[0]["AGE"],
+             "DEGRADED": "0", "UNAVAILABLE": "1", "AGE": pools[0]["AGE"], "CONFIG": "",
              "LABEL": "node-role.kubernetes.io/*"},
         ]  # fmt: skip
         ours = rows(admin.list(NODEPOOLS)[0], NODEPOOL_COLUMNS, wide=True)

@@ -348,6 +348,9 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
             node.register()
         for node in nodes:
             wait_for(lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "updated")
+        wait_for(  # no pool write held back (at most one a second) to land in what follows
+            lambda: (pool(cluster, "worker") or {}).get("updatedMachineCount") == 3
+        )
         wait_for(running.controller.idle)
         reconciles = running.controller.reconciles
         index = running.controller.node_index

@@ -147,13 +147,12 @@ def host_status_differs(
 
 def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur, update = book.cursor, book.node_update()
-    deadline = policy.deadline(cur, update)
-    updating = update is not None and update.step in ORDER
-    entered = update.entered_at if update is not None and updating else cur.entered_at
+    clock = policy.clock(cur, update)
+    deadline, entered = clock.deadline, clock.entered_at
     if deadline is not None and now >= deadline:
         limit = deadline - entered
-        if update is not None and updating:
-            where, reason = f"{update.step.value}", "StepTimeout"
+        if update is not None and clock.step is not None:
+            where, reason = clock.step.value, "StepTimeout"
             detail = f"; {update.message}" if update.message else ""
         else:
             where, reason = cur.state.value, "StateTimeout"

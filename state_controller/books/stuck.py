@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..api.states import ProvisioningState as S
 from ..api.updates import DEFAULT_STEP_THRESHOLDS, ORDER, UpdateStep
@@ -37,6 +37,18 @@ def human_duration(seconds: float) -> str:
     return out + f"{secs}s"
 
 
+class Clock(NamedTuple):
+    """What a host is timed in now: an update step, or its provisioning state."""
+
+    entered_at: float
+    limit: float | None  # seconds allowed; None: never stuck
+    step: UpdateStep | None  # the update step timed; None: the provisioning state
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.limit is None else self.entered_at + self.limit
+
+
 @dataclass(frozen=True)
 class StuckPolicy:
     thresholds: Mapping[S, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
@@ -44,14 +56,16 @@ class StuckPolicy:
         default_factory=lambda: dict(DEFAULT_STEP_THRESHOLDS)
     )
 
-    def deadline(self, cursor: Cursor, update: UpdateCursor | None = None) -> float | None:
-        """When the host is stuck: in its update step while a node update is in
-        progress (``update`` given for a host that runs a Node), else in its state."""
+    def clock(self, cursor: Cursor, update: UpdateCursor | None = None) -> Clock:
+        """The clock that runs: the update step's while a node update is in progress
+        (``update`` given for a host that runs a Node), else the provisioning state's."""
         if update is not None and update.step in ORDER:
-            step_limit = self.step_thresholds.get(update.step)
-            return None if step_limit is None else update.entered_at + step_limit
-        limit = self.thresholds.get(cursor.state)
-        return None if limit is None else cursor.entered_at + limit
+            return Clock(update.entered_at, self.step_thresholds.get(update.step), update.step)
+        return Clock(cursor.entered_at, self.thresholds.get(cursor.state), None)
+
+    def deadline(self, cursor: Cursor, update: UpdateCursor | None = None) -> float | None:
+        """When the host is stuck (None: never)."""
+        return self.clock(cursor, update).deadline
 
     def is_stuck(self, cursor: Cursor, now: float, update: UpdateCursor | None = None) -> bool:
         deadline = self.deadline(cursor, update)

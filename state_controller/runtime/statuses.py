@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.objects import Obj
-from ..api.updates import ORDER
 from ..books.book import Book
 from ..books.journal import STUCK
 from ..books.projections import hoststate_status
@@ -115,19 +114,16 @@ class BookWriter:
     def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
         """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
         update = book.node_update()
-        updating = update is not None and update.step in ORDER
-        entered = update.entered_at if update is not None and updating else book.cursor.entered_at
-        if delivery.stuck_announced == entered:
+        clock = self.config.stuck.clock(book.cursor, update)
+        if delivery.stuck_announced == clock.entered_at:
             return
-        deadline = self.config.stuck.deadline(book.cursor, update)
-        if deadline is None or now < deadline:
+        if clock.deadline is None or now < clock.deadline:
             return
-        delivery.stuck_announced = entered
-        limit = human_duration(deadline - entered)
-        if update is not None and updating:
+        delivery.stuck_announced = clock.entered_at
+        if update is not None and clock.step is not None:
             detail = f": {update.message}" if update.message else ""
-            message = f"node {book.facts.node or book.key} has been {update.step.value} "
-            message += f"for longer than the {limit} allowed{detail}"
+            message = f"node {book.facts.node or book.key} has been {clock.step.value} "
+            message += f"for longer than the {human_duration(clock.limit or 0)} allowed{detail}"
         else:
             cursor = book.cursor
             detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""

@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
 from ..books.book import Book
 from ..books.records import UpdateCursor
@@ -40,7 +39,7 @@ from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower, NodeReconciler
 from .nodes import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
-from .pools import PoolReconciler
+from .pools import PoolReconciler, pool_of_object
 from .reporting import NoReporter, Reporter
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
@@ -75,13 +74,10 @@ class HostController:
         self._host_names: dict[str, set[str]] = {}  # Host name -> keys (a Node links by name)
         self.node_index = NodeIndex(self._hosts_named, self.config.pool_label)
         self.drains = Drains(cluster, self._on_pods)
-        self.nodes: Informer | None = None
-        self.nodepools: Informer | None = None
-        follower: NodeFollower | None = None
-        if self.config.follow_nodes:
-            self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
-            self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
-            follower = NodeFollower(self.node_index, self.drains)
+        # built always, started only when Nodes are followed (no node:/pool: key otherwise)
+        self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
+        self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
+        follower = NodeFollower(self.node_index, self.drains)
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -90,21 +86,21 @@ class HostController:
             machine=HostMachine(provisioner, backoff=self.config.backoff),
             config=self.config,
             reporter=self.reporter,
-            nodes=follower,
+            nodes=follower if self.config.follow_nodes else None,
             clock=clock,
         )
         self.node_reconciler = NodeReconciler(
             cluster,
             hosts=self.hosts,
             hoststates=self.hoststates,
-            follower=follower or NodeFollower(self.node_index, self.drains),
+            follower=follower,
             writer=self.reconciler.writer,
             config=self.config,
             clock=clock,
         )
         self.pool_reconciler = PoolReconciler(
             cluster,
-            pools=self.nodepools or Informer(cluster, NODEPOOLS),
+            pools=self.nodepools,
             nodes=self.node_index,
             update_of=self._update_of,
             writer=self.reconciler.writer,
@@ -135,7 +131,7 @@ class HostController:
     def _informers(self) -> list[Informer | InformerSet]:
         # Hosts before Nodes: a Node is linked to a Host already known.
         found: list[Informer | InformerSet] = [self.secrets, self.hoststates, self.hosts]
-        if self.nodes is not None and self.nodepools is not None:
+        if self.config.follow_nodes:
             found += [self.nodepools, self.nodes]
         return found
 
@@ -208,7 +204,7 @@ class HostController:
         self.drains.follow(name, cordoned)
 
     def _on_nodepool(self, name: str, pool: Obj | None) -> None:
-        self.queue.add(pool_key("" if name == UNLABELED_POOL else name))  # ours to write
+        self.queue.add(pool_key(pool_of_object(name)))  # ours to write
 
     def _on_pods(self, node: str) -> None:
         key = self.node_index.key_of(node)

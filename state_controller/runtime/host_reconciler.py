@@ -47,7 +47,7 @@ from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .reporting import Reporter
 from .results import DONE, ReconcileResult
-from .statuses import BookWriter
+from .statuses import BookWriter, hoststate_body
 
 log = logging.getLogger(__name__)
 
@@ -230,26 +230,17 @@ class HostReconciler:
 def _hoststate_of(host: Obj) -> Obj:
     """A new HostState for a Host: same namespace and name, owned by it."""
     meta = host["metadata"]
-    return {
+    owner = {
         "apiVersion": API_VERSION,
-        "kind": "HostState",
-        "metadata": {
-            "name": meta["name"],
-            "namespace": meta["namespace"],
-            "labels": {"hoststate.io/host": meta["name"]},
-            "ownerReferences": [
-                {
-                    "apiVersion": API_VERSION,
-                    "kind": "Host",
-                    "name": meta["name"],
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": False,
-                }
-            ],
-        },
-        "spec": {"host": meta["name"], "node": ""},
+        "kind": "Host",
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
     }
+    spec = {"host": meta["name"], "node": ""}
+    return hoststate_body(
+        meta["namespace"], meta["name"], spec=spec, label="hoststate.io/host", owner=owner
+    )
 
 
 def _status_from_annotation(raw: str) -> dict[str, Any] | None:

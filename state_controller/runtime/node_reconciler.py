@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Callable
 
-from ..api import API_VERSION
 from ..api.objects import Obj
 from ..books.book import Book
 from ..books.restore import confirmed_seq, restore
@@ -31,7 +30,7 @@ from .drains import Drains
 from .informer import Informer, InformerSet
 from .nodes import NodeIndex
 from .results import DONE, ReconcileResult
-from .statuses import BookWriter
+from .statuses import BookWriter, hoststate_body
 
 log = logging.getLogger(__name__)
 
@@ -130,22 +129,6 @@ class NodeReconciler:
 
 def _body(key: str, node: NodeSignals) -> Obj:
     namespace, _, name = key.partition("/")
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "HostState",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {NODE_LABEL: name},
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "name": node.name,
-                    "uid": node.uid,
-                    "blockOwnerDeletion": False,
-                }
-            ],
-        },
-        "spec": {"host": "", "node": name},
-    }
+    owner = {"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": node.uid}
+    spec = {"host": "", "node": name}
+    return hoststate_body(namespace, name, spec=spec, label=NODE_LABEL, owner=owner)

@@ -22,7 +22,7 @@ from ..api import API_VERSION
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
 from ..books.records import UpdateCursor
-from ..cluster.interface import NODEPOOLS, AlreadyExists, Cluster, NotFound
+from ..cluster.interface import NODEPOOLS, Cluster, NotFound
 from ..upgrades.pools import pool_summary
 from .informer import Informer
 from .nodes import NodeIndex
@@ -32,6 +32,11 @@ from .statuses import BookWriter
 
 def pool_object_name(pool: str) -> str:
     return pool or UNLABELED_POOL
+
+
+def pool_of_object(name: str) -> str:
+    """The pool a NodePool counts (the inverse of :func:`pool_object_name`)."""
+    return "" if name == UNLABELED_POOL else name
 
 
 class PoolReconciler:
@@ -86,9 +91,4 @@ class PoolReconciler:
             "metadata": {"name": name},
             "spec": {"label": self.label},
         }
-        try:
-            created = self.cluster.create(NODEPOOLS, body)
-        except AlreadyExists:
-            created = self.cluster.get(NODEPOOLS, None, name)
-        self.pools.mutate(created)
-        return created
+        return self.writer.create(NODEPOOLS, self.pools, body)

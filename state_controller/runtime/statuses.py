@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..api import API_VERSION
 from ..api.objects import Obj
 from ..books.book import Book
 from ..books.journal import STUCK
@@ -26,6 +27,24 @@ from .informer import Informer, InformerSet
 from .reporting import Reporter
 
 log = logging.getLogger(__name__)
+
+
+def hoststate_body(
+    namespace: str, name: str, *, spec: dict[str, str], label: str, owner: dict[str, Any]
+) -> Obj:
+    """A new HostState: labelled with whose it is (``label``: ``name``) and owned by
+    ``owner`` (a Host, or for a node-only one its Node), so it goes when its owner goes."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "HostState",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {label: name},
+            "ownerReferences": [{**owner, "blockOwnerDeletion": False}],
+        },
+        "spec": spec,
+    }
 
 
 class BookWriter:
@@ -51,7 +70,7 @@ class BookWriter:
         state = self.hoststates.get(key)
         projected = hoststate_status(book, self.config.stuck, now)
         if state is None:
-            state = self._create(new())
+            state = self.create(HOSTSTATES, self.hoststates, new())
         if (state.get("spec") or {}).get("node", "") != book.facts.node:
             state = self._patch_spec(state, {"node": book.facts.node})
         if state.get("status") == projected:
@@ -61,13 +80,14 @@ class BookWriter:
         delivery.confirmed_seq = book.last_seq
         return state
 
-    def _create(self, body: Obj) -> Obj:
+    def create(self, resource: Resource, informer: Informer | InformerSet, body: Obj) -> Obj:
+        """Create an object the controller owns (or take the one already there), cached."""
         meta = body["metadata"]
         try:
-            created = self.cluster.create(HOSTSTATES, body)
+            created = self.cluster.create(resource, body)
         except AlreadyExists:
-            created = self.cluster.get(HOSTSTATES, meta["namespace"], meta["name"])
-        self.hoststates.mutate(created)
+            created = self.cluster.get(resource, meta.get("namespace"), meta["name"])
+        informer.mutate(created)
         return created
 
     def _patch_spec(self, state: Obj, spec: dict[str, Any]) -> Obj:

@@ -177,6 +177,27 @@ def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
         wait_for(lambda: pool(cluster, "worker") is None, what="the empty pool's NodePool gone")
 
 
+def test_with_nodes_not_followed_no_node_is_read(cluster: Cluster, run_controller: Any) -> None:
+    """``--no-nodes``: provisioning only; a Node on a Host, or on none, changes nothing."""
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, follow_nodes=False)
+    with run_controller(cluster, config=config) as running:
+        linked, lone = SimulatedNode(cluster, "host-0000"), SimulatedNode(cluster, "lone-2")
+        for node in (linked, lone):
+            node.register()
+            node.cordon()
+        # the whole provisioning takes seconds after the Nodes were written: had they
+        # been followed, their HostStates and pool would be there by its end
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="provisioned")
+        wait_for(running.controller.idle)
+        assert running.controller.node_index.events == 0
+        assert not running.controller.drains.watched()
+        state = hoststate(cluster, "host-0000")
+        assert state["spec"]["node"] == "" and "update" not in state["status"]
+        assert cluster.list(HOSTSTATES, NODE_STATE_NAMESPACE)[0] == []
+        assert cluster.list(NODEPOOLS)[0] == []
+
+
 def test_a_plain_kubelet_reboot_and_upgrade_with_no_agent(
     cluster: Cluster, run_controller: Any
 ) -> None:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from .books.stuck import parse_duration, stuck_policy
 from .provisioning.fault_plan import FAULT_KINDS
+from .simulated_nodes import UPDATE_FAULTS, UpdateFault
 from .upgrades.signals import DEFAULT_POOL_LABEL
 
-# the demo's update faults, named here so the parser does not import the demo
-UPDATE_FAULT_KINDS = ("drain-blocked", "reboot-lost", "apply-degraded")
+UPDATE_FAULT_KINDS = tuple(f.value for f in UPDATE_FAULTS)
 ALL_FAULT_KINDS = (*FAULT_KINDS, *UPDATE_FAULT_KINDS)
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import DemoOptions, UpdateFault, run_demo
+    from .demo import DemoOptions, run_demo
 
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in ALL_FAULT_KINDS]

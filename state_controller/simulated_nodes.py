@@ -16,6 +16,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .api.objects import Obj
@@ -23,6 +24,17 @@ from .api.timefmt import rfc3339
 from .cluster.interface import NODES, PDBS, PODS, Cluster, Conflict, NotFound
 
 _boots = itertools.count(1)
+
+
+class UpdateFault(StrEnum):
+    """What can go wrong in a simulated update (the demo's ``--fault-kinds``)."""
+
+    DRAIN_BLOCKED = "drain-blocked"  # a PodDisruptionBudget allows no eviction
+    REBOOT_LOST = "reboot-lost"  # the machine goes down and does not come back
+    APPLY_DEGRADED = "apply-degraded"  # the agent fails to write the new configuration
+
+
+UPDATE_FAULTS: tuple[UpdateFault, ...] = tuple(UpdateFault)
 
 
 def _new_boot() -> str:

@@ -2,14 +2,11 @@
 then updated, watched live (see :mod:`.run`)."""
 
 from .fleet import IMAGE, create_fleet, host_manifest, secret_manifest
-from .rollout import UPDATE_FAULTS, UpdateFault
 from .run import DemoOptions, run_demo
 
 __all__ = [
     "IMAGE",
-    "UPDATE_FAULTS",
     "DemoOptions",
-    "UpdateFault",
     "create_fleet",
     "host_manifest",
     "run_demo",

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
-from enum import Enum, StrEnum
+from dataclasses import dataclass, field
+from enum import Enum
 
 from ..cluster.interface import Cluster
-from ..simulated_nodes import SimulatedNode, set_budget
+from ..simulated_nodes import SimulatedNode, UpdateFault, set_budget
 from ..upgrades.signals import (
     OWN_CURRENT_CONFIG,
     OWN_DESIRED_CONFIG,
@@ -39,15 +39,6 @@ from ..upgrades.signals import (
 
 ROLE = "node-role.kubernetes.io/"
 KUBELET_BEFORE, KUBELET_AFTER = "v1.36.2", "v1.36.3"
-
-
-class UpdateFault(StrEnum):
-    DRAIN_BLOCKED = "drain-blocked"  # a PodDisruptionBudget allows no eviction
-    REBOOT_LOST = "reboot-lost"  # the machine goes down and does not come back
-    APPLY_DEGRADED = "apply-degraded"  # the agent fails to write the new configuration
-
-
-UPDATE_FAULTS: tuple[UpdateFault, ...] = tuple(UpdateFault)
 
 
 @dataclass(frozen=True)
@@ -60,9 +51,6 @@ class AgentTimings:
     reboot: float = 1.2
     resume: float = 0.4
     heartbeat: float = 10.0
-
-    def scaled(self, speed: float) -> AgentTimings:
-        return AgentTimings(**{k: v / speed for k, v in asdict(self).items()})
 
 
 def pool_for(index: int) -> str:

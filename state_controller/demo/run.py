@@ -23,8 +23,8 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
 
 from prometheus_client import start_http_server
 
@@ -42,19 +42,13 @@ from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
+from ..simulated_nodes import UPDATE_FAULTS, UpdateFault
 from ..wiring import observed_controller
 from .fleet import create_fleet, delete_fleet
-from .rollout import (
-    UPDATE_FAULTS,
-    AgentTimings,
-    Kubelets,
-    RollingUpdate,
-    UpdateFault,
-    choose_faults,
-    config_name,
-    pool_for,
-)
+from .rollout import AgentTimings, Kubelets, RollingUpdate, choose_faults, config_name, pool_for
 from .screen import hoststates_table, pools_table, provisioning_line, update_line
+
+T = TypeVar("T", Timings, AgentTimings)
 
 
 @dataclass
@@ -193,8 +187,7 @@ def run_demo(opts: DemoOptions) -> int:
             hang_seconds=hang,
             times=opts.fault_attempts or None,
         )
-    timings = Timings.demo()
-    timings = Timings(**{k: v / opts.speed for k, v in vars(timings).items()})
+    timings = faster(Timings.demo(), opts.speed)
     sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed)
     config = ControllerConfig(
         workers=opts.workers,
@@ -202,6 +195,11 @@ def run_demo(opts: DemoOptions) -> int:
         backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
     )
     return _run_demo_on(opts, sim, config, plan)
+
+
+def faster(timings: T, speed: float) -> T:
+    """Seconds-valued timings ``speed`` times faster (the demo's ``--speed``)."""
+    return replace(timings, **{f.name: getattr(timings, f.name) / speed for f in fields(timings)})
 
 
 def _keys(opts: DemoOptions) -> list[str]:
@@ -301,7 +299,7 @@ def _rollout(cluster: Cluster, opts: DemoOptions, config: ControllerConfig) -> R
     faults: dict[str, UpdateFault] = {}
     if opts.faults:
         faults = choose_faults(names, opts.fault_rate, opts.update_fault_kinds, opts.seed)
-    timings = AgentTimings().scaled(opts.speed)
+    timings = faster(AgentTimings(), opts.speed)
     kubelets = Kubelets(cluster, opts.namespace, timings, faults, time.monotonic)
     # a fault holds its node past the step's stuck threshold, so the demo shows it stuck
     hold = max(config.stuck.step_thresholds.values(), default=10.0) * 1.5

@@ -94,13 +94,6 @@ def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> Non
     assert "stuck host-0000 (rebooting)" in done.stderr
 
 
-def test_the_parser_knows_every_update_fault() -> None:
-    from state_controller.cli import UPDATE_FAULT_KINDS
-    from state_controller.demo import UPDATE_FAULTS
-
-    assert tuple(f.value for f in UPDATE_FAULTS) == UPDATE_FAULT_KINDS
-
-
 def test_bad_arguments_name_the_flag() -> None:
     done = run("demo", "--fault-kinds", "gremlins")
     assert done.returncode == 2 and "--fault-kinds" in done.stderr and "credentials" in done.stderr

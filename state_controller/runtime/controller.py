@@ -198,7 +198,10 @@ class HostController:
 
     def _on_node(self, name: str, node: Obj | None) -> None:
         """Only a change of what a book reads from a Node goes further than this."""
-        for key in self.node_index.observe(name, node):
+        keys = self.node_index.observe(name, node)
+        if not keys:
+            return  # a heartbeat: not even the cordon changed
+        for key in keys:
             self.queue.add(key)
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)

@@ -26,7 +26,7 @@ from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
-from .runtime.leader import LeaderElectionConfig, run_for_leadership
+from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
 from .upgrades.signals import DEFAULT_POOL_LABEL
 from .wiring import observed_controller
 
@@ -42,7 +42,7 @@ class RunOptions:
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
     leader_election_namespace: str = "hoststate-system"
-    leader_election_id: str = "hoststate-controller"
+    leader_election_id: str = DEFAULT_LEASE
     lease_duration: int = 15
     renew_deadline: int = 10
     retry_period: int = 2
@@ -121,11 +121,15 @@ def run_controller(opts: RunOptions) -> int:
                 identity,
             )
 
+            metrics.leading(opts.leader_election_id, False)
+
             def started() -> None:
                 log.info("became leader; reconciling")
+                metrics.leading(opts.leader_election_id, True)
                 controller.start_workers()
 
             def stopped() -> None:
+                metrics.leading(opts.leader_election_id, False)
                 log.error("lost the lease; stopping so that only one replica acts")
                 lost.set()
                 stop.set()
@@ -144,6 +148,7 @@ def run_controller(opts: RunOptions) -> int:
                 on_stopped=stopped,
             )
         else:
+            metrics.leading(opts.leader_election_id, True)
             controller.start_workers()
         stop.wait()
     finally:

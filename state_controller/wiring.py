@@ -4,10 +4,13 @@ point does it (demo, run, benchmarks, tests): metrics, Events, traces."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from .cluster.interface import Cluster
+from .cluster.kube import KubeCluster
+from .observability.api_client import InstrumentedCluster
 from .observability.events import EventRecorder
 from .observability.instrumented import InstrumentedProvisioner
 from .observability.metrics import Metrics
@@ -16,6 +19,14 @@ from .observability.tracing import Exporter, make_tracer
 from .provisioning.provisioner import Provisioner
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
+
+
+def api_host(cluster: Cluster) -> str:
+    """The ``host`` label of the API client families: the API server's address."""
+    if isinstance(cluster, KubeCluster):
+        host = str(cluster.host)
+        return urlsplit(host).netloc or host
+    return "embedded"
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ def observed_controller(
 ) -> Observed:
     metrics = Metrics()
     tracer, spans = make_tracer(trace)
+    cluster = InstrumentedCluster(cluster, metrics, api_host(cluster))
     controller = HostController(
         cluster,
         InstrumentedProvisioner(provisioner, metrics, tracer),

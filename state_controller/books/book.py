@@ -228,9 +228,15 @@ class Book:
 
     # -- what a user is told besides transitions -----------------------------------------
 
-    def notice(self, type_: str, reason: str, message: str, *, now: float) -> Notice:
-        """Tell the host's user something that changes no state (becomes an Event)."""
-        entry = Notice(type_, reason, message, now, self.cursor.state.value)
+    def notice(
+        self, type_: str, reason: str, message: str, *, now: float, state: str | None = None
+    ) -> Notice:
+        """Tell the host's user something that changes no state (becomes an Event).
+
+        ``state``: what it is about when not the provisioning state (an update step)."""
+        entry = Notice(
+            type_, reason, message, now, self.cursor.state.value if state is None else state
+        )
         self.journal.append(entry)
         return entry
 

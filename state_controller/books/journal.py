@@ -34,7 +34,7 @@ class Notice:
     reason: str  # CamelCase, as an Event's reason
     message: str
     at: float
-    state: str  # the provisioning state the host was in
+    state: str  # the provisioning state the host was in, or the update step it is about
 
 
 STUCK = "Stuck"

@@ -42,6 +42,7 @@ from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
+from ..runtime.leader import DEFAULT_LEASE
 from ..simulated_nodes import UPDATE_FAULTS, UpdateFault
 from ..wiring import observed_controller
 from .fleet import create_fleet, delete_fleet
@@ -244,6 +245,7 @@ def _run_demo_on(
     keys = _keys(opts)
     observed = observed_controller(cluster, prov, config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
+    metrics.leading(DEFAULT_LEASE, True)  # the demo's controller runs alone
     server, server_thread = start_http_server(
         opts.metrics_port, addr="127.0.0.1", registry=metrics.registry
     )

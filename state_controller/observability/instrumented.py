@@ -8,8 +8,13 @@ from collections.abc import Callable
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from ..provisioning.provisioner import HostView, Provisioner
-from ..provisioning.results import Result
+from ..provisioning.results import Outcome, Result
 from .metrics import Metrics
+
+OPERATIONS = (
+    "register", "inspect", "prepare", "provision", "deprovision",
+    "adopt", "power", "reboot", "detach", "delete",
+)  # fmt: skip
 
 
 class InstrumentedProvisioner:
@@ -19,6 +24,9 @@ class InstrumentedProvisioner:
         self.metrics = metrics
         self.tracer = tracer
         self.tracing = not isinstance(tracer, NoOpTracer)
+        for operation in OPERATIONS:  # every outcome starts at 0: failure rates are never "no data"
+            for outcome in Outcome:
+                metrics.child(metrics.provisioner_requests, self.backend, operation, outcome.value)
 
     def _call(self, operation: str, host: HostView, call: Callable[[], Result]) -> Result:
         started = time.perf_counter()

@@ -8,21 +8,30 @@ series behind, and nothing is updated on the hot path but counters.
 
 from __future__ import annotations
 
+import platform
 import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Mapping
+from importlib import metadata
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ..api.states import ProvisioningState
+from ..api.states import TRANSIENT_STATES, ErrorType, ProvisioningState
 from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
 from ..books.book import Book
 from ..books.chapters import UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
-from ..books.projections import phase_of
 from ..books.records import Transition
 from ..books.stuck import StuckPolicy
 
@@ -34,11 +43,135 @@ RECONCILE_BUCKETS = (
     15, 20, 25, 30, 40, 50, 60,
 )  # fmt: skip
 QUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 2))
+REST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # client-go's
 STEP_NAMES = frozenset(s.value for s in (*IN_PROGRESS, UpdateStep.DEGRADED))
+RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
+UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
+
+# The value of ``hoststate_host_state`` for each provisioning state, and of
+# ``hoststate_node_update_step`` for each update step. A per-host series with the
+# state as a label would start a new series at every transition (measured: 244
+# series in Prometheus for 100 host lifecycles); a code keeps one series per host
+# for its whole life. The numbers are part of the API: never renumber, only add.
+# Dashboards map them back to names (value mappings generated from these tables).
+STATE_CODES: dict[ProvisioningState, int] = {
+    ProvisioningState.NONE: 0,
+    ProvisioningState.UNMANAGED: 1,
+    ProvisioningState.REGISTERING: 2,
+    ProvisioningState.INSPECTING: 3,
+    ProvisioningState.PREPARING: 4,
+    ProvisioningState.AVAILABLE: 5,
+    ProvisioningState.PROVISIONING: 6,
+    ProvisioningState.PROVISIONED: 7,
+    ProvisioningState.EXTERNALLY_PROVISIONED: 8,
+    ProvisioningState.DEPROVISIONING: 9,
+    ProvisioningState.POWERING_OFF_BEFORE_DELETE: 10,
+    ProvisioningState.DELETING: 11,
+}
+STEP_CODES: dict[UpdateStep, int] = {
+    UpdateStep.UPDATED: 0,
+    UpdateStep.PENDING: 1,
+    UpdateStep.PREPARING: 2,
+    UpdateStep.CORDONING: 3,
+    UpdateStep.DRAINING: 4,
+    UpdateStep.APPLYING: 5,
+    UpdateStep.RELOADING_CRIO: 6,
+    UpdateStep.REBOOTING: 7,
+    UpdateStep.RESUMING: 8,
+    UpdateStep.DEGRADED: 9,
+}
+NEW_HOST = "none"  # the ``from`` of a host's first transition (a label is never empty)
+MESSAGE_LABEL_LIMIT = 200  # characters of an error message carried as a label
+
+
+def state_label(state: str) -> str:
+    return state or NEW_HOST
+
+
+def _version() -> str:
+    try:
+        return metadata.version("hoststate")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+class BookFamilies:
+    """The families read from the books, empty: filled at a scrape, described at start."""
+
+    def __init__(self) -> None:
+        host = ["namespace", "host"]
+        node = ["namespace", "hoststate", "node"]
+        self.hosts = GaugeMetricFamily(
+            "hoststate_hosts", "Hosts per provisioning state.", labels=["state"]
+        )
+        self.state = GaugeMetricFamily(
+            "hoststate_host_state",
+            "The provisioning state of each host, as a code (docs/metrics.md); "
+            "one series per host for its whole life.",
+            labels=host,
+        )
+        self.entered = GaugeMetricFamily(
+            "hoststate_host_state_entered_timestamp_seconds",
+            "When each host entered its current provisioning state (one series per host).",
+            labels=host,
+        )
+        self.stuck = GaugeMetricFamily(
+            "hoststate_stuck_hosts", "Hosts stuck, per provisioning state.", labels=["state"]
+        )
+        self.stuck_seconds = GaugeMetricFamily(
+            "hoststate_host_stuck_seconds",
+            "How long each stuck host has been in its state; only stuck hosts have a series.",
+            labels=[*host, "state"],
+        )
+        self.errors = GaugeMetricFamily(
+            "hoststate_host_consecutive_errors",
+            "Consecutive errors of each host in error, with the last message; "
+            "only hosts in error have a series.",
+            labels=[*host, "state", "type", "message"],
+        )
+        self.steps = GaugeMetricFamily(
+            "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
+        )
+        self.step = GaugeMetricFamily(
+            "hoststate_node_update_step",
+            "The update step of each followed Node, as a code (docs/metrics.md); "
+            "one series per node for its whole life.",
+            labels=node,
+        )
+        self.step_entered = GaugeMetricFamily(
+            "hoststate_node_update_step_entered_timestamp_seconds",
+            "When each followed Node entered its current update step (one series per node).",
+            labels=node,
+        )
+        self.step_stuck_seconds = GaugeMetricFamily(
+            "hoststate_node_update_stuck_seconds",
+            "How long each stuck Node has been in its update step; only stuck Nodes have a series.",
+            labels=[*node, "step"],
+        )
+
+    def all(self) -> list[GaugeMetricFamily]:
+        return [
+            self.hosts,
+            self.state,
+            self.entered,
+            self.stuck,
+            self.stuck_seconds,
+            self.errors,
+            self.steps,
+            self.step,
+            self.step_entered,
+            self.step_stuck_seconds,
+        ]
 
 
 class BooksCollector(Collector):
-    """Per-host and per-state gauges, read from the books at scrape time."""
+    """Per-host and per-state gauges, read from the books at scrape time.
+
+    Per-host families have one series per host whatever its state (the state is
+    the value, not a label), so a transition never starts a series; the ones
+    that name a state (stuck, in error) exist only while the host is so, and
+    leave with it.
+    """
 
     def __init__(
         self,
@@ -51,70 +184,47 @@ class BooksCollector(Collector):
         self.clock = clock
 
     def describe(self) -> Iterable[Any]:
-        return []  # collected lazily; no fixed descriptions needed at registration
+        return BookFamilies().all()
 
     def collect(self) -> Iterable[Any]:
         now = self.clock()
-        per_state: Tally[str] = Tally({s.value: 0 for s in ProvisioningState})
+        f = BookFamilies()
+        per_state: Tally[str] = Tally({state_label(s.value): 0 for s in ProvisioningState})
         stuck_per_state: Tally[str] = Tally()
-        entered = GaugeMetricFamily(
-            "hoststate_host_state_entered_timestamp_seconds",
-            "When each host entered its current provisioning state (one series per host).",
-            labels=["namespace", "host", "state", "phase"],
-        )
-        stuck_hosts = GaugeMetricFamily(
-            "hoststate_host_stuck",
-            "1 for each host that is in its state longer than allowed.",
-            labels=["namespace", "host", "state"],
-        )
-        errors = GaugeMetricFamily(
-            "hoststate_host_error_count",
-            "Consecutive errors of each host that is in error.",
-            labels=["namespace", "host", "type"],
-        )
         per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
-        step_entered = GaugeMetricFamily(
-            "hoststate_node_update_step_entered_timestamp_seconds",
-            "When each followed Node entered its current update step (one series per node).",
-            labels=["namespace", "hoststate", "node", "step"],
-        )
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
             update = book.node_update()  # immutable, like the cursor
             if update is not None:
+                node = [namespace, name, book.facts.node or name]
                 per_step[update.step.value] += 1
-                node = book.facts.node or name
-                step_entered.add_metric(
-                    [namespace, name, node, update.step.value], update.entered_at
-                )
+                f.step.add_metric(node, STEP_CODES[update.step])
+                f.step_entered.add_metric(node, update.entered_at)
+                limit = self.stuck.step_thresholds.get(update.step)
+                if limit is not None and now - update.entered_at >= limit:
+                    f.step_stuck_seconds.add_metric(
+                        [*node, update.step.value], now - update.entered_at
+                    )
             if book.node_only:
                 continue  # a Node with no Host has no provisioning to report
             cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
-            per_state[cur.state.value] += 1
-            entered.add_metric(
-                [namespace, name, cur.state.value, phase_of(cur, book.seen).value], cur.entered_at
-            )
+            host = [namespace, name]
+            state = state_label(cur.state.value)
+            per_state[state] += 1
+            f.state.add_metric(host, STATE_CODES[cur.state])
+            f.entered.add_metric(host, cur.entered_at)
             if self.stuck.is_stuck(cur, now):
-                stuck_per_state[cur.state.value] += 1
-                stuck_hosts.add_metric([namespace, name, cur.state.value], 1)
+                stuck_per_state[state] += 1
+                f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
             if cur.error_type is not None:
-                errors.add_metric([namespace, name, cur.error_type.value], cur.error_count)
-        hosts = GaugeMetricFamily(
-            "hoststate_hosts", "Hosts per provisioning state.", labels=["state"]
-        )
+                message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
+                f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
         for state, count in sorted(per_state.items()):
-            hosts.add_metric([state], count)
-        stuck = GaugeMetricFamily(
-            "hoststate_stuck_hosts", "Hosts stuck, per provisioning state.", labels=["state"]
-        )
-        for state in sorted(per_state):
-            stuck.add_metric([state], stuck_per_state.get(state, 0))
-        steps = GaugeMetricFamily(
-            "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
-        )
+            f.hosts.add_metric([state], count)
+            f.stuck.add_metric([state], stuck_per_state.get(state, 0))
         for step, count in sorted(per_step.items()):
-            steps.add_metric([step], count)
-        return [hosts, entered, stuck, stuck_hosts, errors, steps, step_entered]
+            f.steps.add_metric([step], count)
+        return f.all()
 
 
 class Metrics:
@@ -167,13 +277,49 @@ class Metrics:
             buckets=STATE_BUCKETS,
             registry=r,
         )
+        self.step_stuck_total = Counter(
+            "hoststate_node_update_stuck_detections",
+            "Times a Node was found stuck in an update step.",
+            ["step"],
+            registry=r,
+        )
         self.updates = Counter(
             "hoststate_node_updates",
             "Node updates that ended, by outcome (completed, degraded).",
             ["outcome"],
             registry=r,
         )
-        # controller-runtime names, so existing controller dashboards work unchanged
+        self.build_info = Gauge(
+            "hoststate_build_info",
+            "Always 1; the labels say which build of the controller runs.",
+            ["version", "python_version"],
+            registry=r,
+        )
+        self.build_info.labels(_version(), platform.python_version()).set(1)
+        ProcessCollector(registry=r)  # process_cpu_seconds_total, process_resident_memory_bytes…
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        # client-go's and controller-runtime's names, so existing dashboards work unchanged
+        self.rest_requests = Counter(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "host", "method"],
+            registry=r,
+        )
+        self.rest_latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=REST_BUCKETS,
+            registry=r,
+        )
+        self.leader = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            ["name"],
+            registry=r,
+        )
         self.reconcile_total = Counter(
             "controller_runtime_reconcile",
             "Total number of reconciliations per controller",
@@ -248,6 +394,7 @@ class Metrics:
             registry=r,
         )
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+        self._zero_error_series()
         c = controller
         self._q = (c, c)
         self._depth = self.queue_depth.labels(*self._q)
@@ -256,6 +403,21 @@ class Metrics:
         self._work = self.work_duration.labels(*self._q)
         self._retries = self.queue_retries.labels(*self._q)
         self._rtime = self.reconcile_time.labels(c)
+
+    def _zero_error_series(self) -> None:
+        """Every error and outcome series that can occur starts at 0, so an alert on its
+        rate sees 0 (not "no data") before the first failure."""
+        for result in RECONCILE_RESULTS:
+            self.child(self.reconcile_total, self.controller, result)
+        self.child(self.reconcile_errors, self.controller)
+        for error in ErrorType:
+            self.child(self.errors, error.value)
+        for state in TRANSIENT_STATES:
+            self.child(self.stuck_total, state.value)
+        for step in STEP_NAMES:
+            self.child(self.step_stuck_total, step)
+        for outcome in UPDATE_OUTCOMES:
+            self.child(self.updates, outcome)
 
     def child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, memoised: it is called for every transition."""
@@ -282,6 +444,12 @@ class Metrics:
         self.unfinished.labels(*self._q).set_function(unfinished)
         self.longest.labels(*self._q).set_function(longest)
 
+    def leading(self, lease: str, leads: bool) -> None:
+        """``leader_election_master_status``. A process that runs without leader election
+        reconciles alone, so it reports itself leading: "no replica leads" then still
+        means no controller reconciles."""
+        self.leader.labels(lease).set(1 if leads else 0)
+
     # -- QueueMetricsSink ---------------------------------------------------------------
 
     def added(self, depth: int) -> None:
@@ -307,23 +475,26 @@ class Metrics:
         if record.error_type is not None:
             self.child(self.errors, record.error_type.value).inc()
         if record.from_state != record.to_state:
-            self.child(self.transitions, record.from_state, record.to_state).inc()
+            before = state_label(record.from_state)
+            self.child(self.transitions, before, record.to_state).inc()
             if record.time_in_previous_state is not None:
-                seconds = record.time_in_previous_state
-                self.child(self.state_seconds, record.from_state).observe(seconds)
+                self.child(self.state_seconds, before).observe(record.time_in_previous_state)
 
     def _update_transition(self, record: Transition) -> None:
         if not record.recorded:
             return
         if record.time_in_previous_state is not None and record.from_state in STEP_NAMES:
             self.child(self.step_seconds, record.from_state).observe(record.time_in_previous_state)
-        if record.reason == UPDATE_COMPLETE:
-            self.child(self.updates, "completed").inc()
-        elif record.reason == UPDATE_DEGRADED:
-            self.child(self.updates, "degraded").inc()
+        outcome = UPDATE_OUTCOMES.get(record.reason)
+        if outcome is not None:
+            self.child(self.updates, outcome).inc()
 
     def notice(self, notice: Notice) -> None:
-        if notice.reason == STUCK:
+        if notice.reason != STUCK:
+            return
+        if notice.state in STEP_NAMES:
+            self.child(self.step_stuck_total, notice.state).inc()
+        else:
             self.child(self.stuck_total, notice.state).inc()
 
     def reconciled(self, result: str, seconds: float) -> None:

@@ -20,10 +20,13 @@ from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 log = logging.getLogger(__name__)
 
 
+DEFAULT_LEASE = "hoststate-controller"
+
+
 @dataclass(frozen=True)
 class LeaderElectionConfig:
     namespace: str
-    name: str = "hoststate-controller"
+    name: str = DEFAULT_LEASE
     identity: str = ""
     lease_duration: int = 15
     renew_deadline: int = 10

@@ -140,14 +140,16 @@ class BookWriter:
         if clock.deadline is None or now < clock.deadline:
             return
         delivery.stuck_announced = clock.entered_at
+        held = f"for {human_duration(now - clock.entered_at)}, longer than the "
+        held += f"{human_duration(clock.limit or 0)} allowed"
         if update is not None and clock.step is not None:
             detail = f": {update.message}" if update.message else ""
-            message = f"node {book.facts.node or book.key} has been {clock.step.value} "
-            message += f"for longer than the {human_duration(clock.limit or 0)} allowed{detail}"
-        else:
-            cursor = book.cursor
-            detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""
-            message = f"host has been {cursor.state.value} for longer than allowed{detail}"
+            message = f"node {book.facts.node or book.key} has been {clock.step.value} {held}"
+            book.notice("Warning", STUCK, message + detail, now=now, state=clock.step.value)
+            return
+        cursor = book.cursor
+        detail = f"; last error: {cursor.error_message}" if cursor.error_message else ""
+        message = f"host has been {cursor.state.value} {held}{detail}"
         book.notice("Warning", STUCK, message, now=now)
 
     def wake_after(self, book: Book, now: float) -> float | None:

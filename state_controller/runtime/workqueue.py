@@ -158,7 +158,6 @@ class WorkQueue(Generic[T]):
         with self._lock:
             if self._shutting_down:
                 return
-            self._metrics.retried()
             now = time.monotonic()
             if delay_seconds <= 0:
                 self._add_locked(item, now)
@@ -179,6 +178,7 @@ class WorkQueue(Generic[T]):
         with self._lock:
             failures = self._failures.get(item, 0)
             self._failures[item] = failures + 1
+            self._metrics.retried()  # as client-go: a retry is a rate-limited add, not a delay
         exponent = min(failures, _MAX_BACKOFF_EXPONENT)
         self.add_after(item, min(self._base_delay * 2**exponent, self._max_delay))
 

@@ -112,7 +112,7 @@ def test_a_stuck_host_is_one_journal_entry_and_one_event_per_state() -> None:
     [notice] = s.notices(STUCK)
     assert notice.state == "inspecting" and notice.type == "Warning"
     [event] = s.events(STUCK)
-    assert "inspecting for longer than allowed" in event["message"]
+    assert "host has been inspecting for 1m1s, longer than the 1m0s allowed" in event["message"]
     assert s.counted("hoststate_stuck_detections_total", state="inspecting") == 1
 
 

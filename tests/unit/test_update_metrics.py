@@ -11,7 +11,7 @@ from state_controller.api.updates import UPDATE_COMPLETE, UPDATE_STARTED, Update
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observability.metrics import Metrics
+from state_controller.observability.metrics import STEP_CODES, Metrics
 from state_controller.observability.reporter import Observability
 
 T0 = 1_800_000_000.0
@@ -42,8 +42,11 @@ def test_update_metrics_from_books_and_journal() -> None:
     sample = metrics.registry.get_sample_value
     assert sample("hoststate_node_update_steps", {"step": "draining"}) == 1
     assert sample("hoststate_node_update_steps", {"step": "updated"}) == 1
-    labels = {"namespace": "metal", "hoststate": "host-0", "node": "worker-0", "step": "updated"}
+    labels = {"namespace": "metal", "hoststate": "host-0", "node": "worker-0"}
     assert sample("hoststate_node_update_step_entered_timestamp_seconds", labels) == T0 + 320
+    assert sample("hoststate_node_update_step", labels) == STEP_CODES[UpdateStep.UPDATED]
+    alone_labels = {"namespace": "hoststate-system", "hoststate": "worker-9", "node": "worker-9"}
+    assert sample("hoststate_node_update_step", alone_labels) == STEP_CODES[UpdateStep.DRAINING]
     per_node = [
         line
         for line in generate_latest(metrics.registry).decode().splitlines()
@@ -55,5 +58,5 @@ def test_update_metrics_from_books_and_journal() -> None:
     assert sample("hoststate_node_update_step_duration_seconds_sum", duration) == 300
     assert sample("hoststate_node_updates_total", {"outcome": "completed"}) == 1
     # the node-only book is no host: it is not counted among provisioning states
-    assert sample("hoststate_hosts", {"state": ""}) == 1  # host-1, never registered
+    assert sample("hoststate_hosts", {"state": "none"}) == 1  # host-1, never registered
     assert sample("hoststate_hosts", {"state": "provisioned"}) == 1

@@ -212,9 +212,11 @@ def test_metrics_sink_sees_adds_waits_work_and_retries() -> None:
     assert queue.get() == "a"
     time.sleep(0.02)
     queue.done("a")
-    queue.add_after("c", 0)
+    queue.add_after("c", 0)  # a delayed add is not a retry (as in client-go)
     names = [name for name, _ in sink.calls]
-    assert names == ["added", "added", "got", "finished", "retried", "added"]
+    assert names == ["added", "added", "got", "finished", "added"]
+    queue.add_rate_limited("d")  # a rate-limited add is
+    assert [name for name, _ in sink.calls][5:] == ["retried"]
     assert sink.calls[1][1] == (2,)  # depth after the second add
     wait, depth = sink.calls[2][1]
     assert wait >= 0.015 and depth == 1

@@ -1,0 +1,105 @@
+"""The per-host families keep one series per host for its whole life; the families that
+name a state (stuck, in error) exist only while the host is so, and leave with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from state_controller.api.states import ErrorType
+from state_controller.api.states import ProvisioningState as P
+from state_controller.api.updates import UpdateStep
+from state_controller.books.book import Book
+from state_controller.books.records import UpdateCursor
+from state_controller.books.stuck import StuckPolicy
+from state_controller.observability.metrics import STATE_CODES, STEP_CODES, BooksCollector
+
+T0 = 1_800_000_000.0
+LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def scrape(collector: BooksCollector) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in collector.collect():
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def per_host(series: Any, name: str) -> set[Any]:
+    return {labels for (metric, labels) in series if metric == name}
+
+
+def test_a_host_lifecycle_keeps_one_series_per_host_and_drops_stuck_and_error_series() -> None:
+    clock = Clock()
+    books = {f"ns/host-{i}": Book(f"ns/host-{i}", now=T0) for i in range(10)}
+    collector = BooksCollector(lambda: books, StuckPolicy({P.INSPECTING: 60}), clock)
+    seen: set[Any] = set()
+    for state in LIFE:
+        clock.now += 10
+        for book in books.values():
+            book.move(state, now=clock.now, reason="r")
+        series = scrape(collector)
+        seen |= set(series)
+        if state == P.INSPECTING:  # held there past the threshold, one host failing
+            clock.now += 61
+            books["ns/host-3"].fail(ErrorType.INSPECTION, "BMC said no", now=clock.now, reason="F")
+            series = scrape(collector)
+            seen |= set(series)
+            stuck = per_host(series, "hoststate_host_stuck_seconds")
+            assert len(stuck) == 10 and all(("state", "inspecting") in s for s in stuck)
+            [error] = per_host(series, "hoststate_host_consecutive_errors")
+            assert ("host", "host-3") in error and ("message", "BMC said no") in error
+            books["ns/host-3"].recover(now=clock.now, reason="R")
+        else:
+            assert per_host(series, "hoststate_host_stuck_seconds") == set()
+            assert per_host(series, "hoststate_host_consecutive_errors") == set()
+    final = scrape(collector)
+    key = ("hoststate_host_state", (("host", "host-0"), ("namespace", "ns")))
+    assert final[key] == STATE_CODES[P.PROVISIONED]
+    # over the whole life: one series per host, not one per host and state
+    for name in ("hoststate_host_state", "hoststate_host_state_entered_timestamp_seconds"):
+        assert len({labels for (metric, labels) in seen if metric == name}) == 10
+    assert not [s for s in seen if any(value == "" for _, value in s[1])]  # no empty label
+
+
+def test_a_node_stuck_in_a_step_has_a_series_until_it_moves_on() -> None:
+    clock = Clock()
+    book = Book("ns/host-0", now=T0)
+    book.move(P.PROVISIONED, now=T0, reason="r")
+    book.note(now=T0, node="worker-0")
+    collector = BooksCollector(
+        lambda: {"ns/host-0": book}, StuckPolicy(step_thresholds={UpdateStep.DRAINING: 600}), clock
+    )
+    book.transition(update=UpdateCursor(step=UpdateStep.DRAINING, desired="v2"), now=T0, reason="D")
+    clock.now = T0 + 599
+    assert per_host(scrape(collector), "hoststate_node_update_stuck_seconds") == set()
+    clock.now = T0 + 900
+    series = scrape(collector)
+    labels = (
+        ("hoststate", "host-0"),
+        ("namespace", "ns"),
+        ("node", "worker-0"),
+        ("step", "draining"),
+    )
+    assert series[("hoststate_node_update_stuck_seconds", labels)] == 900
+    node = labels[:3]
+    assert series[("hoststate_node_update_step", node)] == STEP_CODES[UpdateStep.DRAINING]
+    book.transition(
+        update=UpdateCursor(step=UpdateStep.REBOOTING, desired="v2"), now=clock.now, reason="R"
+    )
+    series = scrape(collector)
+    assert per_host(series, "hoststate_node_update_stuck_seconds") == set()
+    assert series[("hoststate_node_update_step", node)] == STEP_CODES[UpdateStep.REBOOTING]
+
+
+def test_every_state_and_step_has_its_own_code() -> None:
+    assert set(STATE_CODES) == set(P) and len(set(STATE_CODES.values())) == len(P)
+    assert set(STEP_CODES) == set(UpdateStep) and len(set(STEP_CODES.values())) == len(UpdateStep)

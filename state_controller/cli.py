@@ -215,16 +215,25 @@ def build_parser() -> argparse.ArgumentParser:
         "kind",
         choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst", "nodepools", "np"],
     )
-    get.add_argument("--store", required=True, help="sqlite file of an embedded cluster")
+    get.add_argument("name", nargs="?", help="only this object")
+    where = get.add_mutually_exclusive_group(required=True)
+    where.add_argument("--store", help="sqlite file of an embedded cluster (demo --store)")
+    where.add_argument("--kubeconfig", help="a cluster's kubeconfig ('-' for in-cluster/default)")
+    get.add_argument("--context", help="kubeconfig context")
     get.add_argument("-n", "--namespace", default=None)
     get.add_argument("-o", "--output", choices=["wide", "json"], default=None)
 
-    gen = sub.add_parser("gen", help="generate files from the API models")
-    gen.add_argument("what", choices=["crds"])
+    gen = sub.add_parser(
+        "gen", help="generate files from the code that defines them (CRDs, monitoring)"
+    )
     gen.add_argument(
-        "--out",
-        default="api",
-        help="directory: CRDs go to <out>/v1alpha1/, a kustomization to <out>/ (default api)",
+        "what",
+        choices=list(GENERATED),
+        help="crds: api/v1alpha1/; prometheusrule: manifests/base/prometheusrule.yaml from "
+        "manifests/prometheus/hoststate.rules.yaml; all: every one",
+    )
+    gen.add_argument(
+        "--root", default=".", help="the project's directory, where the files go (default .)"
     )
     return p
 
@@ -359,11 +368,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _get(args: argparse.Namespace) -> int:
+    import urllib3
+    from kubernetes.config import ConfigException
+
     from .cluster.embedded import EmbeddedCluster
-    from .cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS
+    from .cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, ApiError
+    from .cluster.kube import KubeCluster, load_api_client
     from .tables import render, rows
 
-    if not Path(args.store).exists():
+    if args.store is not None and not Path(args.store).exists():
         print(
             f"--store: {args.store} does not exist; start a demo with --store first",
             file=sys.stderr,
@@ -375,11 +388,28 @@ def _get(args: argparse.Namespace) -> int:
         resource, columns = NODEPOOLS, NODEPOOL_COLUMNS
     else:
         resource, columns = HOSTSTATES, HOSTSTATE_COLUMNS
-    cluster = EmbeddedCluster(path=args.store, read_only=True)
+    cluster: EmbeddedCluster | KubeCluster
+    if args.store is not None:
+        cluster = EmbeddedCluster(path=args.store, read_only=True)
+    else:
+        kubeconfig = None if args.kubeconfig == "-" else args.kubeconfig
+        try:
+            cluster = KubeCluster(load_api_client(kubeconfig, args.context))
+        except (ConfigException, OSError) as err:
+            print(f"--kubeconfig {args.kubeconfig}: {err}", file=sys.stderr)
+            return 2
     try:
         items, _ = cluster.list(resource, args.namespace)
+    except (ApiError, OSError, urllib3.exceptions.HTTPError) as err:
+        print(f"state-controller get: {err}", file=sys.stderr)
+        return 1
     finally:
         cluster.close()
+    if args.name is not None:
+        items = [i for i in items if i["metadata"]["name"] == args.name]
+        if not items:
+            print(f'{resource.plural} "{args.name}" not found', file=sys.stderr)
+            return 1
     if args.output == "json":
         print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2))
         return 0
@@ -395,10 +425,24 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
+GENERATED = ("all", "crds", "prometheusrule")
+
+
 def _gen(args: argparse.Namespace) -> int:
     from .api import crds
+    from .monitoring import rules
 
-    for path in crds.write(Path(args.out)):
+    root = Path(args.root)
+    written: list[Path] = []
+    if args.what in ("all", "crds"):
+        written += crds.write(root / "api")
+    if args.what in ("all", "prometheusrule"):
+        try:
+            written += rules.write(root)
+        except (OSError, ValueError) as err:
+            print(f"state-controller gen: {err}", file=sys.stderr)
+            return 1
+    for path in written:
         print(path)
     return 0
 

@@ -129,6 +129,9 @@ class BookFamilies:
             "only hosts in error have a series.",
             labels=[*host, "state", "type", "message"],
         )
+        self.in_error = GaugeMetricFamily(
+            "hoststate_hosts_in_error", "Hosts in error, per error type.", labels=["type"]
+        )
         self.steps = GaugeMetricFamily(
             "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
         )
@@ -157,6 +160,7 @@ class BookFamilies:
             self.stuck,
             self.stuck_seconds,
             self.errors,
+            self.in_error,
             self.steps,
             self.step,
             self.step_entered,
@@ -192,6 +196,7 @@ class BooksCollector(Collector):
         per_state: Tally[str] = Tally({state_label(s.value): 0 for s in ProvisioningState})
         stuck_per_state: Tally[str] = Tally()
         per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
+        per_error: Tally[str] = Tally({e.value: 0 for e in ErrorType})
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
             update = book.node_update()  # immutable, like the cursor
@@ -217,11 +222,14 @@ class BooksCollector(Collector):
                 stuck_per_state[state] += 1
                 f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
             if cur.error_type is not None:
+                per_error[cur.error_type.value] += 1
                 message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
                 f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
         for state, count in sorted(per_state.items()):
             f.hosts.add_metric([state], count)
             f.stuck.add_metric([state], stuck_per_state.get(state, 0))
+        for error, count in sorted(per_error.items()):
+            f.in_error.add_metric([error], count)
         for step, count in sorted(per_step.items()):
             f.steps.add_metric([step], count)
         return f.all()

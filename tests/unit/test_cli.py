@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,17 +106,39 @@ def test_bad_arguments_name_the_flag() -> None:
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
-def test_gen_crds_writes_the_committed_files(tmp_path: Path) -> None:
-    done = run("gen", "crds", "--out", str(tmp_path))
-    assert done.returncode == 0
-    root = Path(__file__).resolve().parents[2] / "api"
-    committed = [*root.glob("v1alpha1/hoststate.io_*.yaml"), root / "kustomization.yaml"]
-    assert len(committed) == 4
-    for path in committed:
-        assert (tmp_path / path.relative_to(root)).read_text() == path.read_text()
-    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.yaml")) == sorted(
-        str(p.relative_to(root)) for p in committed
+GENERATED = [
+    "api/kustomization.yaml",
+    "api/v1alpha1/hoststate.io_hosts.yaml",
+    "api/v1alpha1/hoststate.io_hoststates.yaml",
+    "api/v1alpha1/hoststate.io_nodepools.yaml",
+    "manifests/base/prometheusrule.yaml",
+]
+SOURCES = ["manifests/prometheus/hoststate.rules.yaml"]  # hand-written, read by gen
+
+
+def test_gen_writes_the_committed_files(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    for source in SOURCES:
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / source, tmp_path / source)
+    done = run("gen", "all", "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    written = sorted(
+        str(p.relative_to(tmp_path))
+        for p in tmp_path.rglob("*.*")
+        if str(p.relative_to(tmp_path)) not in SOURCES
     )
+    assert written == sorted(GENERATED)
+    stale = [
+        path for path in GENERATED if (tmp_path / path).read_text() != (root / path).read_text()
+    ]
+    assert stale == [], "run: state-controller gen all"
+
+
+def test_gen_says_what_is_missing_in_one_line(tmp_path: Path) -> None:
+    done = run("gen", "prometheusrule", "--root", str(tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "hoststate.rules.yaml" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:

@@ -54,6 +54,7 @@ def observed_controller(
         queue_metrics=metrics,
     )
     metrics.watch_books(lambda: controller.books, config.stuck)
+    metrics.watch_pools(controller.pool_reconciler.pools.items)
     metrics.watch_workers(
         config.workers,
         lambda: controller.active_workers,

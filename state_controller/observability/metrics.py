@@ -81,6 +81,7 @@ STEP_CODES: dict[UpdateStep, int] = {
     UpdateStep.DEGRADED: 9,
 }
 NEW_HOST = "none"  # the ``from`` of a host's first transition (a label is never empty)
+STATE_NAMES = [s.value or NEW_HOST for s in ProvisioningState]
 MESSAGE_LABEL_LIMIT = 200  # characters of an error message carried as a label
 
 
@@ -102,7 +103,9 @@ class BookFamilies:
         host = ["namespace", "host"]
         node = ["namespace", "hoststate", "node"]
         self.hosts = GaugeMetricFamily(
-            "hoststate_hosts", "Hosts per provisioning state.", labels=["state"]
+            "hoststate_hosts",
+            "Hosts per namespace and provisioning state.",
+            labels=["namespace", "state"],
         )
         self.state = GaugeMetricFamily(
             "hoststate_host_state",
@@ -116,7 +119,9 @@ class BookFamilies:
             labels=host,
         )
         self.stuck = GaugeMetricFamily(
-            "hoststate_stuck_hosts", "Hosts stuck, per provisioning state.", labels=["state"]
+            "hoststate_stuck_hosts",
+            "Hosts stuck, per namespace and provisioning state.",
+            labels=["namespace", "state"],
         )
         self.stuck_seconds = GaugeMetricFamily(
             "hoststate_host_stuck_seconds",
@@ -130,7 +135,9 @@ class BookFamilies:
             labels=[*host, "state", "type", "message"],
         )
         self.in_error = GaugeMetricFamily(
-            "hoststate_hosts_in_error", "Hosts in error, per error type.", labels=["type"]
+            "hoststate_hosts_in_error",
+            "Hosts in error, per namespace and error type.",
+            labels=["namespace", "type"],
         )
         self.steps = GaugeMetricFamily(
             "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
@@ -193,10 +200,11 @@ class BooksCollector(Collector):
     def collect(self) -> Iterable[Any]:
         now = self.clock()
         f = BookFamilies()
-        per_state: Tally[str] = Tally({state_label(s.value): 0 for s in ProvisioningState})
-        stuck_per_state: Tally[str] = Tally()
+        per_state: Tally[tuple[str, str]] = Tally()
+        stuck_per_state: Tally[tuple[str, str]] = Tally()
+        per_error: Tally[tuple[str, str]] = Tally()
+        namespaces: set[str] = set()
         per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
-        per_error: Tally[str] = Tally({e.value: 0 for e in ErrorType})
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
             update = book.node_update()  # immutable, like the cursor
@@ -215,24 +223,70 @@ class BooksCollector(Collector):
             cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
             host = [namespace, name]
             state = state_label(cur.state.value)
-            per_state[state] += 1
+            namespaces.add(namespace)
+            per_state[namespace, state] += 1
             f.state.add_metric(host, STATE_CODES[cur.state])
             f.entered.add_metric(host, cur.entered_at)
             if self.stuck.is_stuck(cur, now):
-                stuck_per_state[state] += 1
+                stuck_per_state[namespace, state] += 1
                 f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
             if cur.error_type is not None:
-                per_error[cur.error_type.value] += 1
+                per_error[namespace, cur.error_type.value] += 1
                 message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
                 f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
-        for state, count in sorted(per_state.items()):
-            f.hosts.add_metric([state], count)
-            f.stuck.add_metric([state], stuck_per_state.get(state, 0))
-        for error, count in sorted(per_error.items()):
-            f.in_error.add_metric([error], count)
+        for namespace in sorted(namespaces):  # every state and type of a namespace, 0 or not
+            for state in STATE_NAMES:
+                f.hosts.add_metric([namespace, state], per_state[namespace, state])
+                f.stuck.add_metric([namespace, state], stuck_per_state[namespace, state])
+            for error in ErrorType:
+                f.in_error.add_metric([namespace, error.value], per_error[namespace, error.value])
         for step, count in sorted(per_step.items()):
             f.steps.add_metric([step], count)
         return f.all()
+
+
+POOL_COUNTS = {  # NodePool status field -> gauge
+    "machineCount": ("hoststate_nodepool_machines", "Nodes in each pool."),
+    "updatedMachineCount": (
+        "hoststate_nodepool_updated_machines",
+        "Nodes of each pool at the pool's desired configuration, with no update in progress.",
+    ),
+    "updatingMachineCount": (
+        "hoststate_nodepool_updating_machines",
+        "Nodes of each pool with an update in progress.",
+    ),
+    "degradedMachineCount": (
+        "hoststate_nodepool_degraded_machines",
+        "Nodes of each pool whose update is degraded.",
+    ),
+    "unavailableMachineCount": (
+        "hoststate_nodepool_unavailable_machines",
+        "Nodes of each pool that are cordoned, not Ready or updating.",
+    ),
+}
+
+
+class PoolsCollector(Collector):
+    """The NodePools' counts as written (``kubectl get nodepools``), read at scrape time."""
+
+    def __init__(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+        self.pools = pools
+
+    def describe(self) -> Iterable[Any]:
+        return self._families()
+
+    @staticmethod
+    def _families() -> list[GaugeMetricFamily]:
+        return [GaugeMetricFamily(n, h, labels=["pool"]) for n, h in POOL_COUNTS.values()]
+
+    def collect(self) -> Iterable[Any]:
+        families = self._families()
+        for pool in self.pools():
+            name = pool.get("metadata", {}).get("name", "")
+            status = pool.get("status") or {}
+            for family, field_name in zip(families, POOL_COUNTS, strict=True):
+                family.add_metric([name], float(status.get(field_name) or 0))
+        return families
 
 
 class Metrics:
@@ -253,6 +307,12 @@ class Metrics:
             registry=r,
         )
         self.errors = Counter("hoststate_errors", "Errors by type.", ["type"], registry=r)
+        self.time_to_provisioned = Histogram(
+            "hoststate_time_to_provisioned_seconds",
+            "From a Host's creation to provisioned, observed whenever provisioning completes.",
+            buckets=STATE_BUCKETS,
+            registry=r,
+        )
         self.stuck_total = Counter(
             "hoststate_stuck_detections", "Times a host was found stuck.", ["state"], registry=r
         )
@@ -439,6 +499,9 @@ class Metrics:
 
     def watch_books(self, books: Callable[[], Mapping[str, Book]], stuck: StuckPolicy) -> None:
         self.registry.register(BooksCollector(books, stuck))
+
+    def watch_pools(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+        self.registry.register(PoolsCollector(pools))
 
     def watch_workers(
         self,

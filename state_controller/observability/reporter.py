@@ -12,9 +12,14 @@ from opentelemetry import trace
 from opentelemetry.trace import NoOpTracer, Tracer
 
 from ..api.objects import Obj
+from ..api.states import ProvisioningState
+from ..api.timefmt import parse_rfc3339
 from ..books.journal import Entry, Notice
 from .events import EventRecorder, event_for
 from .metrics import Metrics
+
+PROVISIONED = ProvisioningState.PROVISIONED.value
+PROVISIONING = ProvisioningState.PROVISIONING.value
 
 
 class Observability:
@@ -43,6 +48,14 @@ class Observability:
                 self.metrics.notice(entry)
             else:
                 self.metrics.transition(entry)
+                if (
+                    entry.recorded
+                    and entry.to_state == PROVISIONED
+                    and entry.from_state == PROVISIONING
+                ):
+                    created = parse_rfc3339(host.get("metadata", {}).get("creationTimestamp"))
+                    if created is not None and entry.at >= created:
+                        self.metrics.time_to_provisioned.observe(entry.at - created)
                 if entry.recorded and span is not None:
                     span.add_event(
                         "transition",

@@ -74,7 +74,7 @@ def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any
         assert state["metadata"]["ownerReferences"][0]["uid"] == host["metadata"]["uid"]
         reasons = [e["reason"] for e in events_for(cluster, "host-0000")]
         assert {"Registered", "InspectionComplete", "ImageRequested"} <= set(reasons)
-        assert running.sample("hoststate_hosts", {"state": "provisioned"}) == 5
+        assert running.sample("hoststate_hosts", {"namespace": NS, "state": "provisioned"}) == 5
         assert (
             running.sample(
                 "hoststate_transitions_total", {"from": "provisioning", "to": "provisioned"}
@@ -170,11 +170,15 @@ def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: An
         state = hoststate(cluster, "host-0000")
         assert state["status"]["phase"] == "Inspecting"
         assert condition(state, "Stuck")["reason"] == "StateTimeout"
-        assert running.sample("hoststate_stuck_hosts", {"state": "inspecting"}) == 1
+        assert (
+            running.sample("hoststate_stuck_hosts", {"namespace": NS, "state": "inspecting"}) == 1
+        )
         wait_for(lambda: any(e["reason"] == "Stuck" for e in events_for(cluster, "host-0000")))
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="hang to end")
         wait_for(lambda: not hoststate(cluster, "host-0000")["status"]["stuck"])
-        assert running.sample("hoststate_stuck_hosts", {"state": "inspecting"}) == 0
+        assert (
+            running.sample("hoststate_stuck_hosts", {"namespace": NS, "state": "inspecting"}) == 0
+        )
 
 
 def test_deletion_deprovisions_and_removes_everything(

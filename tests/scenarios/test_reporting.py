@@ -87,7 +87,7 @@ def test_metrics_are_served_over_http(observed: Any) -> None:
     }
     missing = [n for n in REQUIRED_FAMILIES if n not in names]
     assert missing == []
-    assert 'hoststate_hosts{state="provisioned"} 3.0' in body
+    assert 'hoststate_hosts{namespace="fleet",state="provisioned"} 3.0' in body
     assert 'hoststate_errors_total{type="registration error"} 1.0' in body
     assert 'hoststate_errors_total{type="provisioning error"} 1.0' in body
     per_host = [s for s in body.splitlines() if s.startswith("hoststate_host_state_entered")]

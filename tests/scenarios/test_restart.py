@@ -32,7 +32,7 @@ def test_restart_over_settled_hosts_writes_nothing(cluster: Cluster, run_control
         assert writes(cluster) == before
         for obj in cluster.list(HOSTSTATES, NS)[0]:
             assert obj["status"]["history"] == histories[obj["metadata"]["name"]]
-        assert second.sample("hoststate_hosts", {"state": "provisioned"}) == 20
+        assert second.sample("hoststate_hosts", {"namespace": NS, "state": "provisioned"}) == 20
     assert (
         sim.machine("redfish://bmc-0000.demo.example/redfish/v1/Systems/1").started["provision"]
         == 1

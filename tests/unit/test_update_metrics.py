@@ -58,5 +58,7 @@ def test_update_metrics_from_books_and_journal() -> None:
     assert sample("hoststate_node_update_step_duration_seconds_sum", duration) == 300
     assert sample("hoststate_node_updates_total", {"outcome": "completed"}) == 1
     # the node-only book is no host: it is not counted among provisioning states
-    assert sample("hoststate_hosts", {"state": "none"}) == 1  # host-1, never registered
-    assert sample("hoststate_hosts", {"state": "provisioned"}) == 1
+    assert (
+        sample("hoststate_hosts", {"namespace": "metal", "state": "none"}) == 1
+    )  # never registered
+    assert sample("hoststate_hosts", {"namespace": "metal", "state": "provisioned"}) == 1

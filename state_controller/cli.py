@@ -230,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
         "what",
         choices=list(GENERATED),
         help="crds: api/v1alpha1/; prometheusrule: manifests/base/prometheusrule.yaml from "
-        "manifests/prometheus/hoststate.rules.yaml; all: every one",
+        "manifests/prometheus/hoststate.rules.yaml; dashboards: dashboards/*.json; "
+        "all: every one",
     )
     gen.add_argument(
         "--root", default=".", help="the project's directory, where the files go (default .)"
@@ -425,7 +426,7 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
-GENERATED = ("all", "crds", "prometheusrule")
+GENERATED = ("all", "crds", "prometheusrule", "dashboards")
 
 
 def _gen(args: argparse.Namespace) -> int:
@@ -436,6 +437,10 @@ def _gen(args: argparse.Namespace) -> int:
     written: list[Path] = []
     if args.what in ("all", "crds"):
         written += crds.write(root / "api")
+    if args.what in ("all", "dashboards"):
+        from .monitoring import dashboards
+
+        written += dashboards.write(root)
     if args.what in ("all", "prometheusrule"):
         try:
             written += rules.write(root)

@@ -112,6 +112,10 @@ GENERATED = [
     "api/v1alpha1/hoststate.io_hoststates.yaml",
     "api/v1alpha1/hoststate.io_nodepools.yaml",
     "manifests/base/prometheusrule.yaml",
+    "dashboards/hoststate-controller.json",
+    "dashboards/hoststate-fleet.json",
+    "dashboards/hoststate-host.json",
+    "dashboards/hoststate-rollout.json",
 ]
 SOURCES = ["manifests/prometheus/hoststate.rules.yaml"]  # hand-written, read by gen
 

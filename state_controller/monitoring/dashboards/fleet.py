@@ -1,0 +1,125 @@
+"""Fleet: where every host is, which are stuck or failing, how fast the fleet provisions."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders.dashboard import Dashboard
+
+from .panels import IN_NAMESPACE, RATE, graph, label_variable, listing, new_dashboard, number, row
+
+UID = "hoststate-fleet"
+QUANTILES = (0.5, 0.9, 0.99)
+# Each stuck host with its last error when it has one: the error series (one per host in
+# error) turned into labels to copy, or an empty set of labels for a host with none.
+STUCK_WITH_ERROR = (
+    f"hoststate_host_stuck_seconds{{{IN_NAMESPACE}}}"
+    " * on (namespace, host) group_left (type, message) ("
+    f"  hoststate_host_consecutive_errors{{{IN_NAMESPACE}}} * 0 + 1"
+    f"  or on (namespace, host) hoststate_host_state{{{IN_NAMESPACE}}} * 0 + 1"
+    ")"
+)
+FLEET_WIDE = "Counted for the whole fleet (the counters carry no namespace, to stay small)."
+
+
+def dashboard() -> Dashboard:
+    quantiles = [
+        (
+            f"histogram_quantile({q}, sum by (state, le) "
+            f"(rate(hoststate_state_duration_seconds_bucket[{RATE}])))",
+            f"{{{{state}}}} p{round(q * 100)}",
+        )
+        for q in QUANTILES
+    ]
+    to_provisioned = [
+        (
+            f"histogram_quantile({q}, sum by (le) "
+            f"(rate(hoststate_time_to_provisioned_seconds_bucket[{RATE}])))",
+            f"p{round(q * 100)}",
+        )
+        for q in QUANTILES
+    ]
+    return (
+        new_dashboard(
+            UID,
+            "hoststate / Fleet",
+            "Where every host is, which are stuck or failing, and how fast the fleet provisions.",
+        )
+        .with_variable(label_variable("namespace", "Namespace", "hoststate_host_state"))
+        .with_row(row("Now"))
+        .with_panel(number("Hosts", f"sum(hoststate_hosts{{{IN_NAMESPACE}}})"))
+        .with_panel(
+            number("Provisioned", f'sum(hoststate_hosts{{{IN_NAMESPACE}, state="provisioned"}})')
+        )
+        .with_panel(
+            number(
+                "Stuck now",
+                f"sum(hoststate_stuck_hosts{{{IN_NAMESPACE}}})",
+                about="Hosts in a state longer than the controller allows for it.",
+            )
+        )
+        .with_panel(number("In error", f"sum(hoststate_hosts_in_error{{{IN_NAMESPACE}}})"))
+        .with_panel(
+            listing(
+                "Hosts stuck now",
+                [(STUCK_WITH_ERROR, "")],
+                columns={
+                    "namespace": "Namespace",
+                    "host": "Host",
+                    "state": "State",
+                    "Value": "Time in state",
+                    "type": "Last error",
+                    "message": "Message",
+                },
+                about="Each host stuck in its state, for how long, and its last error.",
+            )
+        )
+        .with_row(row("Over time"))
+        .with_panel(
+            graph(
+                "Hosts per state",
+                [(f"sum by (state) (hoststate_hosts{{{IN_NAMESPACE}}}) > 0", "{{state}}")],
+            )
+        )
+        .with_panel(
+            graph(
+                "Transitions per minute",
+                [(f"sum by (to) (rate(hoststate_transitions_total[{RATE}])) * 60", "to {{to}}")],
+                about=FLEET_WIDE,
+            )
+        )
+        .with_panel(
+            graph(
+                "Errors per minute, by type",
+                [(f"sum by (type) (rate(hoststate_errors_total[{RATE}])) * 60", "{{type}}")],
+                about="Every failed attempt. " + FLEET_WIDE,
+            )
+        )
+        .with_panel(
+            graph(
+                "Time in state (p50, p90, p99)",
+                quantiles,
+                unit="s",
+                about="Observed when a host leaves a state. " + FLEET_WIDE,
+            )
+        )
+        .with_panel(
+            graph(
+                "Provisioning throughput",
+                [
+                    (
+                        "sum(rate(hoststate_transitions_total"
+                        f'{{to="provisioned"}}[{RATE}])) * 3600',
+                        "hosts provisioned per hour",
+                    )
+                ],
+                about=FLEET_WIDE,
+            )
+        )
+        .with_panel(
+            graph(
+                "Time to provisioned (from the Host's creation)",
+                to_provisioned,
+                unit="s",
+                about="End to end: from the Host's creation to provisioned. " + FLEET_WIDE,
+            )
+        )
+    )

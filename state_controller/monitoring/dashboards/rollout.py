@@ -1,0 +1,103 @@
+"""Upgrade rollout: each pool's progress, every node's update step, what holds them."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders.dashboard import Dashboard
+
+from ...observability.metrics import POOL_COUNTS, STEP_CODES
+from .panels import RATE, graph, label_variable, listing, new_dashboard, row
+
+UID = "hoststate-rollout"
+POOL = 'pool=~"$pool"'
+QUANTILES = (0.5, 0.9)
+
+
+def dashboard() -> Dashboard:
+    pool_counts = [(f"{name}{{{POOL}}}", "") for name, _ in POOL_COUNTS.values()]
+    pool_columns = {"pool": "Pool"} | {
+        f"Value #{ref}": field.removesuffix("Count").replace("Machine", " machines").capitalize()
+        for ref, field in zip("ABCDE", POOL_COUNTS, strict=True)
+    }
+    steps = [
+        (
+            f"histogram_quantile({q}, sum by (step, le) "
+            f"(rate(hoststate_node_update_step_duration_seconds_bucket[{RATE}])))",
+            f"{{{{step}}}} p{round(q * 100)}",
+        )
+        for q in QUANTILES
+    ]
+    return (
+        new_dashboard(
+            UID,
+            "hoststate / Upgrade rollout",
+            "Each pool's progress, every node's update step, and what holds them.",
+            tags=["upgrades"],
+        )
+        .with_variable(label_variable("pool", "Pool", "hoststate_nodepool_machines"))
+        .with_row(row("Pools"))
+        .with_panel(
+            graph(
+                "Pool progress (nodes at the desired configuration)",
+                [
+                    (
+                        f"sum by (pool) (hoststate_nodepool_updated_machines{{{POOL}}})"
+                        f" / sum by (pool) (hoststate_nodepool_machines{{{POOL}}})",
+                        "{{pool}}",
+                    )
+                ],
+                unit="percentunit",
+            )
+        )
+        .with_panel(listing("Pools now", pool_counts, columns=pool_columns, unit="short", width=12))
+        .with_row(row("Nodes"))
+        .with_panel(
+            graph(
+                "Nodes per update step",
+                [("sum by (step) (hoststate_node_update_steps) > 0", "{{step}}")],
+            )
+        )
+        .with_panel(graph("Step durations (p50, p90)", steps, unit="s"))
+        .with_panel(
+            listing(
+                "Current step per node",
+                [
+                    ("hoststate_node_update_step", ""),
+                    ("time() - hoststate_node_update_step_entered_timestamp_seconds", ""),
+                ],
+                columns={
+                    "node": "Node",
+                    "namespace": "Namespace",
+                    "hoststate": "HostState",
+                    "Value #A": "Step",
+                    "Value #B": "In step",
+                },
+                names={"Step": STEP_CODES},
+                width=12,
+            )
+        )
+        .with_panel(
+            listing(
+                "Stuck drains, reboots and other steps",
+                [("hoststate_node_update_stuck_seconds", "")],
+                columns={
+                    "node": "Node",
+                    "namespace": "Namespace",
+                    "hoststate": "HostState",
+                    "step": "Step",
+                    "Value": "Stuck for",
+                },
+                width=12,
+            )
+        )
+        .with_panel(
+            graph(
+                "Updates ended per hour, by outcome",
+                [
+                    (
+                        f"sum by (outcome) (rate(hoststate_node_updates_total[{RATE}])) * 3600",
+                        "{{outcome}}",
+                    )
+                ],
+            )
+        )
+    )

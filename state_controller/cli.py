@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--exit-when-settled",
         action="store_true",
-        help="exit when every host reached its target; non-zero if one did not by --timeout",
+        help="exit when every host reached its target (default: keep serving /metrics until "
+        "--timeout); non-zero if one did not by --timeout",
     )
     demo.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
     demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
@@ -246,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if args.command == "demo":
-        return _demo(args)
+        try:
+            return _demo(args)
+        except KeyboardInterrupt:  # Ctrl-C: the demo has stopped its controller and servers
+            return 130
     if args.command == "run":
         return _run(args)
     if args.command == "get":

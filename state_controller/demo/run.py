@@ -265,12 +265,14 @@ def _run_demo_on(
     try:
         controller.start()
         create_fleet(cluster, opts.namespace, opts.hosts)
-        settled = _watch(controller, cluster, keys, opts, started, rollout)
+        settled_at = _watch(controller, cluster, keys, opts, started, rollout)
+        settled = settled_at is not None
         summary = summarize(controller, keys, opts.target)
         if rollout is not None:
             summary["update"] = summarize_update(controller, keys)
             summary["update"]["heartbeats"] = rollout.kubelets.heartbeats
-        summary["elapsed_seconds"] = round(time.time() - started, 2)  # to settle, not to clean
+        # to settle, not to clean up or to linger
+        summary["elapsed_seconds"] = round((settled_at or time.time()) - started, 2)
         if opts.ironic is not None and not opts.keep:
             summary["cleaned_up"] = delete_fleet(cluster, opts.namespace, opts.timeout)
     finally:
@@ -319,11 +321,14 @@ def _watch(
     opts: DemoOptions,
     started: float,
     rollout: RollingUpdate | None,
-) -> bool:
+) -> float | None:
     """Show progress until every host is at its target and, with an update, every node
-    at its new configuration (True), or until the timeout (False)."""
+    at its new configuration, or until the timeout; then, unless told to exit when
+    settled, until the timeout. When it settled (None: it did not)."""
     deadline = started + opts.timeout
     live = opts.table and sys.stdout.isatty() and not opts.json
+    linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
+    settled_at: float | None = None
     stop = threading.Event()
     last_line = last_screen = 0.0
     while not stop.wait(0.1):
@@ -346,8 +351,19 @@ def _watch(
                 and _pools_show(cluster, update["nodes"])
             )
         )
-        finished = done or time.time() >= deadline
-        if live and (time.time() - last_screen >= 0.5 or finished):
+        now = time.time()
+        if done and settled_at is None:
+            settled_at = now
+            if linger and now < deadline:
+                print(
+                    f"settled in {now - started:.1f}s; serving /metrics until --timeout "
+                    f"({deadline - now:.0f}s more; Ctrl-C stops, --exit-when-settled exits now)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finished = (done and not linger) or now >= deadline
+        pace = 2.0 if settled_at is None else 10.0  # fewer lines once nothing moves
+        if live and (now - last_screen >= 0.5 or finished):
             screen = hoststates_table(
                 cluster, opts.namespace, updating=update is not None, color=True
             )
@@ -356,7 +372,7 @@ def _watch(
             sys.stdout.write(_line(summary, update, started) + "\n")
             sys.stdout.flush()
             last_screen = time.time()
-        elif not live and (time.time() - last_line >= 2 or finished):
+        elif not live and (now - last_line >= pace or finished):
             print(_line(summary, update, started), file=sys.stderr, flush=True)
             last_line = time.time()
         if finished:
@@ -364,8 +380,8 @@ def _watch(
                 print(hoststates_table(cluster, opts.namespace, updating=update is not None))
                 if update is not None:
                     print(pools_table(cluster))
-            return done
-    return False
+            return settled_at
+    return None
 
 
 def _line(summary: dict[str, Any], update: dict[str, Any] | None, started: float) -> str:

@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=list(GENERATED),
         help="crds: api/v1alpha1/; prometheusrule: manifests/base/prometheusrule.yaml from "
         "manifests/prometheus/hoststate.rules.yaml; dashboards: dashboards/*.json; "
-        "all: every one",
+        "metrics: docs/metrics.md; all: every one",
     )
     gen.add_argument(
         "--root", default=".", help="the project's directory, where the files go (default .)"
@@ -430,7 +430,7 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
-GENERATED = ("all", "crds", "prometheusrule", "dashboards")
+GENERATED = ("all", "crds", "prometheusrule", "dashboards", "metrics")
 
 
 def _gen(args: argparse.Namespace) -> int:
@@ -445,6 +445,10 @@ def _gen(args: argparse.Namespace) -> int:
         from .monitoring import dashboards
 
         written += dashboards.write(root)
+    if args.what in ("all", "metrics"):
+        from .monitoring import catalogue
+
+        written += catalogue.write(root)
     if args.what in ("all", "prometheusrule"):
         try:
             written += rules.write(root)

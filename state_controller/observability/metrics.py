@@ -23,6 +23,7 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
+    disable_created_metrics,
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -293,6 +294,9 @@ class Metrics:
     """Every metric of the controller, in one registry."""
 
     def __init__(self, registry: CollectorRegistry | None = None, controller: str = "host") -> None:
+        # No ``*_created`` series beside every counter and histogram: client-go and
+        # controller-runtime expose none, and they would double the series of each.
+        disable_created_metrics()
         self.registry = registry or CollectorRegistry()
         self.controller = controller
         r = self.registry

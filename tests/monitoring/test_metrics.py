@@ -4,6 +4,7 @@ families are there."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.scenarios.test_reporting import observed  # noqa: F401  (a fixture)
 from tests.support.prometheus import promtool
 
+ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = [
     "hoststate_build_info",
     "hoststate_host_state",
@@ -65,3 +67,16 @@ def test_error_series_start_at_zero_and_no_label_is_empty(observed: Any) -> None
     assert created and created[0] >= 6  # three Hosts and their Secrets, HostStates, Events
     empty = [(n, labels) for (n, labels) in value if any(v == "" for _, v in labels)]
     assert empty == []
+
+
+def test_the_catalogue_lists_every_family_a_live_controller_exposes(
+    observed: Any,  # noqa: F811
+) -> None:
+    metrics, _ = observed
+    catalogue = (ROOT / "docs" / "metrics.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z_:]+)` \|", catalogue, re.MULTILINE))
+    exposed = set()
+    for family in text_string_to_metric_families(generate_latest(metrics.registry).decode()):
+        exposed.add(family.name + ("_total" if family.type == "counter" else ""))
+    assert exposed - listed == set(), "run: state-controller gen metrics"
+    assert len(listed) >= len(exposed) >= 50

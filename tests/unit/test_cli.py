@@ -116,6 +116,7 @@ GENERATED = [
     "dashboards/hoststate-fleet.json",
     "dashboards/hoststate-host.json",
     "dashboards/hoststate-rollout.json",
+    "docs/metrics.md",
 ]
 SOURCES = ["manifests/prometheus/hoststate.rules.yaml"]  # hand-written, read by gen
 

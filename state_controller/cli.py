@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from .books.stuck import parse_duration, stuck_policy
+from .observability.tracing import exporter_from_env
 from .provisioning.fault_plan import FAULT_KINDS
 from .simulated_nodes import UPDATE_FAULTS, UpdateFault
 from .upgrades.signals import DEFAULT_POOL_LABEL
@@ -147,7 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
     demo.add_argument("--no-table", action="store_true", help="progress lines only")
     demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
-    demo.add_argument("--trace", choices=["none", "console"], default="none")
+    demo.add_argument(
+        "--trace",
+        choices=["none", "otlp", "console"],
+        default=None,
+        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
+        "default: $OTEL_TRACES_EXPORTER, else none",
+    )
     demo.add_argument(
         "--keep",
         action="store_true",
@@ -179,7 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="zero",
         help="timings of the simulated provisioner",
     )
-    run.add_argument("--trace", choices=["none", "console"], default="none")
+    run.add_argument(
+        "--trace",
+        choices=["none", "otlp", "console"],
+        default=None,
+        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
+        "default: $OTEL_TRACES_EXPORTER, else none",
+    )
     nodes = run.add_argument_group("nodes and their updates")
     nodes.add_argument(
         "--no-nodes", action="store_true", help="do not watch Nodes (no update progression)"
@@ -259,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    try:
+        trace = args.trace or exporter_from_env()
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
     from .demo import DemoOptions, run_demo
 
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
@@ -311,7 +329,7 @@ def _demo(args: argparse.Namespace) -> int:
         json=args.json,
         table=not args.no_table,
         store=args.store,
-        trace=args.trace,
+        trace=trace,
         ironic=ironic,
         keep=args.keep,
     )
@@ -330,6 +348,11 @@ def leader_election_problem(lease: int, renew: int, retry: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    try:
+        trace = args.trace or exporter_from_env()
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
     from .run import RunOptions, run_controller
 
     if not args.verbose:
@@ -358,7 +381,7 @@ def _run(args: argparse.Namespace) -> int:
                 retry_period=args.retry_period,
                 workers=args.workers,
                 simulated_timings=args.simulated_timings,
-                trace=args.trace,
+                trace=trace,
                 ironic=ironic,
                 follow_nodes=not args.no_nodes,
                 node_state_namespace=args.node_state_namespace,

@@ -153,6 +153,7 @@ def run_controller(opts: RunOptions) -> int:
         stop.wait()
     finally:
         controller.stop()
+        observed.tracing.shutdown()  # send the spans still batched
         for server in servers:
             server.stop()
         cluster.close()

@@ -15,7 +15,7 @@ from .observability.events import EventRecorder
 from .observability.instrumented import InstrumentedProvisioner
 from .observability.metrics import Metrics
 from .observability.reporter import Observability
-from .observability.tracing import Exporter, make_tracer
+from .observability.tracing import Exporter, Tracing, make_tracing
 from .provisioning.provisioner import Provisioner
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
@@ -33,7 +33,12 @@ def api_host(cluster: Cluster) -> str:
 class Observed:
     controller: HostController
     metrics: Metrics
-    spans: InMemorySpanExporter | None  # with trace="memory"
+    tracing: Tracing
+
+    @property
+    def spans(self) -> InMemorySpanExporter | None:
+        """The finished spans, with trace="memory"."""
+        return self.tracing.spans
 
 
 def observed_controller(
@@ -44,8 +49,9 @@ def observed_controller(
     trace: Exporter = "none",
 ) -> Observed:
     metrics = Metrics()
-    tracer, spans = make_tracer(trace)
-    cluster = InstrumentedCluster(cluster, metrics, api_host(cluster))
+    tracing = make_tracing(trace)
+    tracer = tracing.tracer
+    cluster = InstrumentedCluster(cluster, metrics, api_host(cluster), tracer)
     controller = HostController(
         cluster,
         InstrumentedProvisioner(provisioner, metrics, tracer),
@@ -61,4 +67,4 @@ def observed_controller(
         controller.queue.unfinished_work_seconds,
         controller.queue.longest_running_seconds,
     )
-    return Observed(controller, metrics, spans)
+    return Observed(controller, metrics, tracing)

@@ -277,6 +277,7 @@ def _run_demo_on(
             summary["cleaned_up"] = delete_fleet(cluster, opts.namespace, opts.timeout)
     finally:
         controller.stop()
+        observed.tracing.shutdown()  # send the spans still batched
         server.shutdown()
         server_thread.join(timeout=5)
         cluster.close()

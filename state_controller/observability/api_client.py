@@ -6,7 +6,8 @@ is around a provisioner: one place counts every call, whichever cluster it
 goes to. The labels are client-go's: ``method`` and ``verb`` are the HTTP
 method, ``code`` the HTTP status (``<error>`` when no answer came), ``host``
 the API server's address (``embedded`` for the in-process store). A list that
-pages counts once; a watch counts when it is opened.
+pages counts once; a watch counts when it is opened. Writes are spans too, children
+of the reconcile that makes them, with the error when one fails.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import TypeVar
+
+from opentelemetry.trace import NoOpTracer, SpanKind, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
 from ..cluster.interface import ApiError, Cluster, Resource, Watch
@@ -24,10 +27,14 @@ NO_ANSWER = "<error>"  # client-go's code label when the request got no HTTP ans
 
 
 class InstrumentedCluster:
-    def __init__(self, inner: Cluster, metrics: Metrics, host: str) -> None:
+    def __init__(
+        self, inner: Cluster, metrics: Metrics, host: str, tracer: Tracer | None = None
+    ) -> None:
         self.inner = inner
         self.metrics = metrics
         self.host = host
+        self.tracer = tracer if tracer is not None else NoOpTracer()
+        self.tracing = not isinstance(self.tracer, NoOpTracer)
 
     def _call(self, method: str, ok: str, call: Callable[[], T]) -> T:
         started = time.perf_counter()
@@ -44,6 +51,28 @@ class InstrumentedCluster:
             m = self.metrics
             m.child(m.rest_requests, code, self.host, method).inc()
             m.child(m.rest_latency, method, self.host).observe(time.perf_counter() - started)
+
+    def _write(
+        self, verb: str, method: str, ok: str, resource: Resource, key: str, call: Callable[[], T]
+    ) -> T:
+        """A write, as a child span of the reconcile (a status write says so in its name)."""
+        if not self.tracing:
+            return self._call(method, ok, call)
+        with self.tracer.start_as_current_span(
+            f"{verb} {resource.plural}",
+            kind=SpanKind.CLIENT,
+            attributes={"hoststate.object": key, "http.request.method": method},
+            record_exception=False,
+        ) as span:
+            try:
+                return self._call(method, ok, call)
+            except ApiError as err:
+                span.set_attribute("http.response.status_code", err.code)
+                span.set_status(Status(StatusCode.ERROR, f"{err.reason}: {err.message}"[:500]))
+                raise
+            except Exception as err:
+                span.set_status(Status(StatusCode.ERROR, f"no answer: {type(err).__name__}"))
+                raise
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj:
         return self._call("GET", "200", lambda: self.inner.get(resource, namespace, name))
@@ -69,18 +98,49 @@ class InstrumentedCluster:
         )
 
     def create(self, resource: Resource, obj: Obj) -> Obj:
-        return self._call("POST", "201", lambda: self.inner.create(resource, obj))
+        return self._write(
+            "create", "POST", "201", resource, _key(obj), lambda: self.inner.create(resource, obj)
+        )
 
     def update(self, resource: Resource, obj: Obj) -> Obj:
-        return self._call("PUT", "200", lambda: self.inner.update(resource, obj))
+        return self._write(
+            "update", "PUT", "200", resource, _key(obj), lambda: self.inner.update(resource, obj)
+        )
 
     def update_status(self, resource: Resource, obj: Obj) -> Obj:
-        return self._call("PUT", "200", lambda: self.inner.update_status(resource, obj))
+        return self._write(
+            "status write",
+            "PUT",
+            "200",
+            resource,
+            _key(obj),
+            lambda: self.inner.update_status(resource, obj),
+        )
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch: Obj) -> Obj:
-        return self._call(
-            "PATCH", "200", lambda: self.inner.patch(resource, namespace, name, patch)
+        key = f"{namespace}/{name}" if namespace else name
+        return self._write(
+            "patch",
+            "PATCH",
+            "200",
+            resource,
+            key,
+            lambda: self.inner.patch(resource, namespace, name, patch),
         )
 
     def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
-        self._call("DELETE", "200", lambda: self.inner.delete(resource, namespace, name))
+        key = f"{namespace}/{name}" if namespace else name
+        self._write(
+            "delete",
+            "DELETE",
+            "200",
+            resource,
+            key,
+            lambda: self.inner.delete(resource, namespace, name),
+        )
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or meta.get("generateName", "")
+    return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)

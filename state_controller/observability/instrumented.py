@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from opentelemetry.trace import NoOpTracer, Tracer
+from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 
 from ..provisioning.provisioner import HostView, Provisioner
 from ..provisioning.results import Outcome, Result
@@ -15,6 +15,9 @@ OPERATIONS = (
     "register", "inspect", "prepare", "provision", "deprovision",
     "adopt", "power", "reboot", "detach", "delete",
 )  # fmt: skip
+
+
+FAILURES = frozenset({Outcome.FAILED, Outcome.TRANSIENT})  # a span with an error status
 
 
 class InstrumentedProvisioner:
@@ -36,6 +39,9 @@ class InstrumentedProvisioner:
             ) as span:
                 result = call()
                 span.set_attribute("hoststate.result", result.outcome.value)
+                if result.outcome in FAILURES:
+                    text = f"{result.outcome.value}: {result.message}"[:500]
+                    span.set_status(Status(StatusCode.ERROR, text))
         else:
             result = call()
         elapsed = time.perf_counter() - started

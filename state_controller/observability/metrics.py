@@ -296,7 +296,7 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, controller: str = "host") -> None:
         # No ``*_created`` series beside every counter and histogram: client-go and
         # controller-runtime expose none, and they would double the series of each.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = registry or CollectorRegistry()
         self.controller = controller
         r = self.registry
@@ -572,8 +572,11 @@ class Metrics:
         else:
             self.child(self.stuck_total, notice.state).inc()
 
-    def reconciled(self, result: str, seconds: float) -> None:
+    def reconciled(
+        self, result: str, seconds: float, exemplar: dict[str, str] | None = None
+    ) -> None:
+        """One reconcile; ``exemplar``: its trace, shown in the OpenMetrics exposition."""
         self.child(self.reconcile_total, self.controller, result).inc()
         if result == "error":
             self.child(self.reconcile_errors, self.controller).inc()
-        self._rtime.observe(seconds)
+        self._rtime.observe(seconds, exemplar)

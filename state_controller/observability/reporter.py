@@ -4,22 +4,39 @@ metrics, Kubernetes Events and trace spans, all read from the book's journal."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from opentelemetry import trace
-from opentelemetry.trace import NoOpTracer, Tracer
+from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..books.journal import Entry, Notice
+from ..runtime.reporting import NO_SPAN, ReconcileSpan, Where
 from .events import EventRecorder, event_for
 from .metrics import Metrics
 
 PROVISIONED = ProvisioningState.PROVISIONED.value
 PROVISIONING = ProvisioningState.PROVISIONING.value
+
+
+class TracedReconcile:
+    """A reconcile's span: the host's state before and after, the result, the error."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def finish(self, result: str, before: Where, after: Where, error: BaseException | None) -> None:
+        span = self.span
+        span.set_attribute("hoststate.result", result)
+        for name, where in (("before", before), ("after", after)):
+            span.set_attribute(f"hoststate.state.{name}", where.state)
+            if where.step:
+                span.set_attribute(f"hoststate.step.{name}", where.step)
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"[:500]))
 
 
 class Observability:
@@ -36,10 +53,15 @@ class Observability:
         self.tracing = not isinstance(tracer, NoOpTracer)
         self.clock = clock
 
-    def reconcile_span(self, key: str) -> AbstractContextManager[Any]:
+    @contextmanager
+    def reconcile_span(self, key: str) -> Iterator[ReconcileSpan]:
         if not self.tracing:
-            return nullcontext()
-        return self.tracer.start_as_current_span("reconcile", attributes={"hoststate.host": key})
+            yield NO_SPAN
+            return
+        with self.tracer.start_as_current_span(
+            "reconcile", attributes={"hoststate.host": key}, record_exception=False
+        ) as span:
+            yield TracedReconcile(span)
 
     def report(self, host: Obj, entries: Sequence[Entry]) -> None:
         span = trace.get_current_span() if self.tracing else None
@@ -79,4 +101,9 @@ class Observability:
         self.metrics.child(self.metrics.status_writes, resource, outcome).inc()
 
     def reconciled(self, result: str, seconds: float) -> None:
-        self.metrics.reconciled(result, seconds)
+        exemplar = None
+        if self.tracing:  # the reconcile's trace, on its bucket of the reconcile-time histogram
+            context = trace.get_current_span().get_span_context()
+            if context.is_valid and context.trace_flags.sampled:
+                exemplar = {"trace_id": format(context.trace_id, "032x")}
+        self.metrics.reconciled(result, seconds, exemplar)

@@ -40,7 +40,7 @@ from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower, NodeReconciler
 from .nodes import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
 from .pools import PoolReconciler, pool_of_object
-from .reporting import NoReporter, Reporter
+from .reporting import NoReporter, Reporter, Where
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
 
@@ -244,21 +244,23 @@ class HostController:
             with self._counts_lock:
                 self.active_workers += 1
             started = time.perf_counter()
-            try:
-                with self.reporter.reconcile_span(key):
+            with self.reporter.reconcile_span(key) as span:
+                before, failure = self._where(key), None
+                try:
                     outcome = self._reconcile(key)
-            except Exception:
-                log.exception("reconcile of %s failed; retrying with backoff", key)
-                self.queue.add_rate_limited(key)
-                result = "error"
-            else:
-                result = self._requeue(key, outcome)
-            finally:
-                with self._counts_lock:
-                    self.active_workers -= 1
-                    self.reconciles += 1
-                self.queue.done(key)
-            self.reporter.reconciled(result, time.perf_counter() - started)
+                except Exception as err:
+                    log.exception("reconcile of %s failed; retrying with backoff", key)
+                    self.queue.add_rate_limited(key)
+                    result, failure = "error", err
+                else:
+                    result = self._requeue(key, outcome)
+                finally:
+                    with self._counts_lock:
+                        self.active_workers -= 1
+                        self.reconciles += 1
+                    self.queue.done(key)
+                span.finish(result, before, self._where(key), failure)
+                self.reporter.reconciled(result, time.perf_counter() - started)
 
     def _reconcile(self, key: str) -> ReconcileResult:
         pool = pool_named_by(key)
@@ -274,6 +276,18 @@ class HostController:
         if followed is not None:  # its step may have moved: the pool's counts too
             self.queue.add(pool_key(followed.pool))
         return outcome
+
+    def _where(self, key: str) -> Where:
+        """The state (and update step) of the book a key reconciles, for its span."""
+        node = node_named_by(key)
+        if node is not None:
+            book = self.node_reconciler.books.get(self.node_reconciler.key(node))
+        else:
+            book = self.reconciler.books.get(key)
+        if book is None:
+            return Where()
+        update = book.node_update()
+        return Where(book.cursor.state.value, update.step.value if update is not None else "")
 
     def _update_of(self, node: str) -> UpdateCursor | None:
         """A Node's update, from the book it is told in (None: not read yet)."""

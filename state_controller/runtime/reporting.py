@@ -13,15 +13,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import NamedTuple, Protocol
 
 from ..api.objects import Obj
 from ..books.journal import Entry
 
 
+class Where(NamedTuple):
+    """Where a book stands, as a reconcile span tells it: its provisioning state and,
+    for a followed Node, its update step ("" when there is none)."""
+
+    state: str = ""
+    step: str = ""
+
+
+class ReconcileSpan(Protocol):
+    def finish(self, result: str, before: Where, after: Where, error: BaseException | None) -> None:
+        """Tell how the reconcile went, before the span ends."""
+        ...
+
+
 class Reporter(Protocol):
-    def reconcile_span(self, key: str) -> AbstractContextManager[Any]:
-        """Wraps one reconcile (a trace span)."""
+    def reconcile_span(self, key: str) -> AbstractContextManager[ReconcileSpan]:
+        """Wraps one reconcile (a trace span); everything reported inside is its child."""
         ...
 
     def report(self, host: Obj, entries: Sequence[Entry]) -> None:
@@ -37,11 +51,19 @@ class Reporter(Protocol):
         ...
 
 
+class NoSpan:
+    def finish(self, result: str, before: Where, after: Where, error: BaseException | None) -> None:
+        pass
+
+
+NO_SPAN = NoSpan()
+
+
 class NoReporter:
     """Reports nothing (tests of the runtime alone, benchmarks of the core)."""
 
-    def reconcile_span(self, key: str) -> AbstractContextManager[Any]:
-        return nullcontext()
+    def reconcile_span(self, key: str) -> AbstractContextManager[ReconcileSpan]:
+        return nullcontext(NO_SPAN)
 
     def report(self, host: Obj, entries: Sequence[Entry]) -> None:
         pass

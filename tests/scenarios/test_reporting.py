@@ -8,7 +8,9 @@ import urllib.request
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 from prometheus_client import generate_latest, start_http_server
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.demo import host_manifest, secret_manifest
@@ -102,6 +104,47 @@ def test_traces_have_a_span_per_reconcile_with_transitions(observed: Any) -> Non
     transitions = [e for s in reconciles for e in s.events if e.name == "transition"]
     assert {e.attributes["to"] for e in transitions} >= {"registering", "provisioned"}
     assert any(s.name == "provisioner.provision" for s in finished)
+    # a reconcile says where the host was before and after (its transitions agree), and how
+    # it went
+    moved = [s for s in reconciles if any(e.name == "transition" for e in s.events)]
+    assert moved
+    for span in moved:
+        steps = [e.attributes for e in span.events if e.name == "transition"]
+        assert span.attributes["hoststate.state.before"] == steps[0]["from"]
+        assert span.attributes["hoststate.state.after"] == steps[-1]["to"]
+        assert span.attributes["hoststate.result"] in ("success", "requeue", "requeue_after")
+    assert any(s.attributes["hoststate.state.after"] == "provisioned" for s in moved)
+
+
+def test_provisioner_calls_and_status_writes_are_children_with_their_errors(observed: Any) -> None:
+    _, spans = observed
+    finished = spans.get_finished_spans()
+    reconciles = {s.context.span_id: s for s in finished if s.name == "reconcile"}
+    writes = [s for s in finished if s.name == "status write hoststates"]
+    assert writes and all(s.parent is not None and s.parent.span_id in reconciles for s in writes)
+    assert all(s.attributes["hoststate.object"].startswith(f"{NS}/host-") for s in writes)
+    # host-0000's BMC refused its credentials once: that call's span is an error, with why
+    failed = [
+        s for s in finished
+        if s.name == "provisioner.register" and s.status.status_code == StatusCode.ERROR
+    ]  # fmt: skip
+    assert failed and all(s.parent is not None and s.parent.span_id in reconciles for s in failed)
+    assert all(s.status.description and "failed" in s.status.description for s in failed)
+    ok = [s for s in finished if s.name == "provisioner.register" and s not in failed]
+    assert ok and all(s.status.status_code != StatusCode.ERROR for s in ok)
+
+
+def test_reconcile_time_has_trace_exemplars_in_openmetrics(observed: Any) -> None:
+    metrics, spans = observed
+    traces = {format(s.context.trace_id, "032x") for s in spans.get_finished_spans()}
+    text = openmetrics_latest(metrics.registry).decode()
+    buckets = [
+        line for line in text.splitlines()
+        if line.startswith("controller_runtime_reconcile_time_seconds_bucket") and " # " in line
+    ]  # fmt: skip
+    assert buckets, "no exemplar on the reconcile-time histogram"
+    found = {line.split('trace_id="')[1].split('"')[0] for line in buckets}
+    assert found <= traces
 
 
 def test_the_bmc_password_appears_nowhere(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from .books.stuck import parse_duration, stuck_policy
+from .observability.logs import LEVELS
+from .observability.logs import configure as configure_logs
 from .observability.tracing import exporter_from_env
 from .provisioning.fault_plan import FAULT_KINDS
 from .simulated_nodes import UPDATE_FAULTS, UpdateFault
@@ -103,6 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Observability-first state controller for bare-metal hosts.",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="text (default): readable lines; json: one JSON object per line",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=list(LEVELS),
+        default=None,
+        help="default: info for run, warning otherwise (the demo's table owns the screen)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run a simulated fleet on the embedded cluster and watch it")
@@ -255,10 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    default = "info" if args.command == "run" else "warning"
+    configure_logs(args.log_format, args.log_level or ("debug" if args.verbose else default))
     if args.command == "demo":
         try:
             return _demo(args)
@@ -355,8 +366,6 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     from .run import RunOptions, run_controller
 
-    if not args.verbose:
-        logging.getLogger().setLevel(logging.INFO)
     namespaces = tuple(
         n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
     )

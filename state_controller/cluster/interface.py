@@ -103,6 +103,15 @@ class Invalid(ApiError):
         self.causes = causes or []
 
 
+def unreachable(err: BaseException) -> bool:
+    """The API server did not answer, or answered that it cannot serve now (5xx): an
+    outage to report once, not a problem with the request to report each time."""
+    if isinstance(err, ApiError):
+        return err.code >= 500
+    module = type(err).__module__
+    return isinstance(err, OSError) or module.startswith(("urllib3", "http.client"))
+
+
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 
 

@@ -139,6 +139,12 @@ class KubeCluster:
     """Talks to one API server. Thread-safe (the client's connection pool is)."""
 
     def __init__(self, api: client.ApiClient) -> None:
+        # urllib3 retries a refused connection and warns each time (445 lines in a 15 s
+        # kube-apiserver restart); the controller logs the outage once, where it counts
+        # the calls (observability/api_client.py). Left alone when configured already.
+        retries = logging.getLogger("urllib3.connectionpool")
+        if retries.level == logging.NOTSET:
+            retries.setLevel(logging.ERROR)
         self.api = api
         self.host = api.configuration.host.rstrip("/")
         self._stats_lock = threading.Lock()

@@ -19,7 +19,8 @@ from typing import TypeVar
 from opentelemetry.trace import NoOpTracer, SpanKind, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
-from ..cluster.interface import ApiError, Cluster, Resource, Watch
+from ..cluster.interface import ApiError, Cluster, Resource, Watch, unreachable
+from ..runtime.outages import Outage
 from .metrics import Metrics
 
 T = TypeVar("T")
@@ -28,25 +29,42 @@ NO_ANSWER = "<error>"  # client-go's code label when the request got no HTTP ans
 
 class InstrumentedCluster:
     def __init__(
-        self, inner: Cluster, metrics: Metrics, host: str, tracer: Tracer | None = None
+        self,
+        inner: Cluster,
+        metrics: Metrics,
+        host: str,
+        tracer: Tracer | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self.inner = inner
         self.metrics = metrics
         self.host = host
+        self.outage = outage if outage is not None else Outage(f"kube-apiserver {host}")
         self.tracer = tracer if tracer is not None else NoOpTracer()
         self.tracing = not isinstance(self.tracer, NoOpTracer)
 
-    def _call(self, method: str, ok: str, call: Callable[[], T]) -> T:
+    def _call(self, method: str, ok: str, call: Callable[[], T], *, answers: bool = True) -> T:
+        """Count ``call``; ``answers``: its success means the server answered (opening a
+        watch does not: the stream connects when it is read)."""
         started = time.perf_counter()
         code = ok
         try:
-            return call()
+            answer = call()
         except ApiError as err:
             code = str(err.code)
+            if unreachable(err):
+                self.outage.failed(err)
+            else:
+                self.outage.recovered()  # it answered
             raise
-        except Exception:
+        except Exception as err:
             code = NO_ANSWER
+            self.outage.failed(err)
             raise
+        else:
+            if answers:
+                self.outage.recovered()
+            return answer
         finally:
             m = self.metrics
             m.child(m.rest_requests, code, self.host, method).inc()
@@ -95,6 +113,7 @@ class InstrumentedCluster:
             "GET",
             "200",
             lambda: self.inner.watch(resource, namespace, resource_version, field_selector),
+            answers=False,
         )
 
     def create(self, resource: Resource, obj: Obj) -> Obj:

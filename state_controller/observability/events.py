@@ -20,7 +20,7 @@ from ..api.timefmt import rfc3339
 from ..api.updates import UPDATE_COMPLETE, UPDATE_DEGRADED
 from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
-from ..cluster.interface import EVENTS, ApiError, Cluster
+from ..cluster.interface import EVENTS, ApiError, Cluster, unreachable
 
 log = logging.getLogger(__name__)
 
@@ -91,4 +91,5 @@ class EventRecorder:
         try:
             self.cluster.create(EVENTS, body)
         except ApiError as err:  # an Event is never worth failing a reconcile for
-            log.warning("could not record event %s for %s: %s", reason, meta["name"], err)
+            if not unreachable(err):  # an outage is told once, where calls are counted
+                log.warning("could not record event %s for %s: %s", reason, meta["name"], err)

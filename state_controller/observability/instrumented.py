@@ -9,6 +9,7 @@ from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 
 from ..provisioning.provisioner import HostView, Provisioner
 from ..provisioning.results import Outcome, Result
+from ..runtime.outages import Outage
 from .metrics import Metrics
 
 OPERATIONS = (
@@ -27,6 +28,7 @@ class InstrumentedProvisioner:
         self.metrics = metrics
         self.tracer = tracer
         self.tracing = not isinstance(tracer, NoOpTracer)
+        self.outage = Outage(f"provisioner {self.backend}")
         for operation in OPERATIONS:  # every outcome starts at 0: failure rates are never "no data"
             for outcome in Outcome:
                 metrics.child(metrics.provisioner_requests, self.backend, operation, outcome.value)
@@ -45,6 +47,10 @@ class InstrumentedProvisioner:
         else:
             result = call()
         elapsed = time.perf_counter() - started
+        if result.outcome == Outcome.TRANSIENT:  # the backend could not be reached
+            self.outage.failed(result.message or "no answer")
+        else:
+            self.outage.recovered()
         m = self.metrics
         m.child(m.provisioner_requests, self.backend, operation, result.outcome.value).inc()
         m.child(m.provisioner_latency, self.backend, operation).observe(elapsed)

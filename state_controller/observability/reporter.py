@@ -3,6 +3,7 @@ metrics, Kubernetes Events and trace spans, all read from the book's journal."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from ..runtime.reporting import NO_SPAN, ReconcileSpan, Where
 from .events import EventRecorder, event_for
 from .metrics import Metrics
 
+log = logging.getLogger("state_controller.hosts")
 PROVISIONED = ProvisioningState.PROVISIONED.value
 PROVISIONING = ProvisioningState.PROVISIONING.value
 
@@ -91,6 +93,22 @@ class Observability:
             described = event_for(entry)
             if described is not None:
                 self._emit(host, *described)
+                self._log(host, entry, *described)
+
+    def _log(self, host: Obj, entry: Entry, type_: str, reason: str, message: str) -> None:
+        """One line per thing a user is told: a failure (and a stuck host) as a warning,
+        with the host, its state, the error type and the reason as fields."""
+        meta = host.get("metadata", {})
+        name = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        fields = {"host": name, "reason": reason}
+        if isinstance(entry, Notice):
+            fields["state"] = entry.state
+        else:
+            fields["state"] = entry.to_state
+            if entry.error_type is not None:
+                fields["error_type"] = entry.error_type.value
+        level = logging.WARNING if type_ == "Warning" else logging.INFO
+        log.log(level, "%s %s: %s", name, reason, message, extra=fields)
 
     def _emit(self, host: Obj, type_: str, reason: str, message: str) -> None:
         self.metrics.child(self.metrics.events, type_, reason).inc()

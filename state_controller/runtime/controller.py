@@ -30,6 +30,7 @@ from ..cluster.interface import (
     SECRETS,
     Cluster,
     split_key,
+    unreachable,
 )
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
@@ -249,7 +250,14 @@ class HostController:
                 try:
                     outcome = self._reconcile(key)
                 except Exception as err:
-                    log.exception("reconcile of %s failed; retrying with backoff", key)
+                    if unreachable(err):  # the outage is told once, where calls are counted
+                        log.debug("reconcile of %s failed; retrying with backoff: %s", key, err)
+                    else:
+                        log.exception(
+                            "reconcile of %s failed; retrying with backoff",
+                            key,
+                            extra={"host": key, "state": before.state},
+                        )
                     self.queue.add_rate_limited(key)
                     result, failure = "error", err
                 else:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from ..api.objects import Obj
-from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key
+from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key, unreachable
 from ..cluster.jsonbytes import to_json
 
 log = logging.getLogger(__name__)
@@ -144,10 +144,13 @@ class Informer:
             except Gone:
                 log.info("watch of %s expired; listing again", self.resource)
                 version = ""
-            except Exception:
+            except Exception as err:
                 if self._stopping.is_set():
                     return
-                log.exception("watch of %s failed; retrying", self.resource)
+                if unreachable(err):  # the outage is told once, where the calls are counted
+                    log.debug("watch of %s failed; retrying: %s", self.resource, err)
+                else:
+                    log.exception("watch of %s failed; retrying", self.resource)
                 self._stopping.wait(self.relist_delay)
 
     def _relist(self) -> str:

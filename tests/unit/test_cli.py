@@ -177,3 +177,20 @@ def test_run_rejects_a_pool_status_interval_it_cannot_read() -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert "--node-pool-status-interval: 'often' is not a duration" in last
+
+
+def test_logs_in_json_give_each_failure_with_its_host_state_and_error_type() -> None:
+    done = run(
+        "--log-format", "json", "--log-level", "info",
+        "demo", "--hosts", "3", "--speed", "20", "--faults", "--fault-rate", "1",
+        "--fault-kinds", "credentials", "--no-upgrade", "--exit-when-settled", "--no-table",
+        "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    failures = [line for line in logged if line.get("error_type") == "registration error"]
+    assert {line["host"] for line in failures} == {f"demo/host-{i:04d}" for i in range(3)}
+    assert all(line["level"] == "warning" and line["state"] for line in failures)
+    assert all(line["msg"].startswith(line["host"]) for line in failures)
+    assert len(failures) == 3  # a repeat of the same error is counted, not logged again
+    assert "pw-0" not in done.stderr and "Traceback" not in done.stderr

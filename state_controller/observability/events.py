@@ -4,14 +4,18 @@ An Event is emitted for every notice in a host's journal (a refused
 annotation, a stuck host, a warning), and for a transition when the host
 starts a new chapter of its life, records something notable that is not a
 state (a power change, an adoption, being detached), or fails — not for every
-step, so that Events stay readable and cheap. Repeats of the same error are
-counted in the status, not re-emitted.
+step, so that Events stay readable and cheap; reaching provisioned is one too.
+Repeats of the same error are counted in the status, not re-emitted, and an Event
+that repeats one (the same host, reason and message within 10 minutes) is counted
+on it instead of creating another.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ..api.objects import Obj
@@ -20,11 +24,14 @@ from ..api.timefmt import rfc3339
 from ..api.updates import UPDATE_COMPLETE, UPDATE_DEGRADED
 from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
-from ..cluster.interface import EVENTS, ApiError, Cluster, unreachable
+from ..cluster.interface import EVENTS, ApiError, Cluster, NotFound, unreachable
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "hoststate-controller"
+PROVISIONED = ProvisioningState.PROVISIONED.value
+REPEAT_WINDOW = 600.0  # seconds within which a repeat counts on the Event it repeats
+REMEMBERED = 4096  # Events remembered for counting repeats (oldest forgotten first)
 # An update is told by an Event when it ends. Its start is in the history and the
 # HostState's conditions; an Event for it would add a write per update (measured: 1.65
 # writes per step transition in a zero-delay rolling update with it, 1.1 without).
@@ -52,18 +59,62 @@ def event_for(record: Entry) -> tuple[str, str, str] | None:
         before = CHAPTER_OF[ProvisioningState(record.from_state)]
     except ValueError:
         before = ""
-    if before == record.chapter:
-        return None
+    if before == record.chapter and record.to_state != PROVISIONED:
+        return None  # a step within a chapter; reaching provisioned is news of its own
     text = f"{record.from_state or 'new'} -> {record.to_state}"
     return "Normal", record.reason, f"{text}: {record.message}" if record.message else text
 
 
 class EventRecorder:
+    """Creates Events, and counts a repeat on the Event it repeats (``count``,
+    ``lastTimestamp``) as client-go's correlator does, rather than creating another."""
+
     def __init__(self, cluster: Cluster, *, instance: str | None = None) -> None:
         self.cluster = cluster
         self.instance = instance or socket.gethostname()
+        self._recent: OrderedDict[tuple[str, ...], tuple[str, str, int, float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def emit(self, involved: Obj, type_: str, reason: str, message: str, now: float) -> None:
+        meta = involved["metadata"]
+        message = message[:1024]
+        key = (meta.get("uid") or meta["name"], meta.get("namespace") or "", type_, reason, message)
+        try:
+            if not self._count_repeat(key, now):
+                self._create(involved, type_, reason, message, now, key)
+        except ApiError as err:  # an Event is never worth failing a reconcile for
+            if not unreachable(err):  # an outage is told once, where calls are counted
+                log.warning("could not record event %s for %s: %s", reason, meta["name"], err)
+
+    def _count_repeat(self, key: tuple[str, ...], now: float) -> bool:
+        with self._lock:
+            seen = self._recent.get(key)
+        if seen is None or now - seen[3] > REPEAT_WINDOW:
+            return False
+        namespace, name, count, _ = seen
+        try:
+            self.cluster.patch(
+                EVENTS,
+                namespace or None,
+                name,
+                {"count": count + 1, "lastTimestamp": rfc3339(now)},
+            )
+        except NotFound:  # expired on the server (its TTL): a new one
+            return False
+        with self._lock:
+            self._recent[key] = (namespace, name, count + 1, now)
+            self._recent.move_to_end(key)
+        return True
+
+    def _create(
+        self,
+        involved: Obj,
+        type_: str,
+        reason: str,
+        message: str,
+        now: float,
+        key: tuple[str, ...],
+    ) -> None:
         meta = involved["metadata"]
         stamp = rfc3339(now)
         body: dict[str, Any] = {
@@ -80,7 +131,7 @@ class EventRecorder:
             },
             "type": type_,
             "reason": reason,
-            "message": message[:1024],
+            "message": message,
             "source": {"component": COMPONENT},
             "reportingComponent": COMPONENT,
             "reportingInstance": self.instance,
@@ -88,8 +139,9 @@ class EventRecorder:
             "lastTimestamp": stamp,
             "count": 1,
         }
-        try:
-            self.cluster.create(EVENTS, body)
-        except ApiError as err:  # an Event is never worth failing a reconcile for
-            if not unreachable(err):  # an outage is told once, where calls are counted
-                log.warning("could not record event %s for %s: %s", reason, meta["name"], err)
+        created = self.cluster.create(EVENTS, body)
+        made = created.get("metadata", {})
+        with self._lock:
+            self._recent[key] = (made.get("namespace") or "", made.get("name", ""), 1, now)
+            while len(self._recent) > REMEMBERED:
+                self._recent.popitem(last=False)

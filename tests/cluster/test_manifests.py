@@ -45,12 +45,12 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("hoststate.io", "hoststates", HOSTS_NS): {"get", "list", "watch", "create", "patch"},
     ("hoststate.io", "hoststates/status", HOSTS_NS): {"update"},
     ("", "secrets", HOSTS_NS): {"get", "list", "watch"},
-    ("", "events", HOSTS_NS): {"create"},
+    ("", "events", HOSTS_NS): {"create", "patch"},
     ("coordination.k8s.io", "leases", CONTROLLER_NS): {"get", "create", "update"},
     # node-only HostStates, in the controller's namespace
     ("hoststate.io", "hoststates", CONTROLLER_NS): {"get", "list", "watch", "create", "delete"},
     ("hoststate.io", "hoststates/status", CONTROLLER_NS): {"update"},
-    ("", "events", CONTROLLER_NS): {"create"},
+    ("", "events", CONTROLLER_NS): {"create", "patch"},
     # cluster-wide reads: Nodes, the pods of cordoned Nodes, disruption budgets
     ("", "nodes", None): {"get", "list", "watch"},
     ("", "pods", None): {"list", "watch"},
@@ -312,6 +312,7 @@ ALLOWED = [
     ("get", "secrets", "-n", HOSTS_NS),
     ("watch", "secrets", "-n", HOSTS_NS),
     ("create", "events", "-n", HOSTS_NS),
+    ("patch", "events", "-n", HOSTS_NS),
     ("get", LEASES, "-n", CONTROLLER_NS),
     ("create", LEASES, "-n", CONTROLLER_NS),
     ("update", LEASES, "-n", CONTROLLER_NS),
@@ -351,7 +352,7 @@ DENIED = [
     # nothing the code does not do yet
     ("update", HOSTS, "-n", HOSTS_NS),
     ("delete", HOSTSTATES, "-n", HOSTS_NS),
-    ("patch", "events", "-n", HOSTS_NS),
+    ("update", "events", "-n", HOSTS_NS),
     # Leases: only its own namespace, never deleted
     ("update", LEASES, "-n", "default"),
     ("update", LEASES, "-n", HOSTS_NS),

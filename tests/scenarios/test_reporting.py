@@ -157,8 +157,23 @@ def test_the_bmc_password_appears_nowhere(
         "events": json.dumps(cluster.list(EVENTS)[0]),
         "metrics": generate_latest(metrics.registry).decode(),
         "traces": "".join(s.to_json() for s in spans.get_finished_spans()),
-        "logs": caplog.text,
+        "logs": "\n".join(r.getMessage() + str(r.__dict__) for r in caplog.get_records("setup")),
     }
     assert len(places["events"]) > 100  # there is something to scan
     leaked = [where for where, text in places.items() if PASSWORD in text]
     assert leaked == []
+
+
+def test_each_host_reaching_provisioned_is_an_event_and_each_failure_a_log_line(
+    observed: Any, cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = cluster.list(EVENTS, NS)[0]
+    done = [e for e in events if e["reason"] == "ProvisioningComplete"]
+    assert sorted(e["involvedObject"]["name"] for e in done) == [f"host-{i:04d}" for i in range(3)]
+    assert all(e["type"] == "Normal" and e["count"] == 1 for e in done)
+    logged = caplog.get_records("setup")  # the fixture ran the fleet
+    failures = [r for r in logged if getattr(r, "error_type", None)]
+    assert {(r.host, r.error_type) for r in failures} == {  # type: ignore[attr-defined]
+        (f"{NS}/host-0000", "registration error"),
+        (f"{NS}/host-0001", "provisioning error"),
+    }

@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
+
+from kubernetes.config import ConfigException
 
 from .api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from .books.stuck import parse_duration, stuck_policy
+from .observability.endpoints import port_number
 from .observability.logs import LEVELS
 from .observability.logs import configure as configure_logs
 from .observability.tracing import exporter_from_env
@@ -98,8 +101,15 @@ def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A mistake on the command line is one line that says what is wrong, not the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="state-controller",
         description="Observability-first state controller for bare-metal hosts.",
     )
@@ -116,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="default: info for run, warning otherwise (the demo's table owns the screen)",
     )
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     demo = sub.add_parser("demo", help="run a simulated fleet on the embedded cluster and watch it")
     demo.add_argument("--hosts", type=int, default=50, help="fleet size (default 50)")
@@ -150,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=1, help="seed for faults and hardware")
     demo.add_argument("--speed", type=float, default=1.0, help="time scale (2 = twice as fast)")
     demo.add_argument("--workers", type=int, default=4)
-    demo.add_argument("--metrics-port", type=int, default=0, help="0: pick a free port")
+    demo.add_argument(
+        "--metrics-port", type=port_number, default=0, help="0 (default): pick a free port"
+    )
     demo.add_argument(
         "--exit-when-settled",
         action="store_true",
@@ -399,14 +411,13 @@ def _run(args: argparse.Namespace) -> int:
                 stuck=stuck_policy(args.stuck_after),
             )
         )
-    except ValueError as err:
+    except (ValueError, ConfigException) as err:
         print(str(err), file=sys.stderr)
         return 2
 
 
 def _get(args: argparse.Namespace) -> int:
     import urllib3
-    from kubernetes.config import ConfigException
 
     from .cluster.embedded import EmbeddedCluster
     from .cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, ApiError

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
-from .observability.endpoints import parse_bind_address, serve_metrics, serve_probes
+from .observability.endpoints import BindError, parse_bind_address, serve_metrics, serve_probes
 from .observability.tracing import Exporter
 from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
@@ -97,12 +97,19 @@ def run_controller(opts: RunOptions) -> int:
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     servers = []
-    if metrics_address is not None:
-        servers.append(serve_metrics(metrics.registry, metrics_address))
-        print(f"metrics: {metrics_address[0]}:{servers[-1].port}/metrics", file=sys.stderr)
-    if probe_address is not None:
-        servers.append(serve_probes(lambda: controller.synced, probe_address))
-        print(f"probes: {probe_address[0]}:{servers[-1].port}/healthz,/readyz", file=sys.stderr)
+    try:
+        if metrics_address is not None:
+            servers.append(serve_metrics(metrics.registry, metrics_address))
+            print(f"metrics: {metrics_address[0]}:{servers[-1].port}/metrics", file=sys.stderr)
+        if probe_address is not None:
+            servers.append(serve_probes(lambda: controller.synced, probe_address))
+            print(f"probes: {probe_address[0]}:{servers[-1].port}/healthz,/readyz", file=sys.stderr)
+    except BindError as err:
+        for server in servers:
+            server.stop()
+        cluster.close()
+        print(err, file=sys.stderr)
+        return 2
 
     stop = threading.Event()
     lost = threading.Event()

@@ -19,6 +19,7 @@ keep them.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
@@ -26,14 +27,13 @@ from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
-from prometheus_client import start_http_server
-
 from ..api.states import OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
 from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import NODEPOOLS, Cluster
 from ..cluster.schema import validators
+from ..observability.endpoints import BindError, serve_metrics
 from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
 from ..provisioning.fault_plan import FAULT_KINDS, FaultKind, FaultPlan
@@ -246,12 +246,16 @@ def _run_demo_on(
     observed = observed_controller(cluster, prov, config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     metrics.leading(DEFAULT_LEASE, True)  # the demo's controller runs alone
-    server, server_thread = start_http_server(
-        opts.metrics_port, addr="127.0.0.1", registry=metrics.registry
-    )
-    port = server.server_address[1]
+    try:
+        server = serve_metrics(metrics.registry, ("127.0.0.1", opts.metrics_port), "--metrics-port")
+    except BindError as refused:
+        cluster.close()
+        print(refused, file=sys.stderr)
+        return 2
+    port = server.port
     err = sys.stderr
-    print(f"metrics: http://127.0.0.1:{port}/metrics", file=err, flush=True)
+    metrics_line = f"metrics: http://127.0.0.1:{port}/metrics"
+    print(metrics_line, file=err, flush=True)
     updating = opts.upgrade and opts.target == ProvisioningState.PROVISIONED
     rollout = _rollout(cluster, opts, config) if updating else None
     if opts.faults:
@@ -265,7 +269,7 @@ def _run_demo_on(
     try:
         controller.start()
         create_fleet(cluster, opts.namespace, opts.hosts)
-        settled_at = _watch(controller, cluster, keys, opts, started, rollout)
+        settled_at = _watch(controller, cluster, keys, opts, started, rollout, metrics_line)
         settled = settled_at is not None
         summary = summarize(controller, keys, opts.target)
         if rollout is not None:
@@ -278,8 +282,7 @@ def _run_demo_on(
     finally:
         controller.stop()
         observed.tracing.shutdown()  # send the spans still batched
-        server.shutdown()
-        server_thread.join(timeout=5)
+        server.stop()
         cluster.close()
     summary["settled"] = settled
     summary["metrics_port"] = port
@@ -322,12 +325,14 @@ def _watch(
     opts: DemoOptions,
     started: float,
     rollout: RollingUpdate | None,
+    metrics: str,
 ) -> float | None:
     """Show progress until every host is at its target and, with an update, every node
     at its new configuration, or until the timeout; then, unless told to exit when
     settled, until the timeout. When it settled (None: it did not)."""
     deadline = started + opts.timeout
-    live = opts.table and sys.stdout.isatty() and not opts.json
+    # a live screen redraws the terminal: with traces on the console it would wipe them
+    live = opts.table and sys.stdout.isatty() and not opts.json and opts.trace != "console"
     linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
     settled_at: float | None = None
     stop = threading.Event()
@@ -355,7 +360,7 @@ def _watch(
         now = time.time()
         if done and settled_at is None:
             settled_at = now
-            if linger and now < deadline:
+            if linger and now < deadline and not live:
                 print(
                     f"settled in {now - started:.1f}s; serving /metrics until --timeout "
                     f"({deadline - now:.0f}s more; Ctrl-C stops, --exit-when-settled exits now)",
@@ -365,12 +370,22 @@ def _watch(
         finished = (done and not linger) or now >= deadline
         pace = 2.0 if settled_at is None else 10.0  # fewer lines once nothing moves
         if live and (now - last_screen >= 0.5 or finished):
-            screen = hoststates_table(
-                cluster, opts.namespace, updating=update is not None, color=True
-            )
             pools = pools_table(cluster) if update is not None else ""
-            sys.stdout.write("\x1b[H\x1b[2J" + screen + "\n" + (pools + "\n" if pools else ""))
-            sys.stdout.write(_line(summary, update, started) + "\n")
+            footer = [_line(summary, update, started), metrics]
+            if settled_at is not None and linger:
+                footer[-1] += f" (settled in {settled_at - started:.1f}s; serving until --timeout)"
+            size = shutil.get_terminal_size()
+            below = ([*pools.split("\n")] if pools else []) + footer
+            screen = hoststates_table(
+                cluster,
+                opts.namespace,
+                updating=update is not None,
+                color=True,
+                height=max(size.lines - len(below) - 1, 3),
+                width=size.columns,
+            )
+            lines = [screen, *(line[: size.columns] for line in below)]
+            sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
             sys.stdout.flush()
             last_screen = time.time()
         elif not live and (now - last_line >= pace or finished):

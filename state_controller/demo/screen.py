@@ -31,18 +31,35 @@ RED, RESET = "\x1b[31m", "\x1b[0m"
 
 
 def hoststates_table(
-    cluster: Cluster, namespace: str, *, updating: bool, color: bool = False
+    cluster: Cluster,
+    namespace: str,
+    *,
+    updating: bool,
+    color: bool = False,
+    height: int | None = None,
+    width: int | None = None,
 ) -> str:
+    """The table; with ``height``, at most that many lines (rows that need attention
+    first, then a line saying how many are not shown); with ``width``, no line longer."""
     items, _ = cluster.list(HOSTSTATES, namespace)
     columns = UPDATE_COLUMNS if updating else HOSTSTATE_COLUMNS
-    lines = render(rows(items, columns)).split("\n")
-    if not color:
-        return "\n".join(lines)
+    header, *lines = render(rows(items, columns)).split("\n")
     by_name = {i["metadata"]["name"]: i for i in items}
-    out = [lines[0]]
-    for line in lines[1:]:
-        obj = by_name.get(line.split(" ", 1)[0], {})
-        out.append(f"{RED}{line}{RESET}" if needs_attention(obj) else line)
+    urgent = [needs_attention(by_name.get(line.split(" ", 1)[0], {})) for line in lines]
+    shown = list(range(len(lines)))
+    if height is not None and len(lines) > height - 1:
+        room = max(height - 2, 1)  # the header and the line saying what is left out
+        order = [i for i in shown if urgent[i]] + [i for i in shown if not urgent[i]]
+        shown = sorted(order[:room])
+    out = [header[:width] if width else header]
+    for i in shown:
+        line = lines[i][:width] if width else lines[i]
+        out.append(f"{RED}{line}{RESET}" if color and urgent[i] else line)
+    hidden = len(lines) - len(shown)
+    if hidden:
+        attention = sum(urgent) - sum(urgent[i] for i in shown)
+        note = f"... {hidden} more not shown ({attention} of them need attention)"
+        out.append(note[:width] if width else note)
     return "\n".join(out)
 
 

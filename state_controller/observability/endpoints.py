@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, start_http_server
+
+MAX_PORT = 65535
 
 
 def parse_bind_address(value: str, flag: str) -> tuple[str, int] | None:
@@ -16,7 +19,31 @@ def parse_bind_address(value: str, flag: str) -> tuple[str, int] | None:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"{flag} {value!r}: write [host]:port, e.g. :8080 or 127.0.0.1:8080")
+    if int(port) > MAX_PORT:
+        raise ValueError(f"{flag} {value!r}: a port is 0 to {MAX_PORT} (0: any free port)")
     return host or "0.0.0.0", int(port)
+
+
+def port_number(value: str) -> int:
+    """An argparse type: a TCP port, 0 for any free one."""
+    if not value.isdigit() or int(value) > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port: write 0 to {MAX_PORT}")
+    return int(value)
+
+
+class BindError(Exception):
+    """A server could not listen where it was told; the message names the flag and the fix."""
+
+
+def _listen(flag: str, address: tuple[str, int], start: Callable[[], Server]) -> Server:
+    try:
+        return start()
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise BindError(
+            f"{flag} {address[0]}:{address[1]}: cannot listen there ({reason}); "
+            "choose another port, or 0 for any free one"
+        ) from None
 
 
 class Server:
@@ -35,9 +62,14 @@ class Server:
         self.thread.join(timeout=5)
 
 
-def serve_metrics(registry: CollectorRegistry, address: tuple[str, int]) -> Server:
-    server, thread = start_http_server(address[1], addr=address[0], registry=registry)
-    return Server(server, thread)
+def serve_metrics(
+    registry: CollectorRegistry, address: tuple[str, int], flag: str = "--metrics-bind-address"
+) -> Server:
+    def start() -> Server:
+        server, thread = start_http_server(address[1], addr=address[0], registry=registry)
+        return Server(server, thread)
+
+    return _listen(flag, address, start)
 
 
 def serve_probes(ready: Callable[[], bool], address: tuple[str, int]) -> Server:
@@ -63,8 +95,11 @@ def serve_probes(ready: Callable[[], bool], address: tuple[str, int]) -> Server:
         def log_message(self, format: str, *args: object) -> None:  # probes are not news
             pass
 
-    server = ThreadingHTTPServer(address, Probes)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="probes", daemon=True)
-    thread.start()
-    return Server(server, thread)
+    def start() -> Server:
+        server = ThreadingHTTPServer(address, Probes)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, name="probes", daemon=True)
+        thread.start()
+        return Server(server, thread)
+
+    return _listen("--health-probe-bind-address", address, start)

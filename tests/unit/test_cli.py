@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,43 @@ def test_logs_in_json_give_each_failure_with_its_host_state_and_error_type() -> 
     assert all(line["msg"].startswith(line["host"]) for line in failures)
     assert len(failures) == 3  # a repeat of the same error is counted, not logged again
     assert "pw-0" not in done.stderr and "Traceback" not in done.stderr
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+"""
+
+
+def test_a_port_out_of_range_or_in_use_is_one_line(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    out_of_range = run("demo", "--metrics-port", "99999")
+    assert out_of_range.returncode == 2
+    assert out_of_range.stderr.strip().splitlines() == [
+        "state-controller demo: argument --metrics-port: '99999' is not a port: write 0 to "
+        "65535 (see state-controller demo --help)"
+    ]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        in_use = run("demo", "--hosts", "1", "--metrics-port", str(port), timeout=60)
+        run_in_use = run(
+            "run", "--metrics-bind-address", f"127.0.0.1:{port}", "--kubeconfig", str(kubeconfig)
+        )
+    assert in_use.returncode == 2 and "Traceback" not in in_use.stderr
+    assert in_use.stderr.strip().splitlines()[-1] == (
+        f"--metrics-port 127.0.0.1:{port}: cannot listen there (Address already in use); "
+        "choose another port, or 0 for any free one"
+    )
+    assert run_in_use.returncode == 2 and "Traceback" not in run_in_use.stderr
+    assert run_in_use.stderr.strip().splitlines()[-1] == (
+        f"--metrics-bind-address 127.0.0.1:{port}: cannot listen there (Address already in "
+        "use); choose another port, or 0 for any free one"
+    )
+    bad_config = run("run", "--kubeconfig", "/nonexistent", "--metrics-bind-address", "0")
+    assert bad_config.returncode == 2 and len(bad_config.stderr.strip().splitlines()) == 1

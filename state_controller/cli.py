@@ -197,6 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="watch this namespace (repeat, or comma-separate, for several; default all)",
     )
     run.add_argument("--metrics-bind-address", default=":8080", help="'0' disables")
+    run.add_argument(
+        "--metrics-secure",
+        action="store_true",
+        help="serve /metrics over HTTPS, only to callers the API server authenticates and "
+        "authorises (TokenReview, SubjectAccessReview on the non-resource URL /metrics)",
+    )
+    run.add_argument(
+        "--metrics-cert-dir",
+        help="with --metrics-secure: a folder with tls.crt and tls.key (default: self-signed)",
+    )
     run.add_argument("--health-probe-bind-address", default=":8081", help="'0' disables")
     run.add_argument("--leader-elect", action="store_true", help="reconcile only as leader")
     run.add_argument("--leader-election-namespace", default="hoststate-system")
@@ -393,6 +403,8 @@ def _run(args: argparse.Namespace) -> int:
                 context=args.context,
                 namespaces=namespaces or None,
                 metrics_bind_address=args.metrics_bind_address,
+                metrics_secure=args.metrics_secure,
+                metrics_cert_dir=args.metrics_cert_dir,
                 health_probe_bind_address=args.health_probe_bind_address,
                 leader_elect=args.leader_elect,
                 leader_election_namespace=args.leader_election_namespace,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import BindError, parse_bind_address, serve_metrics, serve_probes
+from .observability.metrics_auth import DelegatedAuth, serve_metrics_securely, tls_context
 from .observability.tracing import Exporter
 from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
@@ -39,6 +40,8 @@ class RunOptions:
     context: str | None = None
     namespaces: tuple[str, ...] | None = None
     metrics_bind_address: str = ":8080"
+    metrics_secure: bool = False  # HTTPS, callers authenticated and authorised by the API
+    metrics_cert_dir: str | None = None  # tls.crt and tls.key; None: self-signed
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
     leader_election_namespace: str = "hoststate-system"
@@ -78,6 +81,13 @@ def provisioner_for(opts: RunOptions) -> Provisioner:
     return ironic
 
 
+def _service_names() -> list[str]:
+    """The names a self-signed metrics certificate is made for: the metrics Service's."""
+    namespace = os.environ.get("POD_NAMESPACE", "hoststate-system")
+    service = f"hoststate-controller-metrics.{namespace}.svc"
+    return [service, f"{service}.cluster.local", "localhost", "127.0.0.1"]
+
+
 def run_controller(opts: RunOptions) -> int:
     metrics_address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
     probe_address = parse_bind_address(
@@ -98,7 +108,16 @@ def run_controller(opts: RunOptions) -> int:
     controller, metrics = observed.controller, observed.metrics
     servers = []
     try:
-        if metrics_address is not None:
+        if metrics_address is not None and opts.metrics_secure:
+            context = tls_context(opts.metrics_cert_dir, _service_names())
+            servers.append(
+                serve_metrics_securely(
+                    metrics.registry, metrics_address, DelegatedAuth(cluster), context
+                )
+            )
+            where = f"{metrics_address[0]}:{servers[-1].port}/metrics"
+            print(f"metrics: https://{where} (authenticated)", file=sys.stderr)
+        elif metrics_address is not None:
             servers.append(serve_metrics(metrics.registry, metrics_address))
             print(f"metrics: {metrics_address[0]}:{servers[-1].port}/metrics", file=sys.stderr)
         if probe_address is not None:

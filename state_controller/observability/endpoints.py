@@ -35,7 +35,7 @@ class BindError(Exception):
     """A server could not listen where it was told; the message names the flag and the fix."""
 
 
-def _listen(flag: str, address: tuple[str, int], start: Callable[[], Server]) -> Server:
+def listen(flag: str, address: tuple[str, int], start: Callable[[], Server]) -> Server:
     try:
         return start()
     except OSError as err:
@@ -69,7 +69,7 @@ def serve_metrics(
         server, thread = start_http_server(address[1], addr=address[0], registry=registry)
         return Server(server, thread)
 
-    return _listen(flag, address, start)
+    return listen(flag, address, start)
 
 
 def serve_probes(ready: Callable[[], bool], address: tuple[str, int]) -> Server:
@@ -102,4 +102,4 @@ def serve_probes(ready: Callable[[], bool], address: tuple[str, int]) -> Server:
         thread.start()
         return Server(server, thread)
 
-    return _listen("--health-probe-bind-address", address, start)
+    return listen("--health-probe-bind-address", address, start)

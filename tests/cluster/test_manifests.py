@@ -31,6 +31,8 @@ HOSTS_NS = "metal"
 SA = "hoststate-controller"
 AS_CONTROLLER = f"--as=system:serviceaccount:{CONTROLLER_NS}:{SA}"
 PART_OF = "app.kubernetes.io/part-of=hoststate"
+# the controller's own RBAC (the metrics reader's role is for Prometheus, not for it)
+OWN = f"{PART_OF},app.kubernetes.io/component!=metrics-reader"
 
 HOSTS = "hosts.hoststate.io"
 HOSTSTATES = "hoststates.hoststate.io"
@@ -57,6 +59,9 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("policy", "poddisruptionbudgets", None): {"list", "watch"},
     ("hoststate.io", "nodepools", None): {"get", "list", "watch", "create", "delete"},
     ("hoststate.io", "nodepools/status", None): {"update"},
+    # who may read /metrics: the API server reviews each scraper's token
+    ("authentication.k8s.io", "tokenreviews", None): {"create"},
+    ("authorization.k8s.io", "subjectaccessreviews", None): {"create"},
 }
 
 
@@ -115,8 +120,8 @@ def _rendered(cp: ControlPlane, folder: Path = MANIFESTS) -> list[dict[str, Any]
 def _rbac_rules(cp: ControlPlane) -> list[tuple[str, str | None, dict[str, Any]]]:
     """(kind, namespace, rule) for every rule in our Roles and ClusterRoles."""
     found = []
-    roles = _get(cp, "roles", "-A", "-l", PART_OF)["items"]
-    cluster_roles = _get(cp, "clusterroles", "-l", PART_OF)["items"]
+    roles = _get(cp, "roles", "-A", "-l", OWN)["items"]
+    cluster_roles = _get(cp, "clusterroles", "-l", OWN)["items"]
     for role in [*roles, *cluster_roles]:
         for rule in role.get("rules") or []:
             found.append((role["kind"], role["metadata"].get("namespace"), rule))
@@ -193,10 +198,11 @@ def test_deployment(cp: ControlPlane, applied: object) -> None:
     assert [*container["command"], *container["args"]] == [
         *("state-controller", "run", "--namespace", HOSTS_NS, "--leader-elect"),
         *("--leader-election-namespace", CONTROLLER_NS),
-        *("--metrics-bind-address", ":8080", "--health-probe-bind-address", ":8081"),
+        *("--metrics-bind-address", ":8443", "--metrics-secure"),
+        *("--health-probe-bind-address", ":8081"),
     ]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"metrics": 8080, "health": 8081}
+    assert ports == {"metrics": 8443, "health": 8081}
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
         get = container[probe]["httpGet"]
         assert (get["path"], ports[get["port"]]) == (path, 8081), probe
@@ -222,13 +228,15 @@ def test_service_and_monitors(cp: ControlPlane, applied: object) -> None:
     pod_labels = deploy["spec"]["template"]["metadata"]["labels"]
     svc = _get(cp, "service", "hoststate-controller-metrics", "-n", CONTROLLER_NS)
     (port,) = svc["spec"]["ports"]
-    assert (port["name"], port["port"], port["targetPort"]) == ("metrics", 8080, "metrics")
+    assert (port["name"], port["port"], port["targetPort"]) == ("metrics", 8443, "metrics")
     assert svc["spec"]["selector"].items() <= pod_labels.items()
 
     (monitor,) = _get(cp, "servicemonitors.monitoring.coreos.com", "-n", CONTROLLER_NS)["items"]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
     assert CONTROLLER_NS in monitor["spec"]["namespaceSelector"]["matchNames"]
-    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["metrics"]
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["port"] == "metrics" and endpoint["scheme"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
     rule = _get(
         cp, "prometheusrules.monitoring.coreos.com", "hoststate-alerts", "-n", CONTROLLER_NS
@@ -248,9 +256,11 @@ def test_no_wildcards_anywhere(cp: ControlPlane, applied: object) -> None:
     served = [(kind, rule) for kind, _, rule in _rbac_rules(cp)]
     assert rendered and served
     for kind, rule in [*rendered, *served]:
-        for field in ("verbs", "resources", "apiGroups"):
+        for field in ("verbs", "resources", "apiGroups", "nonResourceURLs"):
             assert "*" not in rule.get(field, []), f"{kind} rule {rule} has '*' in {field}"
-        assert "nonResourceURLs" not in rule, rule
+        # the one non-resource URL granted: /metrics, read by Prometheus (metrics-reader.yaml)
+        if "nonResourceURLs" in rule:
+            assert rule == {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}, rule
 
 
 def test_rules_are_exactly_the_granted_table(cp: ControlPlane, applied: object) -> None:
@@ -269,14 +279,14 @@ def test_rules_are_exactly_the_granted_table(cp: ControlPlane, applied: object) 
 
     # Every Role is bound to the controller's ServiceAccount, and nothing else.
     bindings = [
-        *_get(cp, "rolebindings", "-A", "-l", PART_OF)["items"],
-        *_get(cp, "clusterrolebindings", "-l", PART_OF)["items"],
+        *_get(cp, "rolebindings", "-A", "-l", OWN)["items"],
+        *_get(cp, "clusterrolebindings", "-l", OWN)["items"],
     ]
     roles = {
         (r["kind"], r["metadata"].get("namespace"), r["metadata"]["name"])
         for r in [
-            *_get(cp, "roles", "-A", "-l", PART_OF)["items"],
-            *_get(cp, "clusterroles", "-l", PART_OF)["items"],
+            *_get(cp, "roles", "-A", "-l", OWN)["items"],
+            *_get(cp, "clusterroles", "-l", OWN)["items"],
         ]
     }
     bound = set()

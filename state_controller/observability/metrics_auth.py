@@ -1,0 +1,225 @@
+"""Who may read ``/metrics`` in a cluster: callers the API server authenticates and
+authorises, served over HTTPS, as kubebuilder's scaffold does by default.
+
+A scrape's bearer token is checked with a ``TokenReview``; the user it names must be
+allowed ``get`` on the non-resource URL ``/metrics`` by a ``SubjectAccessReview``
+(the ``hoststate-metrics-reader`` ClusterRole in ``manifests/`` grants it). An
+answer is remembered for a minute per token, so a scrape every 30 s costs the API
+server two reviews a minute per scraper at most. Tokens are never logged or kept:
+only their SHA-256.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import ipaddress
+import logging
+import os
+import ssl
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import MetricsHandler
+
+from ..cluster.interface import ApiError, Cluster, Resource
+from .endpoints import Server, listen
+
+log = logging.getLogger(__name__)
+
+TOKEN_REVIEWS = Resource(
+    "authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False
+)
+ACCESS_REVIEWS = Resource(
+    "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False
+)
+REMEMBER = 60.0  # seconds an answer is reused for the same token
+PATH = "/metrics"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: int  # 200, 401 or 403
+    reason: str
+
+
+class DelegatedAuth:
+    """Asks the API server who a token is and whether it may read ``/metrics``."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        remember: float = REMEMBER,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cluster = cluster
+        self.remember = remember
+        self.clock = clock
+        self._answers: dict[str, tuple[float, Verdict]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, authorization: str | None) -> Verdict:
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return Verdict(401, "send a bearer token (Authorization: Bearer <token>)")
+        digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        now = self.clock()
+        with self._lock:
+            kept = self._answers.get(digest)
+        if kept is not None and kept[0] > now:
+            return kept[1]
+        verdict = self._review(token.strip())
+        if verdict.code != 503:  # an unanswered review is asked again next time
+            with self._lock:
+                self._answers[digest] = (now + self.remember, verdict)
+                for key in [k for k, (until, _) in self._answers.items() if until <= now]:
+                    del self._answers[key]
+        return verdict
+
+    def _review(self, token: str) -> Verdict:
+        try:
+            review = self.cluster.create(
+                TOKEN_REVIEWS,
+                {
+                    "apiVersion": TOKEN_REVIEWS.api_version,
+                    "kind": "TokenReview",
+                    "spec": {"token": token},
+                },
+            )
+        except ApiError as err:
+            return Verdict(503, f"could not review the token: {err.reason}")
+        status = review.get("status") or {}
+        if not status.get("authenticated"):
+            return Verdict(401, "the API server did not authenticate the token")
+        user = status.get("user") or {}
+        spec: dict[str, Any] = {
+            "user": user.get("username", ""),
+            "groups": user.get("groups") or [],
+            "uid": user.get("uid", ""),
+            "extra": user.get("extra") or {},
+            "nonResourceAttributes": {"path": PATH, "verb": "get"},
+        }
+        try:
+            access = self.cluster.create(
+                ACCESS_REVIEWS,
+                {
+                    "apiVersion": ACCESS_REVIEWS.api_version,
+                    "kind": "SubjectAccessReview",
+                    "spec": spec,
+                },
+            )
+        except ApiError as err:
+            return Verdict(503, f"could not review the access: {err.reason}")
+        if not (access.get("status") or {}).get("allowed"):
+            name = user.get("username", "?")
+            return Verdict(403, f"{name} may not get {PATH} (bind it to hoststate-metrics-reader)")
+        return Verdict(200, "")
+
+
+def tls_context(cert_dir: str | None, hostnames: list[str]) -> ssl.SSLContext:
+    """TLS from ``cert_dir`` (``tls.crt``, ``tls.key``: a cert-manager Secret), or a
+    self-signed certificate made at start (as controller-runtime does without one)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_dir:
+        folder = Path(cert_dir)
+        context.load_cert_chain(folder / "tls.crt", folder / "tls.key")
+        return context
+    cert, key = _self_signed(hostnames)
+    with tempfile.TemporaryDirectory() as private:  # ssl reads files; they live a moment
+        os.chmod(private, 0o700)
+        (Path(private) / "tls.crt").write_bytes(cert)
+        (Path(private) / "tls.key").write_bytes(key)
+        context.load_cert_chain(Path(private) / "tls.crt", Path(private) / "tls.key")
+    return context
+
+
+def _self_signed(hostnames: list[str]) -> tuple[bytes, bytes]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostnames[0])])
+    now = datetime.datetime.now(datetime.UTC)
+    alternatives: list[x509.GeneralName] = []
+    for host in hostnames:
+        try:
+            alternatives.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            alternatives.append(x509.DNSName(host))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(alternatives), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return (
+        cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
+    )
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that fails its TLS handshake or hangs up is not worth a traceback."""
+        log.debug("metrics request from %s failed", client_address[0], exc_info=True)
+
+
+def serve_metrics_securely(
+    registry: CollectorRegistry,
+    address: tuple[str, int],
+    auth: DelegatedAuth,
+    context: ssl.SSLContext,
+) -> Server:
+    """``/metrics`` over HTTPS, to callers ``auth`` lets in (401 or 403 otherwise)."""
+    base = MetricsHandler.factory(registry)
+
+    class Guarded(base):  # type: ignore[misc, valid-type]
+        def do_GET(self) -> None:
+            verdict = auth.check(self.headers.get("Authorization"))
+            if verdict.code != 200:
+                body = (verdict.reason + "\n").encode()
+                self.send_response(verdict.code)
+                if verdict.code == 401:
+                    self.send_header("WWW-Authenticate", 'Bearer realm="hoststate"')
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            super().do_GET()
+
+        def log_message(self, format: str, *args: object) -> None:  # scrapes are not news
+            pass
+
+    def start() -> Server:
+        server = _QuietServer(address, Guarded)
+        server.daemon_threads = True
+        # the handshake happens in the request's thread: a slow client holds no other
+        server.socket = context.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=False
+        )
+        thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
+        thread.start()
+        return Server(server, thread)
+
+    return listen("--metrics-bind-address", address, start)

@@ -47,6 +47,8 @@ QUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 2))
 REST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # client-go's
 STEP_NAMES = frozenset(s.value for s in (*IN_PROGRESS, UpdateStep.DEGRADED))
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
+WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the controller writes
+WRITE_OUTCOMES = ("written", "conflict", "unchanged")
 UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
 
 # The value of ``hoststate_host_state`` for each provisioning state, and of
@@ -488,8 +490,11 @@ class Metrics:
             self.child(self.stuck_total, state.value)
         for step in STEP_NAMES:
             self.child(self.step_stuck_total, step)
-        for outcome in UPDATE_OUTCOMES:
+        for outcome in UPDATE_OUTCOMES.values():
             self.child(self.updates, outcome)
+        for resource in WRITTEN_RESOURCES:
+            for written in WRITE_OUTCOMES:
+                self.child(self.status_writes, resource, written)
 
     def child(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, memoised: it is called for every transition."""

@@ -59,6 +59,13 @@ def test_error_series_start_at_zero_and_no_label_is_empty(observed: Any) -> None
     inspect_failed = (("backend", "simulated"), ("operation", "inspect"), ("result", "failed"))
     assert value[("hoststate_provisioner_requests_total", inspect_failed)] == 0
     assert value[("hoststate_errors_total", (("type", "inspection error"),))] == 0
+    assert value[("hoststate_node_updates_total", (("outcome", "degraded"),))] == 0
+    conflicts = (("outcome", "conflict"), ("resource", "nodepools"))
+    assert value[("hoststate_status_writes_total", conflicts)] == 0
+    outcomes = {
+        dict(labels)["outcome"] for (n, labels) in value if n == "hoststate_node_updates_total"
+    }
+    assert outcomes == {"completed", "degraded"}
     created = [
         v for (name, labels), v in value.items()
         if name == "rest_client_requests_total" and ("method", "POST") in labels

@@ -61,7 +61,6 @@ def main() -> None:
     )
     controller, metrics = observed.controller, observed.metrics
     controller.start()
-    books = controller.books
     n = args.hosts
     print(f"scale run: {n} hosts, {args.workers} workers, simulated provisioner at zero latency")
 
@@ -71,9 +70,9 @@ def main() -> None:
     create_fleet(cluster, "scale", n)
     wait(
         lambda: (
-            len(books) == n
+            len(controller.books) == n  # a fresh dict each time: Hosts' and Nodes' books
             and controller.idle()
-            and all(b.cursor.state.value == "provisioned" for b in list(books.values()))
+            and all(b.cursor.state.value == "provisioned" for b in controller.books.values())
         ),
         "provisioning",
         wall0,
@@ -93,7 +92,7 @@ def main() -> None:
     deleted = dict(cluster.stats)
     for i in range(n):
         cluster.delete(HOSTS, "scale", f"host-{i:04d}")
-    wait(lambda: not books and controller.idle(), "deletion", wall1)
+    wait(lambda: not controller.books and controller.idle(), "deletion", wall1)
     down_wall, down_cpu = time.monotonic() - wall1, time.process_time() - cpu1
     down_transitions = transitions(metrics) - up_transitions
     down_writes = {k: cluster.stats[k] - deleted[k] for k in WRITES}

@@ -98,6 +98,9 @@ class Observability:
     def _log(self, host: Obj, entry: Entry, type_: str, reason: str, message: str) -> None:
         """One line per thing a user is told: a failure (and a stuck host) as a warning,
         with the host, its state, the error type and the reason as fields."""
+        level = logging.WARNING if type_ == "Warning" else logging.INFO
+        if not log.isEnabledFor(level):
+            return
         meta = host.get("metadata", {})
         name = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
         fields = {"host": name, "reason": reason}
@@ -107,7 +110,6 @@ class Observability:
             fields["state"] = entry.to_state
             if entry.error_type is not None:
                 fields["error_type"] = entry.error_type.value
-        level = logging.WARNING if type_ == "Warning" else logging.INFO
         log.log(level, "%s %s: %s", name, reason, message, extra=fields)
 
     def _emit(self, host: Obj, type_: str, reason: str, message: str) -> None:

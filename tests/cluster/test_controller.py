@@ -173,6 +173,24 @@ def test_kubectl_get_shows_the_printer_columns(
             ours = rows(admin.list(resource, NS)[0], columns, wide=wide)
             assert [list(r.values()) for r in theirs] == ours[1:]  # every cell, as kubectl
             assert list(theirs[0]) == ours[0]
+    # state-controller get reads the same cluster and prints the same table, cell by cell
+    for kind in ("hoststates", "hosts"):
+        theirs = kubectl(control_plane, "get", kind, "-n", NS, "-o", "wide").stdout
+        mine = subprocess.run(
+            [sys.executable, "-m", "state_controller.cli", "get", kind, "-n", NS, "-o", "wide",
+             "--kubeconfig", str(control_plane.kubeconfig)],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout  # fmt: skip
+        ages = {"AGE", "IN-STATE", "IN-STEP"}  # relative times move on between the two calls
+        assert [{k: v for k, v in row.items() if k not in ages} for row in parse_table(mine)] == [
+            {k: v for k, v in row.items() if k not in ages} for row in parse_table(theirs)
+        ]
+    one = subprocess.run(
+        [sys.executable, "-m", "state_controller.cli", "get", "hs", "host-0001", "-n", NS,
+         "--kubeconfig", str(control_plane.kubeconfig)],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert [row["NAME"] for row in parse_table(one)] == ["host-0001"]
     state = parse_table(kubectl(control_plane, "get", "hs", "-n", NS, "-o", "wide").stdout)[0]
     assert (state["PHASE"], state["STATE"], state["STUCK"], state["ERRORS"]) == (
         "Provisioned", "provisioned", "False", "0",

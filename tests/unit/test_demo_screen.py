@@ -56,3 +56,34 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
         assert lines[0].startswith("NAME") and lines[-1].startswith("metrics: http://127.0.0.1:")
     last = ANSI.sub("", frames[-1])
     assert "more not shown" in last  # 40 hosts do not fit in 24 lines
+
+
+def test_console_traces_are_not_wiped_by_the_table() -> None:
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "state_controller.cli", "demo", "--hosts", "2",
+            "--no-upgrade", "--speed", "10", "--exit-when-settled", "--timeout", "60",
+            "--trace", "console",
+        ],
+        stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=ROOT,
+    )  # fmt: skip
+    os.close(follower)
+    output = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        os.close(leader)
+    text = output.decode(errors="replace")
+    assert "\x1b[2J" not in text  # no screen cleared over the spans
+    assert '"name": "reconcile"' in text and "2/2 hosts provisioned" in text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from opentelemetry import trace
 from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode, Tracer
@@ -26,6 +26,8 @@ PROVISIONING = ProvisioningState.PROVISIONING.value
 
 class TracedReconcile:
     """A reconcile's span: the host's state before and after, the result, the error."""
+
+    recording = True
 
     def __init__(self, span: Span) -> None:
         self.span = span
@@ -55,11 +57,13 @@ class Observability:
         self.tracing = not isinstance(tracer, NoOpTracer)
         self.clock = clock
 
-    @contextmanager
-    def reconcile_span(self, key: str) -> Iterator[ReconcileSpan]:
+    def reconcile_span(self, key: str) -> AbstractContextManager[ReconcileSpan]:
         if not self.tracing:
-            yield NO_SPAN
-            return
+            return nullcontext(NO_SPAN)  # the reconcile loop's common case: nothing made
+        return self._traced(key)
+
+    @contextmanager
+    def _traced(self, key: str) -> Iterator[ReconcileSpan]:
         with self.tracer.start_as_current_span(
             "reconcile", attributes={"hoststate.host": key}, record_exception=False
         ) as span:

@@ -30,7 +30,6 @@ from ..cluster.interface import (
     SECRETS,
     Cluster,
     split_key,
-    unreachable,
 )
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
@@ -40,8 +39,9 @@ from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower, NodeReconciler
 from .nodes import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
+from .outages import log_failure
 from .pools import PoolReconciler, pool_of_object
-from .reporting import NoReporter, Reporter, Where
+from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
 
@@ -246,18 +246,18 @@ class HostController:
                 self.active_workers += 1
             started = time.perf_counter()
             with self.reporter.reconcile_span(key) as span:
-                before, failure = self._where(key), None
+                before = self._where(key) if span.recording else NOWHERE
+                failure = None
                 try:
                     outcome = self._reconcile(key)
                 except Exception as err:
-                    if unreachable(err):  # the outage is told once, where calls are counted
-                        log.debug("reconcile of %s failed; retrying with backoff: %s", key, err)
-                    else:
-                        log.exception(
-                            "reconcile of %s failed; retrying with backoff",
-                            key,
-                            extra={"host": key, "state": before.state},
-                        )
+                    log_failure(
+                        log,
+                        err,
+                        "reconcile of %s failed; retrying with backoff",
+                        key,
+                        extra={"host": key, "state": self._where(key).state},
+                    )
                     self.queue.add_rate_limited(key)
                     result, failure = "error", err
                 else:
@@ -267,7 +267,8 @@ class HostController:
                         self.active_workers -= 1
                         self.reconciles += 1
                     self.queue.done(key)
-                span.finish(result, before, self._where(key), failure)
+                if span.recording:
+                    span.finish(result, before, self._where(key), failure)
                 self.reporter.reconciled(result, time.perf_counter() - started)
 
     def _reconcile(self, key: str) -> ReconcileResult:

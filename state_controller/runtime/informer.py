@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from ..api.objects import Obj
-from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key, unreachable
+from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key
 from ..cluster.jsonbytes import to_json
+from .outages import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +148,7 @@ class Informer:
             except Exception as err:
                 if self._stopping.is_set():
                     return
-                if unreachable(err):  # the outage is told once, where the calls are counted
-                    log.debug("watch of %s failed; retrying: %s", self.resource, err)
-                else:
-                    log.exception("watch of %s failed; retrying", self.resource)
+                log_failure(log, err, "watch of %s failed; retrying", self.resource)
                 self._stopping.wait(self.relist_delay)
 
     def _relist(self) -> str:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from ..books.stuck import human_duration
+from ..cluster.interface import unreachable
 
 log = logging.getLogger("state_controller.outages")
 
@@ -79,6 +80,21 @@ class Outage:
                 self._failures,
                 extra={"outage": self.name, "event": "ended"},
             )
+
+
+def log_failure(
+    logger: logging.Logger,
+    error: BaseException,
+    message: str,
+    *args: object,
+    extra: dict[str, str] | None = None,
+) -> None:
+    """A failure the caller retries: with its traceback, unless the API server was
+    unreachable — then at debug only, as the outage is told once where calls are counted."""
+    if unreachable(error):
+        logger.debug(message + ": %s", *args, error, extra=extra)
+    else:
+        logger.exception(message, *args, extra=extra)
 
 
 def _one_line(error: BaseException | str) -> str:

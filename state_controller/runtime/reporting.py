@@ -27,7 +27,13 @@ class Where(NamedTuple):
     step: str = ""
 
 
+NOWHERE = Where()
+
+
 class ReconcileSpan(Protocol):
+    # False when nothing is recorded: the runtime then does not work out what it would say
+    recording: bool
+
     def finish(self, result: str, before: Where, after: Where, error: BaseException | None) -> None:
         """Tell how the reconcile went, before the span ends."""
         ...
@@ -52,6 +58,8 @@ class Reporter(Protocol):
 
 
 class NoSpan:
+    recording = False
+
     def finish(self, result: str, before: Where, after: Where, error: BaseException | None) -> None:
         pass
 

@@ -15,6 +15,7 @@ from .books.stuck import parse_duration, stuck_policy
 from .observability.endpoints import port_number
 from .observability.logs import LEVELS
 from .observability.logs import configure as configure_logs
+from .observability.tracing import CHOICES as TRACE_EXPORTERS
 from .observability.tracing import exporter_from_env
 from .provisioning.fault_plan import FAULT_KINDS
 from .simulated_nodes import UPDATE_FAULTS, UpdateFault
@@ -40,6 +41,16 @@ def _duration(text: str) -> float:
         return parse_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _trace_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trace",
+        choices=[c for c in TRACE_EXPORTERS if c != "memory"],
+        default=None,
+        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
+        "default: $OTEL_TRACES_EXPORTER, else none",
+    )
 
 
 def _provisioner_flags(p: argparse.ArgumentParser) -> None:
@@ -173,13 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
     demo.add_argument("--no-table", action="store_true", help="progress lines only")
     demo.add_argument("--store", help="persist the embedded cluster to this sqlite file")
-    demo.add_argument(
-        "--trace",
-        choices=["none", "otlp", "console"],
-        default=None,
-        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
-        "default: $OTEL_TRACES_EXPORTER, else none",
-    )
+    _trace_flag(demo)
     demo.add_argument(
         "--keep",
         action="store_true",
@@ -221,13 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="zero",
         help="timings of the simulated provisioner",
     )
-    run.add_argument(
-        "--trace",
-        choices=["none", "otlp", "console"],
-        default=None,
-        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
-        "default: $OTEL_TRACES_EXPORTER, else none",
-    )
+    _trace_flag(run)
     nodes = run.add_argument_group("nodes and their updates")
     nodes.add_argument(
         "--no-nodes", action="store_true", help="do not watch Nodes (no update progression)"
@@ -292,6 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     default = "info" if args.command == "run" else "warning"
     configure_logs(args.log_format, args.log_level or ("debug" if args.verbose else default))
+    if args.command in ("demo", "run"):
+        try:  # --trace, else the standard variable
+            args.trace = args.trace or exporter_from_env()
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 2
     if args.command == "demo":
         try:
             return _demo(args)
@@ -305,11 +310,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    try:
-        trace = args.trace or exporter_from_env()
-    except ValueError as err:
-        print(err, file=sys.stderr)
-        return 2
     from .demo import DemoOptions, run_demo
 
     kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
@@ -362,7 +362,7 @@ def _demo(args: argparse.Namespace) -> int:
         json=args.json,
         table=not args.no_table,
         store=args.store,
-        trace=trace,
+        trace=args.trace,
         ironic=ironic,
         keep=args.keep,
     )
@@ -381,11 +381,6 @@ def leader_election_problem(lease: int, renew: int, retry: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        trace = args.trace or exporter_from_env()
-    except ValueError as err:
-        print(err, file=sys.stderr)
-        return 2
     from .run import RunOptions, run_controller
 
     namespaces = tuple(
@@ -414,7 +409,7 @@ def _run(args: argparse.Namespace) -> int:
                 retry_period=args.retry_period,
                 workers=args.workers,
                 simulated_timings=args.simulated_timings,
-                trace=trace,
+                trace=args.trace,
                 ironic=ironic,
                 follow_nodes=not args.no_nodes,
                 node_state_namespace=args.node_state_namespace,

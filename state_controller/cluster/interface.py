@@ -181,8 +181,11 @@ class Cluster(Protocol):
 def object_key(obj: Obj) -> str:
     """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go keys them."""
     meta = obj["metadata"]
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else str(meta["name"])
+    return key_of(meta.get("namespace"), meta["name"])
+
+
+def key_of(namespace: str | None, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else str(name)
 
 
 def split_key(key: str) -> tuple[str | None, str]:

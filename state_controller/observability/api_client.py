@@ -19,7 +19,7 @@ from typing import TypeVar
 from opentelemetry.trace import NoOpTracer, SpanKind, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
-from ..cluster.interface import ApiError, Cluster, Resource, Watch, unreachable
+from ..cluster.interface import ApiError, Cluster, Resource, Watch, key_of, unreachable
 from ..runtime.outages import Outage
 from .metrics import Metrics
 
@@ -34,12 +34,11 @@ class InstrumentedCluster:
         metrics: Metrics,
         host: str,
         tracer: Tracer | None = None,
-        outage: Outage | None = None,
     ) -> None:
         self.inner = inner
         self.metrics = metrics
         self.host = host
-        self.outage = outage if outage is not None else Outage(f"kube-apiserver {host}")
+        self.outage = Outage(f"kube-apiserver {host}")
         self.tracer = tracer if tracer is not None else NoOpTracer()
         self.tracing = not isinstance(self.tracer, NoOpTracer)
 
@@ -137,29 +136,27 @@ class InstrumentedCluster:
         )
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch: Obj) -> Obj:
-        key = f"{namespace}/{name}" if namespace else name
         return self._write(
             "patch",
             "PATCH",
             "200",
             resource,
-            key,
+            key_of(namespace, name),
             lambda: self.inner.patch(resource, namespace, name, patch),
         )
 
     def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
-        key = f"{namespace}/{name}" if namespace else name
         self._write(
             "delete",
             "DELETE",
             "200",
             resource,
-            key,
+            key_of(namespace, name),
             lambda: self.inner.delete(resource, namespace, name),
         )
 
 
 def _key(obj: Obj) -> str:
+    """The object's key; an Event being created has only its name's prefix."""
     meta = obj.get("metadata") or {}
-    name = meta.get("name") or meta.get("generateName", "")
-    return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
+    return key_of(meta.get("namespace"), meta.get("name") or meta.get("generateName", ""))

@@ -15,6 +15,7 @@ from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..books.journal import Entry, Notice
+from ..cluster.interface import object_key
 from ..runtime.reporting import NO_SPAN, ReconcileSpan, Where
 from .events import EventRecorder, event_for
 from .metrics import Metrics
@@ -105,8 +106,7 @@ class Observability:
         level = logging.WARNING if type_ == "Warning" else logging.INFO
         if not log.isEnabledFor(level):
             return
-        meta = host.get("metadata", {})
-        name = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+        name = object_key(host)
         fields = {"host": name, "reason": reason}
         if isinstance(entry, Notice):
             fields["state"] = entry.state

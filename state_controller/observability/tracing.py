@@ -32,9 +32,9 @@ CHOICES: tuple[str, ...] = get_args(Exporter)
 SERVICE = "hoststate-controller"
 
 
-def exporter_from_env(default: Exporter = "none") -> Exporter:
-    """``OTEL_TRACES_EXPORTER`` (the standard variable), or ``default`` when unset."""
-    chosen = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() or default
+def exporter_from_env() -> Exporter:
+    """``OTEL_TRACES_EXPORTER`` (the standard variable), or ``none`` when unset."""
+    chosen = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() or "none"
     if chosen not in CHOICES or chosen == "memory":
         raise ValueError(
             f"OTEL_TRACES_EXPORTER={chosen!r}: this controller exports traces with "

@@ -11,7 +11,8 @@ from typing import Any
 from prometheus_client.metrics import MetricWrapperBase
 
 from ..books.stuck import StuckPolicy
-from ..observability.metrics import STATE_CODES, STEP_CODES, Metrics
+from ..observability.collectors import STATE_CODES, STEP_CODES
+from ..observability.metrics import Metrics
 
 CATALOGUE = Path("docs/metrics.md")
 SUFFIX = {"counter": "_total"}  # the name a counter is exposed under

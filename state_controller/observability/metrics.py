@@ -1,16 +1,13 @@
 """Prometheus metrics: ``hoststate_*`` for hosts, controller-runtime names for machinery.
 
-The names are part of the API: dashboards and alerts use them. Per-host
-series are computed from the books when Prometheus scrapes (one series per
-host, whatever its state), so a host that changes state never leaves a stale
-series behind, and nothing is updated on the hot path but counters.
+The names are part of the API: dashboards and alerts use them. Counters and
+histograms are updated as the journal is reported; what the books say now (one
+series per host) is read at scrape time by the collectors of ``collectors.py``.
 """
 
 from __future__ import annotations
 
 import platform
-import time
-from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
@@ -25,16 +22,15 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
 )
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
 
-from ..api.states import TRANSIENT_STATES, ErrorType, ProvisioningState
+from ..api.states import TRANSIENT_STATES, ErrorType
 from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
 from ..books.book import Book
 from ..books.chapters import UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
 from ..books.records import Transition
 from ..books.stuck import StuckPolicy
+from .collectors import BooksCollector, PoolsCollector, state_label
 
 STATE_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200)
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -51,245 +47,12 @@ WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the con
 WRITE_OUTCOMES = ("written", "conflict", "unchanged")
 UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
 
-# The value of ``hoststate_host_state`` for each provisioning state, and of
-# ``hoststate_node_update_step`` for each update step. A per-host series with the
-# state as a label would start a new series at every transition (measured: 244
-# series in Prometheus for 100 host lifecycles); a code keeps one series per host
-# for its whole life. The numbers are part of the API: never renumber, only add.
-# Dashboards map them back to names (value mappings generated from these tables).
-STATE_CODES: dict[ProvisioningState, int] = {
-    ProvisioningState.NONE: 0,
-    ProvisioningState.UNMANAGED: 1,
-    ProvisioningState.REGISTERING: 2,
-    ProvisioningState.INSPECTING: 3,
-    ProvisioningState.PREPARING: 4,
-    ProvisioningState.AVAILABLE: 5,
-    ProvisioningState.PROVISIONING: 6,
-    ProvisioningState.PROVISIONED: 7,
-    ProvisioningState.EXTERNALLY_PROVISIONED: 8,
-    ProvisioningState.DEPROVISIONING: 9,
-    ProvisioningState.POWERING_OFF_BEFORE_DELETE: 10,
-    ProvisioningState.DELETING: 11,
-}
-STEP_CODES: dict[UpdateStep, int] = {
-    UpdateStep.UPDATED: 0,
-    UpdateStep.PENDING: 1,
-    UpdateStep.PREPARING: 2,
-    UpdateStep.CORDONING: 3,
-    UpdateStep.DRAINING: 4,
-    UpdateStep.APPLYING: 5,
-    UpdateStep.RELOADING_CRIO: 6,
-    UpdateStep.REBOOTING: 7,
-    UpdateStep.RESUMING: 8,
-    UpdateStep.DEGRADED: 9,
-}
-NEW_HOST = "none"  # the ``from`` of a host's first transition (a label is never empty)
-STATE_NAMES = [s.value or NEW_HOST for s in ProvisioningState]
-MESSAGE_LABEL_LIMIT = 200  # characters of an error message carried as a label
-
-
-def state_label(state: str) -> str:
-    return state or NEW_HOST
-
 
 def _version() -> str:
     try:
         return metadata.version("hoststate")
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
-
-
-class BookFamilies:
-    """The families read from the books, empty: filled at a scrape, described at start."""
-
-    def __init__(self) -> None:
-        host = ["namespace", "host"]
-        node = ["namespace", "hoststate", "node"]
-        self.hosts = GaugeMetricFamily(
-            "hoststate_hosts",
-            "Hosts per namespace and provisioning state.",
-            labels=["namespace", "state"],
-        )
-        self.state = GaugeMetricFamily(
-            "hoststate_host_state",
-            "The provisioning state of each host, as a code (docs/metrics.md); "
-            "one series per host for its whole life.",
-            labels=host,
-        )
-        self.entered = GaugeMetricFamily(
-            "hoststate_host_state_entered_timestamp_seconds",
-            "When each host entered its current provisioning state (one series per host).",
-            labels=host,
-        )
-        self.stuck = GaugeMetricFamily(
-            "hoststate_stuck_hosts",
-            "Hosts stuck, per namespace and provisioning state.",
-            labels=["namespace", "state"],
-        )
-        self.stuck_seconds = GaugeMetricFamily(
-            "hoststate_host_stuck_seconds",
-            "How long each stuck host has been in its state; only stuck hosts have a series.",
-            labels=[*host, "state"],
-        )
-        self.errors = GaugeMetricFamily(
-            "hoststate_host_consecutive_errors",
-            "Consecutive errors of each host in error, with the last message; "
-            "only hosts in error have a series.",
-            labels=[*host, "state", "type", "message"],
-        )
-        self.in_error = GaugeMetricFamily(
-            "hoststate_hosts_in_error",
-            "Hosts in error, per namespace and error type.",
-            labels=["namespace", "type"],
-        )
-        self.steps = GaugeMetricFamily(
-            "hoststate_node_update_steps", "Followed Nodes per update step.", labels=["step"]
-        )
-        self.step = GaugeMetricFamily(
-            "hoststate_node_update_step",
-            "The update step of each followed Node, as a code (docs/metrics.md); "
-            "one series per node for its whole life.",
-            labels=node,
-        )
-        self.step_entered = GaugeMetricFamily(
-            "hoststate_node_update_step_entered_timestamp_seconds",
-            "When each followed Node entered its current update step (one series per node).",
-            labels=node,
-        )
-        self.step_stuck_seconds = GaugeMetricFamily(
-            "hoststate_node_update_stuck_seconds",
-            "How long each stuck Node has been in its update step; only stuck Nodes have a series.",
-            labels=[*node, "step"],
-        )
-
-    def all(self) -> list[GaugeMetricFamily]:
-        return [
-            self.hosts,
-            self.state,
-            self.entered,
-            self.stuck,
-            self.stuck_seconds,
-            self.errors,
-            self.in_error,
-            self.steps,
-            self.step,
-            self.step_entered,
-            self.step_stuck_seconds,
-        ]
-
-
-class BooksCollector(Collector):
-    """Per-host and per-state gauges, read from the books at scrape time.
-
-    Per-host families have one series per host whatever its state (the state is
-    the value, not a label), so a transition never starts a series; the ones
-    that name a state (stuck, in error) exist only while the host is so, and
-    leave with it.
-    """
-
-    def __init__(
-        self,
-        books: Callable[[], Mapping[str, Book]],
-        stuck: StuckPolicy,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.books = books
-        self.stuck = stuck
-        self.clock = clock
-
-    def describe(self) -> Iterable[Any]:
-        return BookFamilies().all()
-
-    def collect(self) -> Iterable[Any]:
-        now = self.clock()
-        f = BookFamilies()
-        per_state: Tally[tuple[str, str]] = Tally()
-        stuck_per_state: Tally[tuple[str, str]] = Tally()
-        per_error: Tally[tuple[str, str]] = Tally()
-        namespaces: set[str] = set()
-        per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
-        for key, book in list(self.books().items()):
-            namespace, _, name = key.partition("/")
-            update = book.node_update()  # immutable, like the cursor
-            if update is not None:
-                node = [namespace, name, book.facts.node or name]
-                per_step[update.step.value] += 1
-                f.step.add_metric(node, STEP_CODES[update.step])
-                f.step_entered.add_metric(node, update.entered_at)
-                limit = self.stuck.step_thresholds.get(update.step)
-                if limit is not None and now - update.entered_at >= limit:
-                    f.step_stuck_seconds.add_metric(
-                        [*node, update.step.value], now - update.entered_at
-                    )
-            if book.node_only:
-                continue  # a Node with no Host has no provisioning to report
-            cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
-            host = [namespace, name]
-            state = state_label(cur.state.value)
-            namespaces.add(namespace)
-            per_state[namespace, state] += 1
-            f.state.add_metric(host, STATE_CODES[cur.state])
-            f.entered.add_metric(host, cur.entered_at)
-            if self.stuck.is_stuck(cur, now):
-                stuck_per_state[namespace, state] += 1
-                f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
-            if cur.error_type is not None:
-                per_error[namespace, cur.error_type.value] += 1
-                message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
-                f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
-        for namespace in sorted(namespaces):  # every state and type of a namespace, 0 or not
-            for state in STATE_NAMES:
-                f.hosts.add_metric([namespace, state], per_state[namespace, state])
-                f.stuck.add_metric([namespace, state], stuck_per_state[namespace, state])
-            for error in ErrorType:
-                f.in_error.add_metric([namespace, error.value], per_error[namespace, error.value])
-        for step, count in sorted(per_step.items()):
-            f.steps.add_metric([step], count)
-        return f.all()
-
-
-POOL_COUNTS = {  # NodePool status field -> gauge
-    "machineCount": ("hoststate_nodepool_machines", "Nodes in each pool."),
-    "updatedMachineCount": (
-        "hoststate_nodepool_updated_machines",
-        "Nodes of each pool at the pool's desired configuration, with no update in progress.",
-    ),
-    "updatingMachineCount": (
-        "hoststate_nodepool_updating_machines",
-        "Nodes of each pool with an update in progress.",
-    ),
-    "degradedMachineCount": (
-        "hoststate_nodepool_degraded_machines",
-        "Nodes of each pool whose update is degraded.",
-    ),
-    "unavailableMachineCount": (
-        "hoststate_nodepool_unavailable_machines",
-        "Nodes of each pool that are cordoned, not Ready or updating.",
-    ),
-}
-
-
-class PoolsCollector(Collector):
-    """The NodePools' counts as written (``kubectl get nodepools``), read at scrape time."""
-
-    def __init__(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
-        self.pools = pools
-
-    def describe(self) -> Iterable[Any]:
-        return self._families()
-
-    @staticmethod
-    def _families() -> list[GaugeMetricFamily]:
-        return [GaugeMetricFamily(n, h, labels=["pool"]) for n, h in POOL_COUNTS.values()]
-
-    def collect(self) -> Iterable[Any]:
-        families = self._families()
-        for pool in self.pools():
-            name = pool.get("metadata", {}).get("name", "")
-            status = pool.get("status") or {}
-            for family, field_name in zip(families, POOL_COUNTS, strict=True):
-                family.add_metric([name], float(status.get(field_name) or 0))
-        return families
 
 
 class Metrics:

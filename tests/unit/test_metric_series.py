@@ -11,7 +11,7 @@ from state_controller.api.updates import UpdateStep
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observability.metrics import STATE_CODES, STEP_CODES, BooksCollector
+from state_controller.observability.collectors import STATE_CODES, STEP_CODES, BooksCollector
 
 T0 = 1_800_000_000.0
 LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]

@@ -11,7 +11,8 @@ from state_controller.api.updates import UPDATE_COMPLETE, UPDATE_STARTED, Update
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observability.metrics import STEP_CODES, Metrics
+from state_controller.observability.collectors import STEP_CODES
+from state_controller.observability.metrics import Metrics
 from state_controller.observability.reporter import Observability
 
 T0 = 1_800_000_000.0

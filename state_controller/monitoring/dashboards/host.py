@@ -6,7 +6,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
 from ...api.states import ProvisioningState
-from ...observability.metrics import STATE_CODES, STEP_CODES
+from ...observability.collectors import STATE_CODES, STEP_CODES
 from .panels import RATE, graph, label_variable, listing, new_dashboard, number, row, timeline
 
 UID = "hoststate-host"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
-from ...observability.metrics import POOL_COUNTS, STEP_CODES
+from ...observability.collectors import POOL_COUNTS, STEP_CODES
 from .panels import RATE, graph, label_variable, listing, new_dashboard, row
 
 UID = "hoststate-rollout"

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,13 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulated_nodes import SimulatedNode
 from state_controller.tables import rows
-from tests.conftest import FAST_BACKOFF, empty_namespace, remove_nodes, wait_for
+from tests.conftest import FAST_BACKOFF, remove_nodes, wait_for
 from tests.support.control_plane import ControlPlane
-from tests.support.kube import kubectl, wait_for_garbage_collection
+from tests.support.kube import HOSTS_NS, host_states, kubectl, wait_for_garbage_collection
 
-NS = "metal"
+NS = HOSTS_NS
 SA = "hoststate-controller"
 SA_NS = "hoststate-system"
-
-
-@pytest.fixture
-def admin(control_plane: ControlPlane) -> Iterator[KubeCluster]:
-    kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
-    yield kube
-    empty_namespace(kube, NS)
-    kube.close()
 
 
 def as_service_account(plane: ControlPlane) -> KubeCluster:
@@ -50,13 +41,6 @@ def as_service_account(plane: ControlPlane) -> KubeCluster:
     configuration.api_key_prefix = {"authorization": "Bearer"}
     configuration.ssl_ca_cert = str(plane.ca_file)
     return KubeCluster(client.ApiClient(configuration))
-
-
-def states(kube: KubeCluster) -> dict[str, str]:
-    return {
-        h["metadata"]["name"]: (h.get("status") or {}).get("provisioning", {}).get("state", "")
-        for h in kube.list(HOSTS, NS)[0]
-    }
 
 
 def phases(kube: KubeCluster) -> dict[str, str]:
@@ -88,9 +72,9 @@ def test_controller_works_as_its_service_account_and_nothing_more(
     controller.start()
     try:
         create_fleet(admin, NS, 3)
-        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, what="provisioned")
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, what="provisioned")
         admin.delete(HOSTS, NS, "host-0000")
-        wait_for(lambda: "host-0000" not in states(admin), what="deleted through finalizer")
+        wait_for(lambda: "host-0000" not in host_states(admin), what="deleted through finalizer")
         # Nodes: one on a Host (spec.node patched), one on none (a HostState of its own,
         # its pods watched once cordoned), all with the ServiceAccount's rights only
         SimulatedNode(admin, "host-0001").register()
@@ -136,7 +120,7 @@ def test_kubectl_get_shows_the_printer_columns(
     controller.start()
     try:
         create_fleet(admin, NS, 2)
-        wait_for(lambda: set(states(admin).values()) == {"provisioned"})
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"})
         wait_for(lambda: set(phases(admin).values()) == {"Provisioned"})
         node = SimulatedNode(admin, "host-0001")  # linked by its hostname
         node.register()
@@ -231,11 +215,11 @@ def test_apiserver_restart_under_a_running_controller(
     controller.start()
     try:
         create_fleet(admin, NS, 5)
-        wait_for(lambda: set(states(admin).values()) == {"provisioning"}, what="provisioning")
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioning"}, what="provisioning")
         control_plane.stop_apiserver()
         time.sleep(2)
         control_plane.start_apiserver()
-        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, timeout=60)
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, timeout=60)
         wait_for(controller.idle)
     finally:
         controller.stop()
@@ -310,7 +294,7 @@ def test_one_leader_reconciles_and_the_other_takes_over(
             wait_for(lambda r=replica: r.get("/readyz")[0] == 200, timeout=30, what="ready")
         holder = wait_for(lambda: lease_holder(control_plane), timeout=30, what="a leader")
         create_fleet(admin, NS, 3)
-        wait_for(lambda: set(states(admin).values()) == {"provisioned"}, timeout=30)
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, timeout=30)
         # a reconcile is counted after both its status writes: wait for the count itself
         wait_for(lambda: sum(r.reconciles() for r in replicas) >= 3, what="reconciles counted")
         counts = [r.reconciles() for r in replicas]
@@ -329,7 +313,7 @@ def test_one_leader_reconciles_and_the_other_takes_over(
         assert takeover <= 4 + 2 * 1, f"takeover took {takeover:.1f}s (lease 4 s, retry 1 s)"
         admin.create(SECRETS, _secret(3))
         admin.create(HOSTS, _host(3))
-        wait_for(lambda: states(admin).get("host-0003") == "provisioned", timeout=30)
+        wait_for(lambda: host_states(admin).get("host-0003") == "provisioned", timeout=30)
         # Host.status is written before the HostState is created and filled in
         wait_for(lambda: phases(admin).get("host-0003") == "Provisioned", what="its HostState")
         assert standby.reconciles() > 0

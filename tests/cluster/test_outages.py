@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,28 +14,12 @@ from state_controller.demo import create_fleet
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.wiring import observed_controller
-from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.conftest import FAST_BACKOFF, wait_for
 from tests.support.control_plane import ControlPlane
+from tests.support.kube import HOSTS_NS, host_states
 
-NS = "metal"  # made by the control plane fixture
+NS = HOSTS_NS
 OUTAGE_SECONDS = 15  # the kube-apiserver restart measured before: 529 to 1,611 lines
-
-
-@pytest.fixture
-def admin(control_plane: ControlPlane) -> Iterator[KubeCluster]:
-    kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
-    yield kube
-    empty_namespace(kube, NS)
-    kube.close()
-
-
-def states(kube: KubeCluster) -> set[str]:
-    from state_controller.cluster.interface import HOSTS
-
-    return {
-        (h.get("status") or {}).get("provisioning", {}).get("state", "")
-        for h in kube.list(HOSTS, NS)[0]
-    }
 
 
 def test_an_apiserver_outage_is_told_once_without_tracebacks(
@@ -50,12 +33,16 @@ def test_an_apiserver_outage_is_told_once_without_tracebacks(
     controller.start()
     try:
         create_fleet(admin, NS, 5)
-        wait_for(lambda: states(admin) == {"provisioning"}, what="provisioning")
+        wait_for(lambda: set(host_states(admin).values()) == {"provisioning"}, what="provisioning")
         caplog.clear()
         control_plane.stop_apiserver()
         time.sleep(OUTAGE_SECONDS)  # the outage itself, not a wait for an event
         control_plane.start_apiserver()
-        wait_for(lambda: states(admin) == {"provisioned"}, timeout=120, what="provisioned")
+        wait_for(
+            lambda: set(host_states(admin).values()) == {"provisioned"},
+            timeout=120,
+            what="provisioned",
+        )
         ended = lambda: any(getattr(r, "event", "") == "ended" for r in caplog.records)  # noqa: E731
         wait_for(ended, timeout=60, what="the outage's end in the log")
         wait_for(controller.idle)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow
 
@@ -68,12 +70,13 @@ def test_the_image_runs_the_console_script_as_a_non_root_user(image: str) -> Non
         buildah("rm", container)
 
 
-def test_the_manifests_name_the_image_the_containerfile_builds() -> None:
-    deployment = (ROOT / "manifests" / "base" / "deployment.yaml").read_text()
-    assert "image: hoststate/state-controller:0.1.0" in deployment
-    version = next(
-        line.split('"')[1]
-        for line in (ROOT / "pyproject.toml").read_text().splitlines()
-        if line.startswith("version = ")
-    )
-    assert version == "0.1.0"  # the image's tag is the package's version
+def test_the_manifests_and_the_build_name_the_same_image() -> None:
+    """The Deployment runs the image the README builds, tagged with the package's version."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    image = f"hoststate/state-controller:{version}"
+    deployment = yaml.safe_load((ROOT / "manifests" / "base" / "deployment.yaml").read_text())
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == image
+    readme = (ROOT / "README.md").read_text()
+    assert f"podman build -t {image} ." in readme
+    assert f"tools/image/build.sh {image}" in readme

@@ -9,11 +9,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.support.control_plane import ControlPlane
 
+if TYPE_CHECKING:
+    from state_controller.cluster.interface import Cluster
+
 ROOT = Path(__file__).resolve().parents[2]
-NAMESPACES = ("fleet", "metal", "hoststate-system")
+HOSTS_NS = "metal"  # the Hosts of the cluster tests (as in manifests/)
+NAMESPACES = ("fleet", HOSTS_NS, "hoststate-system")
 
 
 BUILD = ROOT / "tools" / "k8s" / "build.sh"
@@ -83,14 +88,14 @@ def wait_for_garbage_collection(plane: ControlPlane, timeout: float = 90.0) -> N
     kube = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
     try:
         owner = kube.create(
-            HOSTS, {"metadata": {"name": "gc-probe", "namespace": "metal"}, "spec": {}}
+            HOSTS, {"metadata": {"name": "gc-probe", "namespace": HOSTS_NS}, "spec": {}}
         )
         kube.create(
             HOSTSTATES,
             {
                 "metadata": {
                     "name": "gc-probe",
-                    "namespace": "metal",
+                    "namespace": HOSTS_NS,
                     "ownerReferences": [
                         {"apiVersion": owner["apiVersion"], "kind": "Host", "name": "gc-probe",
                          "uid": owner["metadata"]["uid"]}
@@ -99,11 +104,11 @@ def wait_for_garbage_collection(plane: ControlPlane, timeout: float = 90.0) -> N
                 "spec": {},
             },
         )  # fmt: skip
-        kube.delete(HOSTS, "metal", "gc-probe")
+        kube.delete(HOSTS, HOSTS_NS, "gc-probe")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                kube.get(HOSTSTATES, "metal", "gc-probe")
+                kube.get(HOSTSTATES, HOSTS_NS, "gc-probe")
             except NotFound:
                 return
             time.sleep(0.5)
@@ -114,3 +119,13 @@ def wait_for_garbage_collection(plane: ControlPlane, timeout: float = 90.0) -> N
 
 def apply_manifests(plane: ControlPlane) -> subprocess.CompletedProcess[str]:
     return kubectl(plane, "apply", "-k", str(MANIFESTS), "--server-side")
+
+
+def host_states(kube: Cluster, namespace: str = HOSTS_NS) -> dict[str, str]:
+    """Each Host's provisioning state as written in its status ("" before the first)."""
+    from state_controller.cluster.interface import HOSTS
+
+    return {
+        h["metadata"]["name"]: (h.get("status") or {}).get("provisioning", {}).get("state", "")
+        for h in kube.list(HOSTS, namespace)[0]
+    }

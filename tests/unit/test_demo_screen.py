@@ -19,18 +19,21 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 ROWS, COLUMNS = 24, 80
 
 
-def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
+def on_terminal(*args: str, stderr_too: bool = False) -> str:
+    """What `state-controller demo ARGS` writes to a pseudo-terminal of ROWS by COLUMNS,
+    until it exits (successfully)."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-    env = {**os.environ, "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
+    # the size must come from the terminal itself, not from the variables that override it
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "state_controller.cli", "demo", "--hosts", "40",
-            "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
-            "--timeout", "90",
-        ],
-        stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.DEVNULL, cwd=ROOT, env=env,
-    )  # fmt: skip
+        [sys.executable, "-m", "state_controller.cli", "demo", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower if stderr_too else subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env,
+    )
     os.close(follower)
     output = b""
     try:
@@ -47,7 +50,15 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
     finally:
         proc.kill()
         os.close(leader)
-    frames = [f for f in output.decode(errors="replace").split("\x1b[H\x1b[2J") if f.strip()]
+    return output.decode(errors="replace")
+
+
+def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
+    output = on_terminal(
+        "--hosts", "40", "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
+        "--timeout", "90",
+    )  # fmt: skip
+    frames = [f for f in output.split("\x1b[H\x1b[2J") if f.strip()]
     assert len(frames) >= 3
     for frame in frames:
         lines = ANSI.sub("", frame).replace("\r", "").rstrip("\n").split("\n")
@@ -59,31 +70,9 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
 
 
 def test_console_traces_are_not_wiped_by_the_table() -> None:
-    leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "state_controller.cli", "demo", "--hosts", "2",
-            "--no-upgrade", "--speed", "10", "--exit-when-settled", "--timeout", "60",
-            "--trace", "console",
-        ],
-        stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=ROOT,
+    text = on_terminal(
+        "--hosts", "2", "--no-upgrade", "--speed", "10", "--exit-when-settled", "--timeout", "60",
+        "--trace", "console", stderr_too=True,
     )  # fmt: skip
-    os.close(follower)
-    output = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        assert proc.wait(timeout=30) == 0
-    finally:
-        proc.kill()
-        os.close(leader)
-    text = output.decode(errors="replace")
     assert "\x1b[2J" not in text  # no screen cleared over the spans
     assert '"name": "reconcile"' in text and "2/2 hosts provisioned" in text

@@ -19,7 +19,6 @@ keep them.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import threading
 import time
@@ -47,7 +46,7 @@ from ..simulated_nodes import UPDATE_FAULTS, UpdateFault
 from ..wiring import observed_controller
 from .fleet import create_fleet, delete_fleet
 from .rollout import AgentTimings, Kubelets, RollingUpdate, choose_faults, config_name, pool_for
-from .screen import hoststates_table, pools_table, provisioning_line, update_line
+from .screen import hoststates_table, live_frame, pools_table, provisioning_line, update_line
 
 T = TypeVar("T", Timings, AgentTimings)
 
@@ -370,22 +369,10 @@ def _watch(
         finished = (done and not linger) or now >= deadline
         pace = 2.0 if settled_at is None else 10.0  # fewer lines once nothing moves
         if live and (now - last_screen >= 0.5 or finished):
-            pools = pools_table(cluster) if update is not None else ""
             footer = [_line(summary, update, started), metrics]
             if settled_at is not None and linger:
                 footer[-1] += f" (settled in {settled_at - started:.1f}s; serving until --timeout)"
-            size = shutil.get_terminal_size()
-            below = ([*pools.split("\n")] if pools else []) + footer
-            screen = hoststates_table(
-                cluster,
-                opts.namespace,
-                updating=update is not None,
-                color=True,
-                height=max(size.lines - len(below) - 1, 3),
-                width=size.columns,
-            )
-            lines = [screen, *(line[: size.columns] for line in below)]
-            sys.stdout.write("\x1b[H\x1b[2J" + "\n".join(lines) + "\n")
+            sys.stdout.write(live_frame(cluster, opts.namespace, update is not None, footer))
             sys.stdout.flush()
             last_screen = time.time()
         elif not live and (now - last_line >= pace or finished):

@@ -8,6 +8,7 @@ the NodePools below; on a terminal, stuck and degraded nodes are shown in red.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections import Counter
 from typing import Any
@@ -61,6 +62,23 @@ def hoststates_table(
         note = f"... {hidden} more not shown ({attention} of them need attention)"
         out.append(note[:width] if width else note)
     return "\n".join(out)
+
+
+def live_frame(cluster: Cluster, namespace: str, updating: bool, footer: list[str]) -> str:
+    """One screenful: the table (as many rows as fit), the pools, then ``footer``, each
+    line cut to the terminal's width; drawn from the top of a cleared screen."""
+    size = shutil.get_terminal_size()
+    pools = pools_table(cluster) if updating else ""
+    below = (pools.split("\n") if pools else []) + footer
+    table = hoststates_table(
+        cluster,
+        namespace,
+        updating=updating,
+        color=True,
+        height=max(size.lines - len(below) - 1, 3),
+        width=size.columns,
+    )
+    return "\x1b[H\x1b[2J" + "\n".join([table, *(line[: size.columns] for line in below)]) + "\n"
 
 
 def pools_table(cluster: Cluster) -> str:

@@ -23,7 +23,8 @@ from prometheus_client import (
     disable_created_metrics,
 )
 
-from ..api.states import TRANSIENT_STATES, ErrorType
+from ..api.states import TRANSIENT_STATES, ErrorType, ProvisioningState
+from ..api.timefmt import parse_rfc3339
 from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
 from ..books.book import Book
 from ..books.chapters import UPDATE_CHAPTER
@@ -45,6 +46,7 @@ STEP_NAMES = frozenset(s.value for s in (*IN_PROGRESS, UpdateStep.DEGRADED))
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the controller writes
 WRITE_OUTCOMES = ("written", "conflict", "unchanged")
+PROVISIONING_DONE = (ProvisioningState.PROVISIONING.value, ProvisioningState.PROVISIONED.value)
 UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
 
 
@@ -311,7 +313,9 @@ class Metrics:
 
     # -- observations -------------------------------------------------------------------
 
-    def transition(self, record: Transition) -> None:
+    def transition(self, record: Transition, created: str | None = None) -> None:
+        """One journal transition; ``created``: the Host's creationTimestamp, for the time
+        from creation to provisioned."""
         if record.chapter == UPDATE_CHAPTER:
             self._update_transition(record)  # update steps are not provisioning states
             return
@@ -322,6 +326,10 @@ class Metrics:
             self.child(self.transitions, before, record.to_state).inc()
             if record.time_in_previous_state is not None:
                 self.child(self.state_seconds, before).observe(record.time_in_previous_state)
+            if record.recorded and (before, record.to_state) == PROVISIONING_DONE:
+                since = parse_rfc3339(created)
+                if since is not None and record.at >= since:
+                    self.time_to_provisioned.observe(record.at - since)
 
     def _update_transition(self, record: Transition) -> None:
         if not record.recorded:

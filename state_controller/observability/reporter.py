@@ -12,8 +12,6 @@ from opentelemetry import trace
 from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
-from ..api.states import ProvisioningState
-from ..api.timefmt import parse_rfc3339
 from ..books.journal import Entry, Notice
 from ..cluster.interface import object_key
 from ..runtime.reporting import NO_SPAN, ReconcileSpan, Where
@@ -21,8 +19,6 @@ from .events import EventRecorder, event_for
 from .metrics import Metrics
 
 log = logging.getLogger("state_controller.hosts")
-PROVISIONED = ProvisioningState.PROVISIONED.value
-PROVISIONING = ProvisioningState.PROVISIONING.value
 
 
 class TracedReconcile:
@@ -76,15 +72,7 @@ class Observability:
             if isinstance(entry, Notice):
                 self.metrics.notice(entry)
             else:
-                self.metrics.transition(entry)
-                if (
-                    entry.recorded
-                    and entry.to_state == PROVISIONED
-                    and entry.from_state == PROVISIONING
-                ):
-                    created = parse_rfc3339(host.get("metadata", {}).get("creationTimestamp"))
-                    if created is not None and entry.at >= created:
-                        self.metrics.time_to_provisioned.observe(entry.at - created)
+                self.metrics.transition(entry, host.get("metadata", {}).get("creationTimestamp"))
                 if entry.recorded and span is not None:
                     span.add_event(
                         "transition",

@@ -92,6 +92,10 @@ def test_metrics_are_served_over_http(observed: Any) -> None:
     assert 'hoststate_hosts{namespace="fleet",state="provisioned"} 3.0' in body
     assert 'hoststate_errors_total{type="registration error"} 1.0' in body
     assert 'hoststate_errors_total{type="provisioning error"} 1.0' in body
+    # each host's time from its creation to provisioned, once (a rebuilt book adds none)
+    count = metrics.registry.get_sample_value("hoststate_time_to_provisioned_seconds_count")
+    total = metrics.registry.get_sample_value("hoststate_time_to_provisioned_seconds_sum")
+    assert count == 3 and 0 < total < 3 * 60
     per_host = [s for s in body.splitlines() if s.startswith("hoststate_host_state_entered")]
     assert len(per_host) == 3  # one series per host, not per host and state
 

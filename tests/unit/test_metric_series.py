@@ -11,7 +11,12 @@ from state_controller.api.updates import UpdateStep
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observability.collectors import STATE_CODES, STEP_CODES, BooksCollector
+from state_controller.observability.collectors import (
+    STATE_CODES,
+    STEP_CODES,
+    BooksCollector,
+    PoolsCollector,
+)
 
 T0 = 1_800_000_000.0
 LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]
@@ -25,7 +30,9 @@ class Clock:
         return self.now
 
 
-def scrape(collector: BooksCollector) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(
+    collector: BooksCollector | PoolsCollector,
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
     for family in collector.collect():
         for sample in family.samples:
@@ -57,6 +64,12 @@ def test_a_host_lifecycle_keeps_one_series_per_host_and_drops_stuck_and_error_se
             assert len(stuck) == 10 and all(("state", "inspecting") in s for s in stuck)
             [error] = per_host(series, "hoststate_host_consecutive_errors")
             assert ("host", "host-3") in error and ("message", "BMC said no") in error
+            counted = (("namespace", "ns"), ("type", "inspection error"))
+            assert series[("hoststate_hosts_in_error", counted)] == 1
+            assert (
+                series[("hoststate_stuck_hosts", (("namespace", "ns"), ("state", "inspecting")))]
+                == 10
+            )
             books["ns/host-3"].recover(now=clock.now, reason="R")
         else:
             assert per_host(series, "hoststate_host_stuck_seconds") == set()
@@ -103,3 +116,19 @@ def test_a_node_stuck_in_a_step_has_a_series_until_it_moves_on() -> None:
 def test_every_state_and_step_has_its_own_code() -> None:
     assert set(STATE_CODES) == set(P) and len(set(STATE_CODES.values())) == len(P)
     assert set(STEP_CODES) == set(UpdateStep) and len(set(STEP_CODES.values())) == len(UpdateStep)
+
+
+def test_nodepool_counts_are_read_from_the_nodepools() -> None:
+    pools = [
+        {"metadata": {"name": "worker"}, "status": {"machineCount": 8, "updatedMachineCount": 3,
+         "updatingMachineCount": 5, "degradedMachineCount": 1, "unavailableMachineCount": 5}},
+        {"metadata": {"name": "infra"}},  # no status written yet: all 0
+    ]  # fmt: skip
+    series = scrape(PoolsCollector(lambda: pools))  # type: ignore[arg-type]
+    worker, infra = (("pool", "worker"),), (("pool", "infra"),)
+    assert series[("hoststate_nodepool_machines", worker)] == 8
+    assert series[("hoststate_nodepool_updated_machines", worker)] == 3
+    assert series[("hoststate_nodepool_updating_machines", worker)] == 5
+    assert series[("hoststate_nodepool_degraded_machines", worker)] == 1
+    assert series[("hoststate_nodepool_unavailable_machines", worker)] == 5
+    assert series[("hoststate_nodepool_machines", infra)] == 0

@@ -119,12 +119,12 @@ def test_every_state_and_step_has_its_own_code() -> None:
 
 
 def test_nodepool_counts_are_read_from_the_nodepools() -> None:
-    pools = [
+    pools: list[dict[str, Any]] = [
         {"metadata": {"name": "worker"}, "status": {"machineCount": 8, "updatedMachineCount": 3,
          "updatingMachineCount": 5, "degradedMachineCount": 1, "unavailableMachineCount": 5}},
         {"metadata": {"name": "infra"}},  # no status written yet: all 0
     ]  # fmt: skip
-    series = scrape(PoolsCollector(lambda: pools))  # type: ignore[arg-type]
+    series = scrape(PoolsCollector(lambda: pools))
     worker, infra = (("pool", "worker"),), (("pool", "infra"),)
     assert series[("hoststate_nodepool_machines", worker)] == 8
     assert series[("hoststate_nodepool_updated_machines", worker)] == 3

@@ -272,6 +272,16 @@ class Replica:
             if line.startswith("controller_runtime_reconcile_total{")
         )
 
+    def leading(self) -> float:
+        """``leader_election_master_status`` of the lease, as this replica reports it."""
+        _, body = self.get("/metrics")
+        [value] = [
+            float(line.rsplit(" ", 1)[1])
+            for line in body.splitlines()
+            if line.startswith('leader_election_master_status{name="hoststate-controller"}')
+        ]
+        return value
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -302,6 +312,7 @@ def test_one_leader_reconciles_and_the_other_takes_over(
         assert sorted(c > 0 for c in counts) == [False, True], f"{counts}\n{logs}"  # one acts
         leader = replicas[counts.index(max(counts))]
         standby = replicas[1 - replicas.index(leader)]
+        assert [r.leading() for r in (leader, standby)] == [1.0, 0.0]
 
         leader.kill()
         killed = time.monotonic()
@@ -317,6 +328,7 @@ def test_one_leader_reconciles_and_the_other_takes_over(
         # Host.status is written before the HostState is created and filled in
         wait_for(lambda: phases(admin).get("host-0003") == "Provisioned", what="its HostState")
         assert standby.reconciles() > 0
+        assert standby.leading() == 1.0
         assert_no_transition_twice(admin)
     finally:
         for replica in replicas:

@@ -24,6 +24,7 @@ def test_dashboard_loads_and_every_panel_queries_the_chosen_datasource(path: obj
     assert board.uid and board.title and board.title.startswith("hoststate / ")
     variables = {v.name: v for v in (board.templating.list_val or [])}
     assert variables["datasource"].type_val == dashboard.VariableType.DATASOURCE
+    assert variables["namespace"].type_val == dashboard.VariableType.QUERY
     panels = [p for p in board.panels or [] if isinstance(p, dashboard.Panel)]
     assert len(panels) >= 6
     for panel in board.panels or []:

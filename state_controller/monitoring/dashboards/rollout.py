@@ -5,10 +5,11 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
 from ...observability.collectors import POOL_COUNTS, STEP_CODES
-from .panels import RATE, graph, label_variable, listing, new_dashboard, row
+from .panels import IN_NAMESPACE, RATE, graph, label_variable, listing, new_dashboard, row
 
 UID = "hoststate-rollout"
 POOL = 'pool=~"$pool"'
+NODES = "Counted for every followed Node: these series carry no namespace."
 QUANTILES = (0.5, 0.9)
 
 
@@ -34,6 +35,9 @@ def dashboard() -> Dashboard:
             tags=["upgrades"],
         )
         .with_variable(label_variable("pool", "Pool", "hoststate_nodepool_machines"))
+        .with_variable(
+            label_variable("namespace", "HostState namespace", "hoststate_node_update_step")
+        )
         .with_row(row("Pools"))
         .with_panel(
             graph(
@@ -54,15 +58,20 @@ def dashboard() -> Dashboard:
             graph(
                 "Nodes per update step",
                 [("sum by (step) (hoststate_node_update_steps) > 0", "{{step}}")],
+                about=NODES,
             )
         )
-        .with_panel(graph("Step durations (p50, p90)", steps, unit="s"))
+        .with_panel(graph("Step durations (p50, p90)", steps, unit="s", about=NODES))
         .with_panel(
             listing(
                 "Current step per node",
                 [
-                    ("hoststate_node_update_step", ""),
-                    ("time() - hoststate_node_update_step_entered_timestamp_seconds", ""),
+                    (f"hoststate_node_update_step{{{IN_NAMESPACE}}}", ""),
+                    (
+                        "time() - hoststate_node_update_step_entered_timestamp_seconds"
+                        f"{{{IN_NAMESPACE}}}",
+                        "",
+                    ),
                 ],
                 columns={
                     "node": "Node",
@@ -78,7 +87,7 @@ def dashboard() -> Dashboard:
         .with_panel(
             listing(
                 "Stuck drains, reboots and other steps",
-                [("hoststate_node_update_stuck_seconds", "")],
+                [(f"hoststate_node_update_stuck_seconds{{{IN_NAMESPACE}}}", "")],
                 columns={
                     "node": "Node",
                     "namespace": "Namespace",
@@ -98,6 +107,7 @@ def dashboard() -> Dashboard:
                         "{{outcome}}",
                     )
                 ],
+                about=NODES,
             )
         )
     )

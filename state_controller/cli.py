@@ -226,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="zero",
         help="timings of the simulated provisioner",
     )
+    run.add_argument(
+        "--simulated-hardware",
+        metavar="FILE",
+        help="keep the simulated machines in this sqlite file, so a restart finds them as "
+        "it left them (default: in memory, new hardware at every start)",
+    )
     _trace_flag(run)
     nodes = run.add_argument_group("nodes and their updates")
     nodes.add_argument(
@@ -409,6 +415,7 @@ def _run(args: argparse.Namespace) -> int:
                 retry_period=args.retry_period,
                 workers=args.workers,
                 simulated_timings=args.simulated_timings,
+                simulated_hardware=args.simulated_hardware,
                 trace=args.trace,
                 ironic=ironic,
                 follow_nodes=not args.no_nodes,

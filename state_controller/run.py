@@ -23,6 +23,7 @@ from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import BindError, parse_bind_address, serve_metrics, serve_probes
 from .observability.metrics_auth import DelegatedAuth, serve_metrics_securely, tls_context
 from .observability.tracing import Exporter
+from .provisioning.hardware_file import HardwareFile
 from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
@@ -51,6 +52,7 @@ class RunOptions:
     retry_period: int = 2
     workers: int = 4
     simulated_timings: str = "zero"
+    simulated_hardware: str | None = None  # sqlite file keeping the simulated machines
     trace: Exporter = "none"
     ironic: IronicSettings | None = None  # None: the simulated provisioner
     follow_nodes: bool = True
@@ -71,7 +73,8 @@ def provisioner_for(opts: RunOptions) -> Provisioner:
             "state; pass --ironic-url (and --ironic-credentials-dir) to drive OpenStack Ironic"
         )
         timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
-        return SimulatedProvisioner(timings=timings)
+        hardware = HardwareFile(opts.simulated_hardware) if opts.simulated_hardware else None
+        return SimulatedProvisioner(timings=timings, hardware=hardware)
     ironic = opts.ironic.provisioner(workers=opts.workers)
     problem = ironic.check()
     if problem:

@@ -36,6 +36,7 @@ from ..observability.endpoints import BindError, serve_metrics
 from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
 from ..provisioning.fault_plan import FAULT_KINDS, FaultKind, FaultPlan
+from ..provisioning.hardware_file import HardwareFile
 from ..provisioning.ironic import IronicSettings, node_name_prefix
 from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
@@ -188,7 +189,9 @@ def run_demo(opts: DemoOptions) -> int:
             times=opts.fault_attempts or None,
         )
     timings = faster(Timings.demo(), opts.speed)
-    sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed)
+    # with --store the machines are kept in the same file: a second run finds them as they were
+    hardware = HardwareFile(opts.store) if opts.store else None
+    sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed, hardware=hardware)
     config = ControllerConfig(
         workers=opts.workers,
         stuck=policy,

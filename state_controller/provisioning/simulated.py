@@ -3,7 +3,9 @@
 It behaves like a small Ironic with fake machines: operations take the
 configured time (zero by default), answer with the same semantic results a
 real backend gives, and fail on demand through a :class:`FaultPlan`. It is
-deterministic for a given seed, so a demo or a test can be replayed.
+deterministic for a given seed, so a demo or a test can be replayed. With a
+:class:`~.hardware_file.HardwareFile` the machines outlive the process, as a real
+backend's nodes do.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .fault_plan import Fault, FaultPlan, Operation, failure
+from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed
 from .wording import unfetchable_checksum
@@ -58,6 +62,14 @@ class Machine:
     node_active: bool = False  # the backend believes an image is deployed
     busy: tuple[str, float] | None = None  # (operation, finishes at)
     started: Counter[str] = field(default_factory=Counter)
+    finished: str = ""  # the last operation that ended well, until another one starts
+
+
+_REPEATED_WHEN_ASKED_AGAIN: frozenset[Operation] = frozenset(
+    {"inspect", "prepare", "provision", "deprovision"}
+)
+"""Operations whose end a backend keeps showing (a node stays inspected, deployed);
+power and adoption are asked for by what they must reach, and answered by it."""
 
 
 class SimulatedProvisioner:
@@ -72,6 +84,7 @@ class SimulatedProvisioner:
         faults: FaultPlan | None = None,
         seed: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        hardware: HardwareFile | None = None,
     ) -> None:
         self.timings = timings or Timings()
         self.faults = faults or FaultPlan()
@@ -80,12 +93,20 @@ class SimulatedProvisioner:
         self._machines: dict[str, Machine] = {}
         self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
         self._lock = threading.Lock()
+        self.hardware = hardware  # None: the machines live as long as this object
+        if hardware is not None:
+            self._load(hardware)
 
     # -- inspection helpers for tests and the demo -------------------------------------
 
     def machine(self, address: str) -> Machine:
         with self._lock:
             return self._machine(address)
+
+    def machines(self) -> dict[str, Machine]:
+        """Every machine the backend has seen, by BMC address."""
+        with self._lock:
+            return dict(self._machines)
 
     def forget_all_nodes(self) -> None:
         """Lose the backend's database, like an Ironic whose database was wiped."""
@@ -94,12 +115,12 @@ class SimulatedProvisioner:
                 machine.node_id = ""
                 machine.node_active = False
                 machine.busy = None
+                self._keep(machine)
 
     # -- Provisioner -------------------------------------------------------------------
 
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             if host.bmc.host.endswith(".invalid"):
                 return self._unreachable(host)
             fault = self.faults.take(host.key, "register")
@@ -124,8 +145,7 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "register", finish)
 
     def inspect(self, host: HostView, *, restart: bool) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             return self._operation(
                 host,
                 machine,
@@ -135,13 +155,11 @@ class SimulatedProvisioner:
             )
 
     def prepare(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             return self._operation(host, machine, "prepare", complete)
 
     def provision(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 if (unfetchable := _unfetchable_checksum(host)) is not None:
@@ -154,8 +172,7 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "provision", finish)
 
     def deprovision(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.disk_image = None
@@ -166,8 +183,7 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "deprovision", finish)
 
     def adopt(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             if not machine.node_id:
                 return failed("cannot adopt: the backend does not know the host; register first")
             if machine.node_active:
@@ -180,8 +196,7 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "adopt", finish)
 
     def power(self, host: HostView, *, on: bool) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.powered_on = on
@@ -190,8 +205,7 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "power", finish)
 
     def reboot(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.powered_on = True
@@ -200,16 +214,14 @@ class SimulatedProvisioner:
             return self._operation(host, machine, "power", finish)
 
     def detach(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             machine.node_id = ""
             machine.node_active = False
             machine.busy = None
             return complete()
 
     def delete(self, host: HostView) -> Result:
-        with self._lock:
-            machine = self._machine(host.bmc_address)
+        with self._at(host.bmc_address) as machine:
             result = self._operation(host, machine, "delete", complete)
             if result.done:
                 machine.node_id = ""
@@ -217,6 +229,54 @@ class SimulatedProvisioner:
             return result
 
     # -- machinery ---------------------------------------------------------------------
+
+    @contextmanager
+    def _at(self, address: str) -> Iterator[Machine]:
+        """The machine at ``address``, under the lock; kept in the hardware file after."""
+        with self._lock:
+            machine = self._machine(address)
+            try:
+                yield machine
+            finally:
+                self._keep(machine)
+
+    def _keep(self, machine: Machine) -> None:
+        if self.hardware is None:
+            return
+        busy = None
+        if machine.busy is not None:  # kept in wall-clock time: the clock may be monotonic
+            operation, ends = machine.busy
+            busy = (operation, time.time() + (ends - self.clock()))
+        self.hardware.save(
+            MachineRecord(
+                machine.address,
+                machine.powered_on,
+                machine.disk_image,
+                machine.node_id,
+                machine.node_active,
+                busy,
+                dict(machine.started),
+                machine.finished,
+            )
+        )
+
+    def _load(self, hardware: HardwareFile) -> None:
+        wall, now = time.time(), self.clock()
+        for record in hardware.load():
+            busy = None
+            if record.busy is not None:
+                operation, ends = record.busy
+                busy = (operation, now + max(0.0, ends - wall))
+            self._machines[record.address] = Machine(
+                record.address,
+                record.powered_on,
+                record.disk_image,
+                record.node_id,
+                record.node_active,
+                busy,
+                Counter(record.started),
+                record.finished,
+            )
 
     def _machine(self, address: str) -> Machine:
         machine = self._machines.get(address)
@@ -249,7 +309,12 @@ class SimulatedProvisioner:
             if now < machine.busy[1]:
                 return continuing(machine.busy[1] - now)
             machine.busy = None
-            return self._finish(host, operation, finish)
+            return self._finish(host, machine, operation, finish)
+        if machine.busy is None and machine.finished == operation and not restart:
+            # asked again after it ended (the answer was lost with a crashed controller):
+            # the backend shows the work done, as Ironic shows a node already inspected
+            return self._finish(host, machine, operation, finish)
+        machine.finished = ""
         machine.started[operation] += 1
         duration = self.timings.of(operation)
         # registration faults are answered up front by register() itself
@@ -259,15 +324,20 @@ class SimulatedProvisioner:
         elif fault is not None:
             self._failing[(host.key, operation)] = fault  # reported when the operation ends
         if duration <= 0:
-            return self._finish(host, operation, finish)
+            return self._finish(host, machine, operation, finish)
         machine.busy = (operation, now + duration)
         return continuing(duration)
 
-    def _finish(self, host: HostView, operation: Operation, finish: Callable[[], Result]) -> Result:
+    def _finish(
+        self, host: HostView, machine: Machine, operation: Operation, finish: Callable[[], Result]
+    ) -> Result:
         fault = self._failing.pop((host.key, operation), None)
         if fault is not None:
             return failure(fault, host)
-        return finish()
+        result = finish()
+        if result.done and operation in _REPEATED_WHEN_ASKED_AGAIN:
+            machine.finished = operation
+        return result
 
     def _hardware(self, host: HostView) -> dict[str, Any]:
         digest = hashlib.sha256(f"{self.seed}:{host.bmc_address}".encode()).digest()

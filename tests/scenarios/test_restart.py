@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.demo import create_fleet
+from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from tests.conftest import wait_for
 from tests.scenarios.test_annotations import writes
@@ -73,3 +75,39 @@ def test_deleted_hoststate_is_recreated_with_its_history(
         assert (
             cluster.get(HOSTS, NS, "host-0000")["status"]["provisioning"]["state"] == "provisioned"
         )
+
+
+def test_simulated_hardware_outlives_the_process(
+    cluster: Cluster, run_controller: Any, tmp_path: Path
+) -> None:
+    """A restart with a new simulated backend over the same hardware file finds the
+    machines deployed and powered: nothing is adopted, powered on or deployed again, and
+    a deploy that was in progress is polled to its end instead of started again."""
+    hardware = tmp_path / "hardware.db"
+    first_sim = SimulatedProvisioner(
+        timings=Timings(provision=0.8), hardware=HardwareFile(hardware)
+    )
+    with run_controller(cluster, first_sim):
+        create_fleet(cluster, NS, 4)
+        wait_for(
+            lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioning" for i in range(4))
+        )
+    assert first_sim.hardware is not None
+    first_sim.hardware.close()
+    second_sim = SimulatedProvisioner(
+        timings=Timings(provision=0.8), hardware=HardwareFile(hardware)
+    )
+    with run_controller(cluster, second_sim) as second:
+        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(4)))
+        wait_for(second.controller.idle)
+    third_sim = SimulatedProvisioner(hardware=HardwareFile(hardware))
+    with run_controller(cluster, third_sim) as third:
+        wait_for(lambda: third.controller.reconciles >= 4 and third.controller.idle())
+        for obj in cluster.list(HOSTSTATES, NS)[0]:
+            reasons = [h["reason"] for h in obj["status"]["history"]]
+            assert reasons.count("ProvisioningComplete") == 1, reasons
+            assert "Adopted" not in reasons and "PoweredOn" not in reasons, reasons
+    for address, machine in third_sim.machines().items():
+        assert machine.started["provision"] == 1, address  # polled across the restart
+        assert machine.started["inspect"] == 1, address
+        assert machine.node_active and machine.powered_on, address

@@ -3,6 +3,7 @@ point does it (demo, run, benchmarks, tests): metrics, Events, traces."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -47,8 +48,11 @@ def observed_controller(
     config: ControllerConfig,
     *,
     trace: Exporter = "none",
+    mode_since: float | None = None,
 ) -> Observed:
+    """``mode_since``: when the controller began to run in ``config.mode`` (default: now)."""
     metrics = Metrics()
+    metrics.running_in(config.mode, time.time() if mode_since is None else mode_since)
     tracing = make_tracing(trace)
     tracer = tracing.tracer
     cluster = InstrumentedCluster(cluster, metrics, api_host(cluster), tracer)

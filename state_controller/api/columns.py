@@ -58,6 +58,12 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Provisioned", _condition("Provisioned"), priority=1),
     Column("Degraded", _condition("Degraded"), priority=1),
     Column("Step", ".status.update.step", priority=1, description="Node update step"),
+    Column(
+        "Mode",
+        ".status.mode",
+        priority=1,
+        description="Bootstrap: kept before the cluster exists; Cluster: in this cluster",
+    ),
     # the MachineConfigNode children
     Column("UpdateCompatible", _condition("UpdateCompatible"), priority=1),
     Column("AppliedFilesAndOS", _condition("AppliedFilesAndOS"), priority=1),

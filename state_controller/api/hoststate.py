@@ -53,6 +53,13 @@ class Phase(StrEnum):
     UPDATED = "Updated"  # a Node with no Host, at its desired configuration
 
 
+class Mode(StrEnum):
+    """Who keeps a host's book: the phase of the cluster's life it is in."""
+
+    BOOTSTRAP = "Bootstrap"  # state-controller bootstrap, before the cluster exists
+    CLUSTER = "Cluster"  # a controller in the cluster (after a pivot, or from the start)
+
+
 class ConditionType(StrEnum):
     # summaries
     READY = "Ready"
@@ -151,6 +158,12 @@ _MAP_BY_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-ma
 
 class HostStateStatus(StatusModel):
     phase: Phase = Phase.PENDING
+    mode: Mode | Literal[""] = Field(
+        default="",
+        description="Who keeps the host's book: Bootstrap (state-controller bootstrap, "
+        "before the cluster exists) or Cluster (a controller in this cluster; after a pivot "
+        "the history still begins with the bootstrap chapter).",
+    )
     provisioning: ProvisioningCursor = Field(default_factory=ProvisioningCursor)
     update: UpdateProgress | None = None
     stuck: bool = False

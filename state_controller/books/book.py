@@ -19,6 +19,7 @@ bookkeeping, and belongs to the runtime.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -76,6 +77,7 @@ class Book:
         error: ErrorType | None = None,
         always_record: bool = False,
         update: UpdateCursor | None = None,
+        chapter: str | None = None,
     ) -> Transition:
         """Change state and/or operational status, and record it.
 
@@ -91,6 +93,10 @@ class Book:
         own for each update. History records read where the host *is*: its
         update step while an update is in progress, else its provisioning
         state, so each record's ``from`` is the previous record's ``to``.
+
+        ``chapter`` files the record in a chapter other than its state's
+        (:data:`~.chapters.BOOTSTRAP_CHAPTER`, which opens a host's life before
+        the cluster exists).
         """
         self._changing(now)
         if update is not None:
@@ -123,7 +129,7 @@ class Book:
         )
         record = Transition(
             seq=0,
-            chapter=CHAPTER_OF[cur.state],
+            chapter=chapter or CHAPTER_OF[cur.state],
             from_state=position,
             to_state=self.position(),
             at=now,
@@ -196,6 +202,18 @@ class Book:
         if self.node_only:
             return self.update.step.value
         return self.cursor.state.value
+
+    def moved_in(self, *, now: float, reason: str, message: str) -> Transition:
+        """The host arrived with its past from another store (a pivot), and is kept here now.
+
+        Its past is journaled again, marked ``replayed``, for the reporters of this place
+        whose counters start here (the time-in-state histograms include the bootstrap
+        phase); the history holds it already and is not touched. Then the arrival itself is
+        recorded, once.
+        """
+        for record in replayed(self.history):
+            self.journal.append(record)
+        return self.transition(now=now, reason=reason, message=message, always_record=True)
 
     # convenience spellings of transition()
 
@@ -325,6 +343,17 @@ class Book:
             else:
                 out[ctype] = (cond, at if at is not None else self.cursor.entered_at)
         return out
+
+
+def replayed(history: Iterable[Transition]) -> Iterator[Transition]:
+    """Copies of recorded transitions, each with the time spent in the state it left."""
+    entered: float | None = None
+    for record in history:
+        moved = record.from_state != record.to_state
+        spent = record.at - entered if moved and entered is not None else None
+        if moved:
+            entered = record.at
+        yield replace(record, time_in_previous_state=spent, replayed=True)
 
 
 def _outcome(last_state: str, *, left_in_error: bool) -> str:

@@ -23,3 +23,7 @@ CHAPTER_OF: dict[S, str] = {
 }
 
 UPDATE_CHAPTER = "update"
+
+BOOTSTRAP_CHAPTER = "bootstrap"
+"""The first chapter of a host taken in before its cluster exists (``state-controller
+bootstrap``): it holds the record of that, and ends when registration begins."""

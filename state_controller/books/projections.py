@@ -204,6 +204,7 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         conds.append(cond)
     out: dict[str, Any] = {
         "phase": phase(book).value,
+        "mode": book.facts.mode,
         "provisioning": {
             "state": cur.state.value,
             "operationalStatus": cur.operational_status.value,

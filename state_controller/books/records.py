@@ -79,6 +79,7 @@ class Facts:
     credentials: tuple[str, str] | None = None  # (secret name, secret resourceVersion)
     observed_generation: int = 0
     last_updated: float | None = None
+    mode: str = ""  # who keeps the book: Bootstrap (before the cluster exists) or Cluster
 
 
 @dataclass(slots=True)
@@ -106,6 +107,7 @@ class Transition:
     recorded: bool = True
     time_in_previous_state: float | None = None
     error_type: ErrorType | None = None
+    replayed: bool = False  # a copy of a past record, journaled again for new reporters
     _at: str = field(default="", repr=False)
 
     def wire(self) -> dict[str, Any]:

@@ -44,6 +44,7 @@ def restore(
     _restore_cursor(book, hs, now)
     _restore_facts(book, hs)
     book.facts.node = node
+    book.facts.mode = str(state_status.get("mode") or "")
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
     _restore_history(book, state_status, hs.get("recentTransitions") or [])

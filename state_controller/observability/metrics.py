@@ -23,6 +23,7 @@ from prometheus_client import (
     disable_created_metrics,
 )
 
+from ..api.hoststate import Mode
 from ..api.states import TRANSIENT_STATES, ErrorType, ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
@@ -135,6 +136,19 @@ class Metrics:
             registry=r,
         )
         self.build_info.labels(_version(), platform.python_version()).set(1)
+        self.mode = Gauge(
+            "hoststate_controller_mode",
+            "1 for the mode the controller runs in, 0 for the other: Bootstrap (state-controller "
+            "bootstrap, before the cluster exists) or Cluster.",
+            ["mode"],
+            registry=r,
+        )
+        self.mode_since = Gauge(
+            "hoststate_controller_mode_since_timestamp_seconds",
+            "When the controller began to run in its mode (for bootstrap: when the state "
+            "directory's bootstrap began, across restarts).",
+            registry=r,
+        )
         ProcessCollector(registry=r)  # process_cpu_seconds_total, process_resident_memory_bytes…
         PlatformCollector(registry=r)
         GCCollector(registry=r)
@@ -288,6 +302,12 @@ class Metrics:
         self.active_workers.labels(self.controller).set_function(active)
         self.unfinished.labels(*self._q).set_function(unfinished)
         self.longest.labels(*self._q).set_function(longest)
+
+    def running_in(self, mode: Mode, since: float) -> None:
+        """``hoststate_controller_mode``: which mode, and since when."""
+        for each in Mode:
+            self.mode.labels(each.value).set(1 if each == mode else 0)
+        self.mode_since.set(since)
 
     def leading(self, lease: str, leads: bool) -> None:
         """``leader_election_master_status``. A process that runs without leader election

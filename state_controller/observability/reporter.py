@@ -73,6 +73,8 @@ class Observability:
                 self.metrics.notice(entry)
             else:
                 self.metrics.transition(entry, host.get("metadata", {}).get("creationTimestamp"))
+                if entry.replayed:
+                    continue  # a past record, for the counters only: told when it happened
                 if entry.recorded and span is not None:
                     span.add_event(
                         "transition",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..api.hoststate import Mode
 from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
@@ -23,3 +24,5 @@ class ControllerConfig:
     # a NodePool's status is written at most this often (seconds): a rollout moves its
     # counts at every node's start and end, and a summary a second old is as good
     pool_status_interval: float = 1.0
+    # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
+    mode: Mode = Mode.CLUSTER

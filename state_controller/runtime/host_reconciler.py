@@ -34,11 +34,13 @@ from ..api import API_VERSION
 from ..api import annotations as ann
 from ..api.host import HostStatus
 from ..api.objects import Obj
+from ..api.hoststate import Mode
 from ..books.book import Book
+from ..books.chapters import BOOTSTRAP_CHAPTER
 from ..books.journal import INVALID_ANNOTATION
 from ..books.projections import RECENT, host_status, host_status_differs
 from ..books.restore import confirmed_seq, restore
-from ..cluster.interface import HOSTS, SECRETS, Cluster, NotFound, Resource
+from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, Resource
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .delivery import Delivery
@@ -50,6 +52,9 @@ from .results import DONE, ReconcileResult
 from .statuses import BookWriter, hoststate_body
 
 log = logging.getLogger(__name__)
+
+BOOTSTRAPPED = "Bootstrap"  # the record that opens the bootstrap chapter
+PIVOTED = "Pivoted"  # the record of a host's arrival with its past (a pivot)
 
 
 __all__ = ["DONE", "HostReconciler", "ReconcileResult"]
@@ -159,12 +164,48 @@ class HostReconciler:
             status = _status_from_annotation(raw)
             from_annotation = status is not None
         state = self.hoststates.get(key)
+        if state is None and status:
+            state = self._hoststate_from_server(key)
         state_status = state.get("status") if state else None
         node = str(((state or {}).get("spec") or {}).get("node") or "")
         book = restore(key, status, state_status, now=now, limits=self.config.limits, node=node)
         delivery = Delivery(confirmed_seq=confirmed_seq(state_status), reported=book.journal.end)
+        self._take_in(book, arrived=from_annotation, now=now)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery, from_annotation
+
+    def _hoststate_from_server(self, key: str) -> Obj | None:
+        """A HostState the cache has not seen yet: one created just before its Host (a
+        pivot writes it, then unpauses the Host) must not be taken for a lost one."""
+        namespace, _, name = key.partition("/")
+        try:
+            state = self.cluster.get(HOSTSTATES, namespace, name)
+        except NotFound:
+            return None
+        self.hoststates.mutate(state)
+        return state
+
+    def _take_in(self, book: Book, *, arrived: bool, now: float) -> None:
+        """Record how the book came to be kept here: a host new to the books at bootstrap
+        opens the bootstrap chapter; one that arrived by a pivot records its arrival."""
+        mode, before = self.config.mode, book.facts.mode
+        if arrived:
+            came = "from the bootstrap controller" if before == Mode.BOOTSTRAP else "here"
+            book.moved_in(
+                now=now,
+                reason=PIVOTED,
+                message=f"moved {came} with its history; status restored from the "
+                f"{ann.STATUS} annotation, nothing registered, inspected or deployed again",
+            )
+        elif book.last_seq == 0 and mode == Mode.BOOTSTRAP:
+            book.transition(
+                now=now,
+                reason=BOOTSTRAPPED,
+                message="taken in by state-controller bootstrap, before the cluster exists",
+                always_record=True,
+                chapter=BOOTSTRAP_CHAPTER,
+            )
+        book.note(now=now, mode=mode.value)
 
     def _notice_annotation_problems(
         self, book: Book, annotations: dict[str, str], now: float

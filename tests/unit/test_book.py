@@ -5,7 +5,9 @@ from __future__ import annotations
 from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book, Limits
+from state_controller.books.chapters import BOOTSTRAP_CHAPTER
 from state_controller.books.projections import host_status, hoststate_status
+from state_controller.books.records import Transition
 from state_controller.books.restore import confirmed_seq, restore
 from state_controller.books.stuck import StuckPolicy
 
@@ -126,3 +128,37 @@ def test_condition_timestamps_change_only_when_status_changes() -> None:
     assert second["Degraded"]["status"] == "True"
     assert second["Degraded"]["lastTransitionTime"] != first["Degraded"]["lastTransitionTime"]
     assert second["Inspected"]["lastTransitionTime"] == first["Inspected"]["lastTransitionTime"]
+
+
+def test_bootstrap_chapter_opens_the_story_and_a_move_replays_it_for_new_counters() -> None:
+    book = Book("ns/h", now=T0)
+    book.transition(
+        now=T0, reason="Bootstrap", message="before the cluster", always_record=True,
+        chapter=BOOTSTRAP_CHAPTER,
+    )  # fmt: skip
+    book.move(S.REGISTERING, now=T0 + 1, reason="Registering")
+    book.move(S.INSPECTING, now=T0 + 4, reason="Registered")
+    book.move(S.PREPARING, now=T0 + 10, reason="InspectionComplete")
+    assert [c.name for c in book.chapters] == [
+        BOOTSTRAP_CHAPTER, "registration", "inspection", "preparation",
+    ]  # fmt: skip
+    assert book.chapters[0].ended_at == T0 + 1 and book.chapters[0].outcome == "completed"
+
+    status = hoststate_status(book, StuckPolicy(), T0 + 10)
+    moved = restore("ns/h", host_status(book, book.last_seq), status, now=T0 + 20)
+    seen = moved.journal.end
+    arrival = moved.moved_in(now=T0 + 20, reason="Pivoted", message="moved")
+    entries, _ = moved.journal.since(seen)
+    replayed = [e for e in entries if isinstance(e, Transition) and e.replayed]
+    # the past, once, each with the time spent in the state it left
+    assert [(r.from_state, r.to_state, r.time_in_previous_state) for r in replayed] == [
+        ("", "", None), ("", "registering", None), ("registering", "inspecting", 3.0),
+        ("inspecting", "preparing", 6.0),
+    ]  # fmt: skip
+    assert entries[-1] is arrival and not arrival.replayed
+    assert [(t.seq, t.reason) for t in moved.history][-2:] == [
+        (4, "InspectionComplete"),
+        (5, "Pivoted"),
+    ]
+    assert (arrival.from_state, arrival.to_state) == ("preparing", "preparing")  # continuous
+    assert moved.chapters[0].name == BOOTSTRAP_CHAPTER

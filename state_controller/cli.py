@@ -264,6 +264,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _provisioner_flags(run)
 
+    boot = sub.add_parser(
+        "bootstrap",
+        help="provision the first hosts before the cluster exists, books kept in --state-dir",
+    )
+    boot.add_argument(
+        "--hosts",
+        metavar="FILE",
+        help="YAML of Hosts and their BMC Secrets (as for kubectl apply); needed the first "
+        "time, optional when carrying on with a state dir",
+    )
+    boot.add_argument(
+        "--state-dir", required=True, metavar="DIR", help="where the books and machines are kept"
+    )
+    boot.add_argument(
+        "--metrics-bind-address", default="127.0.0.1:8080", help="'0' disables (default %(default)s)"
+    )
+    boot.add_argument("--workers", type=int, default=4)
+    boot.add_argument(
+        "--simulated-timings",
+        choices=["zero", "demo"],
+        default="demo",
+        help="timings of the simulated machines (default demo: seconds per step)",
+    )
+    boot.add_argument(
+        "--exit-when-settled", action="store_true", help="exit once every host is at its goal"
+    )
+    boot.add_argument(
+        "--timeout", type=float, default=None, help="give up settling after this many seconds"
+    )
+    boot.add_argument("--no-table", action="store_true", help="progress lines only")
+    _trace_flag(boot)
+    _provisioner_flags(boot)
+
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
     get.add_argument(
         "kind",
@@ -272,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("name", nargs="?", help="only this object")
     where = get.add_mutually_exclusive_group(required=True)
     where.add_argument("--store", help="sqlite file of an embedded cluster (demo --store)")
+    where.add_argument("--state-dir", help="a bootstrap's state directory (bootstrap --state-dir)")
     where.add_argument("--kubeconfig", help="a cluster's kubeconfig ('-' for in-cluster/default)")
     get.add_argument("--context", help="kubeconfig context")
     get.add_argument("-n", "--namespace", default=None)
@@ -297,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     default = "info" if args.command == "run" else "warning"
     configure_logs(args.log_format, args.log_level or ("debug" if args.verbose else default))
-    if args.command in ("demo", "run"):
+    if args.command in ("demo", "run", "bootstrap"):
         try:  # --trace, else the standard variable
             args.trace = args.trace or exporter_from_env()
         except ValueError as err:
@@ -310,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             return 130
     if args.command == "run":
         return _run(args)
+    if args.command == "bootstrap":
+        return _bootstrap(args)
     if args.command == "get":
         return _get(args)
     return _gen(args)
@@ -375,6 +411,33 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(opts)
 
 
+def _bootstrap(args: argparse.Namespace) -> int:
+    from .bootstrap import BootstrapOptions, run_bootstrap
+
+    if args.workers < 1 or (args.timeout is not None and args.timeout <= 0):
+        print("--workers must be ≥ 1 and --timeout > 0", file=sys.stderr)
+        return 2
+    try:
+        ironic = ironic_settings(args)
+        return run_bootstrap(
+            BootstrapOptions(
+                state_dir=args.state_dir,
+                hosts=args.hosts,
+                ironic=ironic,
+                simulated_timings=args.simulated_timings,
+                workers=args.workers,
+                metrics_bind_address=args.metrics_bind_address,
+                exit_when_settled=args.exit_when_settled,
+                timeout=args.timeout,
+                table=not args.no_table,
+                trace=args.trace,
+            )
+        )
+    except ValueError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+
+
 def leader_election_problem(lease: int, renew: int, retry: int) -> str:
     """The client's LeaderElection exits its thread on these; say so before starting."""
     if retry < 1:
@@ -438,6 +501,15 @@ def _get(args: argparse.Namespace) -> int:
     from .cluster.kube import KubeCluster, load_api_client
     from .tables import render, rows
 
+    if args.state_dir is not None:
+        args.store = str(Path(args.state_dir) / "cluster.db")
+        if not Path(args.store).exists():
+            print(
+                f"--state-dir: {args.state_dir} holds no bootstrap; start one with "
+                "state-controller bootstrap --hosts FILE --state-dir DIR",
+                file=sys.stderr,
+            )
+            return 2
     if args.store is not None and not Path(args.store).exists():
         print(
             f"--store: {args.store} does not exist; start a demo with --store first",

@@ -1,0 +1,168 @@
+"""The hosts file of ``state-controller bootstrap``: Hosts and their BMC Secrets, in YAML.
+
+The same documents ``kubectl apply -f`` takes (one or more, ``---`` between them, or a
+``List``), so the file that bootstraps a cluster is the file its Hosts are kept in
+later. Every document is checked before anything is stored: a mistake is one line
+naming the document, the object and the field, and nothing is half applied.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..api import API_VERSION
+from ..api.objects import Obj
+from ..cluster.interface import HOSTS, SECRETS, Cluster, Invalid, NotFound, Resource
+from ..cluster.schema import validators
+
+DEFAULT_NAMESPACE = "default"
+
+
+class HostsFileError(ValueError):
+    """The hosts file cannot be used; the message names the document and the fix."""
+
+
+@dataclass(frozen=True)
+class HostsFile:
+    """The objects of a hosts file, checked, with namespaces filled in."""
+
+    path: Path
+    hosts: tuple[Obj, ...]
+    secrets: tuple[Obj, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        return [f"{h['metadata']['namespace']}/{h['metadata']['name']}" for h in self.hosts]
+
+
+def read_hosts_file(path: str | Path) -> HostsFile:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise HostsFileError(f"--hosts {path}: {err.strerror or err}") from None
+    try:
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as err:
+        raise HostsFileError(f"--hosts {path}: not YAML: {_one_line(err)}") from None
+    hosts: list[Obj] = []
+    secrets: list[Obj] = []
+    seen: set[tuple[str, str, str]] = set()
+    check = validators()[HOSTS]
+    for number, obj in enumerate(_items(documents, path), start=1):
+        where = f"--hosts {path}: document {number}"
+        if not isinstance(obj, dict):
+            raise HostsFileError(f"{where}: expected a Host or a Secret, found {type(obj).__name__}")
+        kind = obj.get("kind")
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name"):
+            raise HostsFileError(f"{where}: metadata.name is missing; name the {kind or 'object'}")
+        meta.setdefault("namespace", DEFAULT_NAMESPACE)
+        what = f"{kind} {meta['namespace']}/{meta['name']}"
+        if kind == "Host":
+            if obj.get("apiVersion") != API_VERSION:
+                raise HostsFileError(
+                    f"{where}: {what}: apiVersion is {obj.get('apiVersion')!r}; use {API_VERSION}"
+                )
+            try:
+                check(obj)
+            except Invalid as err:
+                raise HostsFileError(f"{where}: {err}") from None
+            obj.pop("status", None)  # a status is the controller's to write
+            hosts.append(obj)
+        elif kind == "Secret":
+            secrets.append(_with_data(obj, f"{where}: {what}"))
+        else:
+            raise HostsFileError(
+                f"{where}: kind {kind!r} is not kept by bootstrap; the file holds Hosts "
+                f"({API_VERSION}) and their Secrets (v1)"
+            )
+        identity = (str(kind), meta["namespace"], meta["name"])
+        if identity in seen:
+            raise HostsFileError(f"{where}: {what} appears twice; keep one")
+        seen.add(identity)
+    if not hosts:
+        raise HostsFileError(f"--hosts {path}: no Host in the file; nothing to bootstrap")
+    _check_credentials(path, hosts, secrets)
+    return HostsFile(path, tuple(hosts), tuple(secrets))
+
+
+def _with_data(secret: Obj, where: str) -> Obj:
+    """``stringData`` folded into ``data`` (base64), as the API server stores a Secret."""
+    data = secret.get("data") or {}
+    plain = secret.pop("stringData", None) or {}
+    if not isinstance(data, dict) or not isinstance(plain, dict):
+        raise HostsFileError(f"{where}: data and stringData must be maps of key to value")
+    for key, value in plain.items():
+        data[str(key)] = base64.b64encode(str(value).encode()).decode()
+    secret["data"] = data
+    return secret
+
+
+def _items(documents: list[Any], path: Path) -> list[Any]:
+    """The documents, with the items of a ``List`` in its place."""
+    out: list[Any] = []
+    for doc in documents:
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            items = doc.get("items")
+            if not isinstance(items, list):
+                raise HostsFileError(f"--hosts {path}: a List without items")
+            out.extend(items)
+        else:
+            out.append(doc)
+    return out
+
+
+def _check_credentials(path: Path, hosts: list[Obj], secrets: list[Obj]) -> None:
+    """Say now, not after registration fails, when a Host names a Secret the file lacks."""
+    known = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in secrets}
+    for host in hosts:
+        meta = host["metadata"]
+        name = ((host.get("spec") or {}).get("bmc") or {}).get("credentialsName")
+        if name and (meta["namespace"], name) not in known:
+            raise HostsFileError(
+                f"--hosts {path}: Host {meta['namespace']}/{meta['name']} names "
+                f"spec.bmc.credentialsName {name!r}, which is not a Secret in the file; add it"
+            )
+
+
+def apply_hosts_file(cluster: Cluster, hosts_file: HostsFile) -> dict[str, int]:
+    """Create what is missing and bring what changed in the file up to date.
+
+    Run again over the same file (a restart), it writes nothing. Counts of what it did.
+    """
+    done = {"created": 0, "updated": 0, "unchanged": 0}
+    for resource, objects in ((SECRETS, hosts_file.secrets), (HOSTS, hosts_file.hosts)):
+        for obj in objects:
+            done[_apply(cluster, resource, obj)] += 1
+    return done
+
+
+def _apply(cluster: Cluster, resource: Resource, obj: Obj) -> str:
+    meta = obj["metadata"]
+    try:
+        stored = cluster.get(resource, meta["namespace"], meta["name"])
+    except NotFound:
+        cluster.create(resource, obj)
+        return "created"
+    fields = ("spec",) if resource == HOSTS else ("data", "type")
+    patch: dict[str, Any] = {f: obj[f] for f in fields if f in obj and obj[f] != stored.get(f)}
+    for part in ("labels", "annotations"):
+        wanted = meta.get(part) or {}
+        have = stored["metadata"].get(part) or {}
+        changed = {k: v for k, v in wanted.items() if have.get(k) != v}
+        if changed:
+            patch.setdefault("metadata", {})[part] = changed
+    if not patch:
+        return "unchanged"
+    cluster.patch(resource, meta["namespace"], meta["name"], patch)
+    return "updated"
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())

@@ -1,0 +1,223 @@
+"""``state-controller bootstrap``: provision the first hosts before their cluster exists.
+
+The controller runs on the embedded store kept in the state directory, in bootstrap
+mode (each new host's history opens with the bootstrap chapter, its HostState says
+``mode: Bootstrap``, ``hoststate_controller_mode`` says so too), with a real provisioner:
+Ironic, or the simulated machines kept in the same directory. It applies the hosts file,
+serves ``/metrics``, and shows the HostStates as ``demo`` does until every host is at
+its goal; then it keeps serving until Ctrl-C, or exits with ``--exit-when-settled``.
+
+Killed at any moment and started again with the same directory, it carries on from the
+books and the machines as they were: nothing lost, nothing redone. ``state-controller
+get hoststates --state-dir DIR`` reads the books from another terminal while it runs,
+and ``state-controller pivot`` moves them into the cluster once it has stopped.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..api.hoststate import Mode
+from ..api.states import OperationalStatus, ProvisioningState
+from ..cluster.embedded import EmbeddedCluster
+from ..cluster.interface import HOSTS
+from ..cluster.schema import validators
+from ..demo.screen import live_frame, provisioning_line
+from ..observability.endpoints import BindError, parse_bind_address, serve_metrics
+from ..observability.tracing import Exporter
+from ..provisioning.backoff import Backoff
+from ..provisioning.hardware_file import HardwareFile
+from ..provisioning.ironic import IronicSettings
+from ..provisioning.provisioner import Provisioner
+from ..provisioning.simulated import SimulatedProvisioner, Timings
+from ..runtime.config import ControllerConfig
+from ..runtime.controller import HostController
+from ..runtime.leader import DEFAULT_LEASE
+from ..wiring import observed_controller
+from .hostsfile import HostsFileError, apply_hosts_file, read_hosts_file
+from .state_dir import StateDir, StateDirError
+
+
+@dataclass
+class BootstrapOptions:
+    state_dir: str
+    hosts: str | None = None  # the hosts file; None: carry on with the hosts already kept
+    ironic: IronicSettings | None = None  # None: the simulated machines
+    simulated_timings: str = "demo"  # zero | demo
+    workers: int = 4
+    metrics_bind_address: str = "127.0.0.1:8080"
+    exit_when_settled: bool = False
+    timeout: float | None = None  # seconds to settle in; None: no limit
+    table: bool = True
+    trace: Exporter = "none"
+
+
+class BootstrapRefused(Exception):
+    """Bootstrap cannot start; the message says why and what to do."""
+
+
+def run_bootstrap(opts: BootstrapOptions) -> int:
+    try:
+        with StateDir(opts.state_dir).lock("bootstrap") as state_dir:
+            return _bootstrap(opts, state_dir)
+    except (BootstrapRefused, StateDirError, HostsFileError) as refused:
+        print(refused, file=sys.stderr)
+        return 2
+
+
+def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
+    hosts_file = read_hosts_file(opts.hosts) if opts.hosts else None
+    if hosts_file is None and not state_dir.exists:
+        raise BootstrapRefused(
+            f"--state-dir {state_dir.path} holds no bootstrap yet; pass --hosts FILE to begin"
+        )
+    address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
+    since = state_dir.started_at()
+    cluster = EmbeddedCluster(path=state_dir.store, validators=validators())
+    try:
+        prov = _provisioner(opts, state_dir.store)
+        config = ControllerConfig(
+            workers=opts.workers, mode=Mode.BOOTSTRAP, backoff=Backoff(base=1.0, cap=30.0)
+        )
+        observed = observed_controller(cluster, prov, config, trace=opts.trace, mode_since=since)
+        observed.metrics.leading(DEFAULT_LEASE, True)  # it runs alone
+        servers = []
+        if address is not None:
+            try:
+                servers.append(serve_metrics(observed.metrics.registry, address))
+            except BindError as err:
+                raise BootstrapRefused(str(err)) from None
+            metrics_line = f"metrics: http://{address[0]}:{servers[0].port}/metrics"
+        else:
+            metrics_line = "metrics: off"
+        print(metrics_line, file=sys.stderr, flush=True)
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        controller = observed.controller
+        try:
+            controller.start()
+            if hosts_file is not None:
+                done = apply_hosts_file(cluster, hosts_file)
+                print(
+                    f"{hosts_file.path}: {done['created']} created, {done['updated']} updated, "
+                    f"{done['unchanged']} unchanged",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            settled = _watch(controller, cluster, opts, stop, metrics_line)
+        finally:
+            controller.stop()
+            observed.tracing.shutdown()
+            for server in servers:
+                server.stop()
+    finally:
+        cluster.close()
+    if settled is None:
+        return 0 if stop.is_set() else 1  # stopped by the user; else the timeout passed
+    return 0
+
+
+def _provisioner(opts: BootstrapOptions, store: Path) -> Provisioner:
+    if opts.ironic is not None:
+        ironic = opts.ironic.provisioner(workers=opts.workers)
+        problem = ironic.check()
+        if problem:
+            raise BootstrapRefused(f"--ironic-url: {problem}")
+        return ironic
+    timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
+    return SimulatedProvisioner(timings=timings, hardware=HardwareFile(store))
+
+
+def goal_of(host: dict[str, Any]) -> ProvisioningState:
+    """Where a host of the file is going: deployed, taken over as it runs, or ready."""
+    spec = host.get("spec") or {}
+    if spec.get("externallyProvisioned"):
+        return ProvisioningState.EXTERNALLY_PROVISIONED
+    if spec.get("image"):
+        return ProvisioningState.PROVISIONED
+    return ProvisioningState.AVAILABLE
+
+
+def summarize(controller: HostController, cluster: EmbeddedCluster) -> dict[str, Any]:
+    """Counts for the progress line, from the books: how many hosts are at their goal."""
+    hosts, _ = cluster.list(HOSTS, None)
+    books = controller.books
+    by_state: Counter[str] = Counter()
+    at_goal = errors = stuck = 0
+    now = time.time()
+    for host in hosts:
+        meta = host["metadata"]
+        book = books.get(f"{meta['namespace']}/{meta['name']}")
+        if book is None:
+            by_state["(new)"] += 1
+            continue
+        cursor = book.cursor
+        by_state[cursor.state.value or "(new)"] += 1
+        ok = cursor.operational_status == OperationalStatus.OK
+        at_goal += ok and cursor.state == goal_of(host)
+        errors += cursor.error_count
+        stuck += controller.config.stuck.is_stuck(cursor, now, None)
+    return {
+        "hosts": len(hosts),
+        "target": "at their goal",
+        "at_target": at_goal,
+        "by_state": dict(sorted(by_state.items())),
+        "errors_in_a_row": errors,
+        "stuck_now": stuck,
+    }
+
+
+def _watch(
+    controller: HostController,
+    cluster: EmbeddedCluster,
+    opts: BootstrapOptions,
+    stop: threading.Event,
+    metrics_line: str,
+) -> float | None:
+    """Show progress until every host is at its goal, then (unless told to exit) until
+    stopped. When it settled; None when stopped or timed out before."""
+    started = time.time()
+    live = opts.table and sys.stdout.isatty() and opts.trace != "console"
+    deadline = started + opts.timeout if opts.timeout is not None else None
+    settled_at: float | None = None
+    last = 0.0
+    while not stop.wait(0.2):
+        summary = summarize(controller, cluster)
+        now = time.time()
+        done = summary["hosts"] > 0 and summary["at_target"] == summary["hosts"]
+        if done and settled_at is None:
+            settled_at = now
+            print(_settled_line(summary, now - started, opts.state_dir), file=sys.stderr)
+            if opts.exit_when_settled:
+                return settled_at
+        line = provisioning_line(summary, started)
+        if live and now - last >= 0.5:
+            sys.stdout.write(live_frame(cluster, None, False, [line, metrics_line]))
+            sys.stdout.flush()
+            last = now
+        elif not live and now - last >= (2.0 if settled_at is None else 30.0):
+            print(line, file=sys.stderr, flush=True)
+            last = now
+        if deadline is not None and now >= deadline and settled_at is None:
+            print(
+                f"not settled after {opts.timeout:g}s: {line}; the books are kept in "
+                f"{opts.state_dir}, start again to carry on",
+                file=sys.stderr,
+            )
+            return None
+    return settled_at
+
+
+def _settled_line(summary: dict[str, Any], seconds: float, state_dir: str) -> str:
+    return (
+        f"{summary['hosts']} hosts at their goal in {seconds:.1f}s; move them into the "
+        f"cluster with: state-controller pivot --state-dir {state_dir} --kubeconfig FILE"
+    )

@@ -278,7 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--state-dir", required=True, metavar="DIR", help="where the books and machines are kept"
     )
     boot.add_argument(
-        "--metrics-bind-address", default="127.0.0.1:8080", help="'0' disables (default %(default)s)"
+        "--metrics-bind-address",
+        default="127.0.0.1:8080",
+        help="'0' disables (default %(default)s)",
     )
     boot.add_argument("--workers", type=int, default=4)
     boot.add_argument(

@@ -57,7 +57,8 @@ def read_hosts_file(path: str | Path) -> HostsFile:
     for number, obj in enumerate(_items(documents, path), start=1):
         where = f"--hosts {path}: document {number}"
         if not isinstance(obj, dict):
-            raise HostsFileError(f"{where}: expected a Host or a Secret, found {type(obj).__name__}")
+            found = type(obj).__name__
+            raise HostsFileError(f"{where}: expected a Host or a Secret, found {found}")
         kind = obj.get("kind")
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not meta.get("name"):

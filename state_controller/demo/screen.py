@@ -64,11 +64,10 @@ def hoststates_table(
     return "\n".join(out)
 
 
-def live_frame(
-    cluster: Cluster, namespace: str | None, updating: bool, footer: list[str]
-) -> str:
-    """One screenful (``namespace`` None: all of them): the table (as many rows as fit), the pools, then ``footer``, each
-    line cut to the terminal's width; drawn from the top of a cleared screen."""
+def live_frame(cluster: Cluster, namespace: str | None, updating: bool, footer: list[str]) -> str:
+    """One screenful: the table (as many rows as fit; ``namespace`` None: all of them),
+    the pools, then ``footer``, each line cut to the terminal's width; drawn from the
+    top of a cleared screen."""
     size = shutil.get_terminal_size()
     pools = pools_table(cluster) if updating else ""
     below = (pools.split("\n") if pools else []) + footer

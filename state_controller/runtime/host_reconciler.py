@@ -33,8 +33,8 @@ from pydantic import ValidationError
 from ..api import API_VERSION
 from ..api import annotations as ann
 from ..api.host import HostStatus
-from ..api.objects import Obj
 from ..api.hoststate import Mode
+from ..api.objects import Obj
 from ..books.book import Book
 from ..books.chapters import BOOTSTRAP_CHAPTER
 from ..books.journal import INVALID_ANNOTATION

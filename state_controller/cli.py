@@ -299,6 +299,22 @@ def build_parser() -> argparse.ArgumentParser:
     _trace_flag(boot)
     _provisioner_flags(boot)
 
+    move = sub.add_parser(
+        "pivot",
+        help="move Hosts, their Secrets and HostStates into a cluster (from a bootstrap's "
+        "state dir or another cluster)",
+    )
+    source = move.add_mutually_exclusive_group(required=True)
+    source.add_argument("--state-dir", metavar="DIR", help="a bootstrap's state directory")
+    source.add_argument("--from", dest="source", metavar="KUBECONFIG", help="another cluster")
+    into = move.add_mutually_exclusive_group(required=True)
+    into.add_argument("--kubeconfig", metavar="FILE", help="the cluster to move into")
+    into.add_argument("--to", dest="target", metavar="KUBECONFIG", help="same as --kubeconfig")
+    move.add_argument("--from-context", help="context of --from's kubeconfig")
+    move.add_argument("--to-context", help="context of the target's kubeconfig")
+    move.add_argument("-n", "--namespace", default=None, help="only this namespace's hosts")
+    move.add_argument("--workers", type=int, default=8, help="hosts moved at once (default 8)")
+
     get = sub.add_parser("get", help="list hosts or hoststates like kubectl get")
     get.add_argument(
         "kind",
@@ -348,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     if args.command == "bootstrap":
         return _bootstrap(args)
+    if args.command == "pivot":
+        return _pivot(args)
     if args.command == "get":
         return _get(args)
     return _gen(args)
@@ -438,6 +456,25 @@ def _bootstrap(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(str(err), file=sys.stderr)
         return 2
+
+
+def _pivot(args: argparse.Namespace) -> int:
+    from .pivot import PivotOptions, run_pivot
+
+    if args.workers < 1:
+        print("--workers must be ≥ 1", file=sys.stderr)
+        return 2
+    return run_pivot(
+        PivotOptions(
+            target=args.kubeconfig or args.target,
+            state_dir=args.state_dir,
+            source=args.source,
+            source_context=args.from_context,
+            target_context=args.to_context,
+            namespace=args.namespace,
+            workers=args.workers,
+        )
+    )
 
 
 def leader_election_problem(lease: int, renew: int, retry: int) -> str:

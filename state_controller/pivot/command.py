@@ -1,0 +1,105 @@
+"""The command line's side of a pivot: open the two places, hold the state dir, tell."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+
+from kubernetes.config.config_exception import ConfigException
+
+from ..bootstrap.state_dir import StateDir, StateDirError
+from ..cluster.embedded import EmbeddedCluster
+from ..cluster.interface import ApiError, unreachable
+from ..cluster.kube import KubeCluster, load_api_client
+from ..cluster.schema import validators
+from .moves import Interrupted, Refused
+from .run import PivotReport, pivot
+from .target import TargetError
+
+
+@dataclass
+class PivotOptions:
+    target: str  # kubeconfig of the cluster the hosts move into
+    state_dir: str | None = None  # the source: a bootstrap's state directory
+    source: str | None = None  # or another cluster's kubeconfig
+    source_context: str | None = None
+    target_context: str | None = None
+    namespace: str | None = None
+    workers: int = 8
+
+
+class PivotError(Exception):
+    """A pivot cannot go on; the message says why and what to do."""
+
+
+def run_pivot(opts: PivotOptions) -> int:
+    lock: StateDir | None = None
+    clusters: list[EmbeddedCluster | KubeCluster] = []
+    try:
+        if opts.state_dir is not None:
+            lock = StateDir(opts.state_dir)
+            if not lock.exists:
+                raise PivotError(f"--state-dir {opts.state_dir} holds no bootstrap")
+            lock.lock("pivot")
+            source: EmbeddedCluster | KubeCluster = EmbeddedCluster(
+                path=lock.store, validators=validators()
+            )
+        else:
+            assert opts.source is not None
+            source = _kube(opts.source, opts.source_context, "--from")
+        clusters.append(source)
+        target = _kube(opts.target, opts.target_context, "--to")
+        clusters.append(target)
+        report = pivot(
+            source, target, namespace=opts.namespace, workers=opts.workers, progress=_progress
+        )
+    except Refused as refused:
+        print(f"pivot refused, nothing was moved:\n{refused}", file=sys.stderr)
+        return 2
+    except (PivotError, StateDirError, TargetError) as err:
+        print(err, file=sys.stderr)
+        return 2
+    except Interrupted as err:
+        print(f"{err}; run pivot again to carry on", file=sys.stderr)
+        return 1
+    except (ApiError, OSError) as err:
+        where = "an API server did not answer" if unreachable(err) else "an API call failed"
+        print(f"pivot stopped, {where}: {err}; run it again to carry on", file=sys.stderr)
+        return 1
+    finally:
+        for cluster in clusters:
+            cluster.close()
+        if lock is not None:
+            lock.unlock()
+    print(summary(report), file=sys.stderr)
+    return 0
+
+
+def _kube(kubeconfig: str, context: str | None, flag: str) -> KubeCluster:
+    try:
+        return KubeCluster(load_api_client(kubeconfig, context))
+    except (ConfigException, OSError) as err:
+        raise PivotError(f"{flag} {kubeconfig}: {err}") from None
+
+
+def _progress(done: int, total: int) -> None:
+    if sys.stderr.isatty():
+        print(f"\rmoved {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+    elif done == total or done % 100 == 0:
+        print(f"moved {done}/{total}", file=sys.stderr, flush=True)
+
+
+def summary(report: PivotReport) -> str:
+    if not report.changed:
+        return "nothing to move: every host is in the target already (nothing was written)"
+    paused = report.paused_seconds()
+    hosts = len(report.moved)
+    line = f"{hosts} hosts moved in {report.seconds:.1f}s, {report.writes} writes"
+    if paused:
+        line += f"; paused {statistics.median(paused):.2f}s median, {max(paused):.2f}s at most"
+    if report.crds_created:
+        line += f"; CRDs created: {', '.join(report.crds_created)}"
+    if report.namespaces_created:
+        line += f"; namespaces created: {', '.join(report.namespaces_created)}"
+    return line

@@ -1,0 +1,179 @@
+"""``state-controller pivot``: move every Host, its Secret and its HostState into a cluster.
+
+From a bootstrap's state directory (``--state-dir DIR --kubeconfig K``) or from another
+cluster (``--from K1 --to K2``). Before anything is paused the target is made ready
+(the CRDs and namespaces it lacks are created) and checked: a target that already
+holds a different Host of the same name, or a different Secret, refuses the whole
+move with one line per object, and nothing is touched. Then the hosts move a few at
+a time, each through the steps of :mod:`.moves`; a line per host says what was done
+and how long the host was paused, and a progress line counts the hosts moved.
+
+Run again after an interruption, it carries on; run again after it finished, it
+changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from ..api.objects import Obj
+from ..cluster.interface import HOSTS, SECRETS, ApiError, Cluster
+from .moves import Interrupted, Move, Refused, conflict, secret_conflict
+from .target import TargetError, ensure_crds, ensure_namespaces
+
+
+@dataclass
+class PivotReport:
+    """What a pivot did: per host its steps and time paused, and the totals."""
+
+    moved: list[Move] = field(default_factory=list)
+    crds_created: list[str] = field(default_factory=list)
+    namespaces_created: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def writes(self) -> int:
+        return sum(m.writes for m in self.moved)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.writes or self.crds_created or self.namespaces_created)
+
+    def paused_seconds(self) -> list[float]:
+        return [s for s in (m.paused_seconds for m in self.moved) if s is not None]
+
+
+def pivot(
+    source: Cluster,
+    target: Cluster,
+    *,
+    namespace: str | None = None,
+    workers: int = 8,
+    out: TextIO = sys.stdout,
+    progress: Callable[[int, int], None] | None = None,
+    stop_after: str | None = None,
+) -> PivotReport:
+    """Move the hosts; raises :class:`Refused` (before any write) or :class:`Interrupted`."""
+    began = time.monotonic()
+    report = PivotReport()
+    hosts, _ = source.list(HOSTS, namespace)
+    problems = _preflight(source, target, hosts)
+    if problems:
+        report.refused = problems
+        raise Refused("\n".join(problems))
+    report.crds_created = ensure_crds(target)
+    if stop_after == "crds":
+        raise Interrupted("stopped after crds")
+    report.namespaces_created = ensure_namespaces(
+        target, (h["metadata"]["namespace"] for h in hosts)
+    )
+    users = _SecretUsers(hosts)
+    moves = [
+        Move(source, target, h["metadata"]["namespace"], h["metadata"]["name"], users.release)
+        for h in hosts
+    ]
+    lock = threading.Lock()
+    finished = 0
+
+    def move(one: Move) -> Move:
+        nonlocal finished
+        one.run(stop_after)
+        with lock:
+            finished += 1
+            print(_line(one), file=out, flush=True)
+            if progress is not None:
+                progress(finished, len(moves))
+        return one
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(move, one) for one in moves]
+        try:
+            for future in as_completed(futures):
+                report.moved.append(future.result())
+        except BaseException:
+            for pending in futures:
+                pending.cancel()
+            raise
+    report.seconds = time.monotonic() - began
+    return report
+
+
+def _preflight(source: Cluster, target: Cluster, hosts: list[Obj]) -> list[str]:
+    """Every reason to refuse, found by reading only: one line per object."""
+    problems = []
+    targets = {
+        (h["metadata"]["namespace"], h["metadata"]["name"]): h for h in _list_or_none(target)
+    }
+    seen_secrets: set[tuple[str, str]] = set()
+    for host in hosts:
+        meta = host["metadata"]
+        key = (meta["namespace"], meta["name"])
+        why = conflict(host, targets.get(key))
+        if why:
+            problems.append(why)
+        name = ((host.get("spec") or {}).get("bmc") or {}).get("credentialsName")
+        if not name or (meta["namespace"], name) in seen_secrets:
+            continue
+        seen_secrets.add((meta["namespace"], name))
+        wanted = _get_or_none(source, meta["namespace"], name)
+        if wanted is not None:
+            why = secret_conflict(wanted, _get_or_none(target, meta["namespace"], name))
+            if why:
+                problems.append(why)
+    return problems
+
+
+def _list_or_none(target: Cluster) -> list[Obj]:
+    """The target's Hosts; none when it does not know the kind yet (no CRD)."""
+    try:
+        return list(target.list(HOSTS, None)[0])
+    except ApiError as err:
+        if err.code == 404:
+            return []
+        raise
+
+
+def _get_or_none(cluster: Cluster, namespace: str, name: str) -> Obj | None:
+    try:
+        return cluster.get(SECRETS, namespace, name)
+    except ApiError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+class _SecretUsers:
+    """How many Hosts of the source still name each Secret, as hosts are released."""
+
+    def __init__(self, hosts: list[Obj]) -> None:
+        self._count: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+        for host in hosts:
+            meta = host["metadata"]
+            name = ((host.get("spec") or {}).get("bmc") or {}).get("credentialsName")
+            if name:
+                key = (meta["namespace"], name)
+                self._count[key] = self._count.get(key, 0) + 1
+
+    def release(self, namespace: str, name: str) -> int:
+        """One Host naming it leaves the source; how many still name it."""
+        with self._lock:
+            key = (namespace, name)
+            self._count[key] = max(self._count.get(key, 1) - 1, 0)
+            return self._count[key]
+
+
+def _line(move: Move) -> str:
+    did = ", ".join(move.done) or "already moved, nothing to do"
+    paused = move.paused_seconds
+    return f"{move.key}: {did}" + (f" (paused {paused:.2f}s)" if paused is not None else "")
+
+
+__all__ = ["Interrupted", "PivotReport", "Refused", "TargetError", "pivot"]

@@ -142,7 +142,7 @@ class Move:
         """The Host's status as the target must see it: the credentials known to work are
         the same Secret with the same data, now at the target's resourceVersion (else the
         controller there would take them for new ones and validate them again)."""
-        status = host.get("status")
+        status: Obj | None = host.get("status")
         good = (status or {}).get("goodCredentials") or {}
         name = _credentials_name(host)
         if not status or not good or good.get("name") != name:

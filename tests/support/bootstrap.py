@@ -3,6 +3,7 @@ the state dir from outside, and the checks every moved history must pass."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -123,12 +124,11 @@ def assert_continuous(hoststate: dict[str, Any], *, pivots: int) -> list[dict[st
     name = hoststate["metadata"]["name"]
     history = status["history"]
     assert [h["seq"] for h in history] == list(range(1, len(history) + 1)), name
-    for before, after in zip(history, history[1:], strict=False):
+    for before, after in itertools.pairwise(history):
         assert after["from"] == before["to"], (name, before, after)
     chapters = [c["name"] for c in status["chapters"]]
-    assert chapters[:5] == ["bootstrap", "registration", "inspection", "preparation", "provisioning"], (
-        name, chapters,
-    )  # fmt: skip
+    story = ["bootstrap", "registration", "inspection", "preparation", "provisioning"]
+    assert chapters[:5] == story, (name, chapters)
     reasons = [h["reason"] for h in history]
     assert reasons[0] == "Bootstrap" and reasons.count("Pivoted") == pivots, (name, reasons)
     for once in ("Registering", "Registered", "InspectionComplete", "ProvisioningComplete"):

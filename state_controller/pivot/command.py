@@ -94,7 +94,7 @@ def summary(report: PivotReport) -> str:
     if not report.changed:
         return "nothing to move: every host is in the target already (nothing was written)"
     paused = report.paused_seconds()
-    hosts = len(report.moved)
+    hosts = sum(1 for m in report.moved if m.writes)
     line = f"{hosts} hosts moved in {report.seconds:.1f}s, {report.writes} writes"
     if paused:
         line += f"; paused {statistics.median(paused):.2f}s median, {max(paused):.2f}s at most"

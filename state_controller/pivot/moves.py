@@ -197,7 +197,7 @@ class Move:
 
     def unpause(self) -> None:
         host = self.target_host()
-        if host is None or _annotations(host).get(ann.PAUSED) != PAUSED_BY_PIVOT:
+        if host is None or not paused_by_pivot(host):
             return  # not moved here, or paused by its user before the move: left so
         if self.source_host() is not None:
             return  # not released yet: two unpaused copies must never exist
@@ -233,12 +233,16 @@ def conflict(source_host: Obj, target_host: Obj | None) -> str:
             f"boot MAC {there[1] or 'none'}; moving BMC {here[0]}, boot MAC {here[1] or 'none'}); "
             "rename or delete one of them"
         )
-    if _annotations(target_host).get(ann.PAUSED) != PAUSED_BY_PIVOT:
+    if not paused_by_pivot(target_host):
         return (
             f"the target already holds {what} and manages it (it is not paused by a move), "
             "while the source still holds it too; delete the copy that must not act"
         )
     return ""
+
+
+def paused_by_pivot(host: Obj) -> bool:
+    return _annotations(host).get(ann.PAUSED) == PAUSED_BY_PIVOT
 
 
 def secret_conflict(source: Obj, target: Obj | None) -> str:

@@ -24,7 +24,7 @@ from typing import TextIO
 
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, ApiError, Cluster
-from .moves import Interrupted, Move, Refused, conflict, secret_conflict
+from .moves import Interrupted, Move, Refused, conflict, paused_by_pivot, secret_conflict
 from .target import TargetError, ensure_crds, ensure_namespaces
 
 
@@ -64,7 +64,12 @@ def pivot(
     began = time.monotonic()
     report = PivotReport()
     hosts, _ = source.list(HOSTS, namespace)
-    problems = _preflight(source, target, hosts)
+    in_target = {
+        (h["metadata"]["namespace"], h["metadata"]["name"]): h
+        for h in _list_or_none(target)
+        if namespace is None or h["metadata"]["namespace"] == namespace
+    }
+    problems = _preflight(source, target, hosts, in_target)
     if problems:
         report.refused = problems
         raise Refused("\n".join(problems))
@@ -75,10 +80,10 @@ def pivot(
         target, (h["metadata"]["namespace"] for h in hosts)
     )
     users = _SecretUsers(hosts)
-    moves = [
-        Move(source, target, h["metadata"]["namespace"], h["metadata"]["name"], users.release)
-        for h in hosts
-    ]
+    keys = [(h["metadata"]["namespace"], h["metadata"]["name"]) for h in hosts]
+    # hosts an interrupted run released from the source but had not unpaused yet
+    keys += sorted(k for k, h in in_target.items() if paused_by_pivot(h) and k not in keys)
+    moves = [Move(source, target, ns, name, users.release) for ns, name in keys]
     lock = threading.Lock()
     finished = 0
 
@@ -105,12 +110,11 @@ def pivot(
     return report
 
 
-def _preflight(source: Cluster, target: Cluster, hosts: list[Obj]) -> list[str]:
+def _preflight(
+    source: Cluster, target: Cluster, hosts: list[Obj], targets: dict[tuple[str, str], Obj]
+) -> list[str]:
     """Every reason to refuse, found by reading only: one line per object."""
     problems = []
-    targets = {
-        (h["metadata"]["namespace"], h["metadata"]["name"]): h for h in _list_or_none(target)
-    }
     seen_secrets: set[tuple[str, str]] = set()
     for host in hosts:
         meta = host["metadata"]

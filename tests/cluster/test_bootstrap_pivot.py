@@ -31,7 +31,7 @@ from tests.support.bootstrap import (
     write_hosts_file,
 )
 from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, started_control_plane
+from tests.support.kube import HOSTS_NS, k8s_bin_dir
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +40,8 @@ OPERATIONS_ONCE = ("register", "inspect", "prepare", "provision")
 
 @pytest.fixture(scope="module")
 def second_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """Another cluster on loopback, for hosts handed from one cluster to another."""
-    with started_control_plane(tmp_path_factory.mktemp("k8s-second")) as plane:
+    """Another cluster on loopback, bare (no CRDs, no namespaces): the pivot sets it up."""
+    with ControlPlane(k8s_bin_dir(), tmp_path_factory.mktemp("k8s-second")) as plane:
         yield plane
 
 
@@ -119,6 +119,8 @@ def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
     try:
         handed = cli("pivot", "--from", kubeconfig, "--to", str(second_plane.kubeconfig))
         assert handed.returncode == 0, handed.stderr
+        assert "CRDs created: hosts.hoststate.io" in handed.stderr, handed.stderr
+        assert f"namespaces created: {HOSTS_NS}" in handed.stderr, handed.stderr
         wait_for(lambda: not admin.list(HOSTS, HOSTS_NS)[0], what="the first cluster let go")
         assert not admin.list(SECRETS, HOSTS_NS)[0]
         with _in_cluster(second, state_dir, run_controller) as there:

@@ -85,7 +85,8 @@ def _kube(kubeconfig: str, context: str | None, flag: str) -> KubeCluster:
 
 def _progress(done: int, total: int) -> None:
     if sys.stderr.isatty():
-        print(f"\rmoved {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+        end = "" if done < total else "\n"
+        print(f"\x1b[2K\rmoved {done}/{total} hosts", end=end, file=sys.stderr, flush=True)
     elif done == total or done % 100 == 0:
         print(f"moved {done}/{total}", file=sys.stderr, flush=True)
 

@@ -142,7 +142,7 @@ class Move:
         """The Host's status as the target must see it: the credentials known to work are
         the same Secret with the same data, now at the target's resourceVersion (else the
         controller there would take them for new ones and validate them again)."""
-        status: Obj | None = host.get("status")
+        status: Obj | None = host.get("status") or _saved_status(host)
         good = (status or {}).get("goodCredentials") or {}
         name = _credentials_name(host)
         if not status or not good or good.get("name") != name:
@@ -193,7 +193,7 @@ class Move:
         last_user = bool(name) and self.secret_users(self.namespace, name) == 0
         if last_user and _delete(self.source, SECRETS, self.namespace, name):
             self.writes += 1
-        self._write("source removed")
+        self.done.append("source removed")
 
     def unpause(self) -> None:
         host = self.target_host()
@@ -260,6 +260,16 @@ def _machine(host: Obj) -> tuple[str, str]:
     return str((spec.get("bmc") or {}).get("address") or ""), str(
         spec.get("bootMACAddress") or ""
     ).lower()
+
+
+def _saved_status(host: Obj) -> Obj | None:
+    """The status a Host carries in its annotation: one moved in, not yet taken over."""
+    raw = _annotations(host).get(ann.STATUS)
+    try:
+        saved = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return saved if isinstance(saved, dict) else None
 
 
 def _credentials_name(host: Obj) -> str:

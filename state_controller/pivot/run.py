@@ -86,13 +86,14 @@ def pivot(
     moves = [Move(source, target, ns, name, users.release) for ns, name in keys]
     lock = threading.Lock()
     finished = 0
+    clear = "\x1b[2K\r" if out.isatty() else ""  # over the progress line on a terminal
 
     def move(one: Move) -> Move:
         nonlocal finished
         one.run(stop_after)
         with lock:
             finished += 1
-            print(_line(one), file=out, flush=True)
+            print(clear + _line(one), file=out, flush=True)
             if progress is not None:
                 progress(finished, len(moves))
         return one

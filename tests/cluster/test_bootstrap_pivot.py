@@ -18,7 +18,9 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulated_nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.scenarios.test_nodes import step_of
 from tests.support.bootstrap import (
     arrived,
     assert_continuous,
@@ -54,6 +56,23 @@ def _in_cluster(cluster: Cluster, state_dir: Path, run_controller: Any) -> Any:
     sim = SimulatedProvisioner(hardware=HardwareFile(state_dir / "cluster.db"))
     config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, namespaces=(HOSTS_NS,))
     return run_controller(cluster, sim, config)
+
+
+def upgrade(cluster: Cluster, node: SimulatedNode) -> None:
+    """A plain kubelet upgrade: cordoned, rebooted into a new kubelet, uncordoned."""
+
+    def at(step: str) -> None:
+        wait_for(lambda: step_of(cluster, HOSTS_NS, node.name) == step, what=step)
+
+    at("updated")
+    node.cordon()
+    at("applying update")
+    node.go_down()
+    at("rebooting")
+    node.come_back(kubelet_version="v1.37.1")
+    at("resuming")
+    node.cordon(False)
+    at("updated")
 
 
 def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
@@ -112,6 +131,17 @@ def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
             assert_continuous(state, pivots=1)
         for host in admin.list(HOSTS, HOSTS_NS)[0]:
             assert not (host["metadata"].get("annotations") or {})  # paused and status gone
+        # the node host-0000 becomes joins its story, and its update is a chapter of it
+        node = SimulatedNode(admin, "host-0000", provider_id=f"metal3://{HOSTS_NS}/host-0000/m")
+        try:
+            node.register()
+            upgrade(admin, node)
+            story = admin.get(HOSTSTATES, HOSTS_NS, "host-0000")
+            assert story["spec"]["node"] == "host-0000"
+            assert_continuous(story, pivots=1)
+            assert [c["name"] for c in story["status"]["chapters"]][-1] == "update"
+        finally:
+            node.delete()
     assert _started_operations(state_dir) == after_bootstrap
 
     # on to a second cluster, as a management cluster hands hosts to another

@@ -34,6 +34,7 @@ from tests.support.control_plane import ControlPlane
 pytestmark = pytest.mark.slow
 
 HOSTS_PER_SOURCE = 2
+WRITES = ("create", "update", "update_status", "patch", "delete")
 
 
 @pytest.fixture
@@ -119,8 +120,16 @@ def test_interrupted_after_a_step_then_run_again_ends_as_an_uninterrupted_move(
     reference_ns, namespace = f"pv-ref-{stop_after}", f"pv-{stop_after}"
     namespaces += [reference_ns, namespace]
     reference = bootstrapped(tmp_path / "ref.db", reference_ns, run_controller)
+    before = target.stats
     report = pivot(reference, target, workers=1)
-    assert len(report.moved) == HOSTS_PER_SOURCE and report.writes > 0
+    assert len(report.moved) == HOSTS_PER_SOURCE
+    made = sum(target.stats[verb] - before[verb] for verb in WRITES)
+    # in the target, per host: Secret, Host, HostState, its status, the unpause; and
+    # the namespace. In the source: pause, finalizer, Host, Secret (the HostState goes
+    # with its Host).
+    assert report.namespaces_created == [reference_ns]
+    assert made == 5 * HOSTS_PER_SOURCE + 1
+    assert report.writes == 5 * HOSTS_PER_SOURCE + 4 * HOSTS_PER_SOURCE
     expected = end_state(target, reference_ns)
     assert len(expected) == 3 * HOSTS_PER_SOURCE, expected.keys()
 

@@ -22,7 +22,7 @@ def dashboard() -> Dashboard:
             UID,
             "hoststate / Controller",
             "The controller's own health: reconciles, work queue, API calls, status writes, "
-            "leader, CPU and memory.",
+            "leader, mode (bootstrap or cluster), CPU and memory.",
         )
         .with_variable(
             label_variable(
@@ -170,6 +170,23 @@ def dashboard() -> Dashboard:
         )
         .with_panel(
             number("Controllers up", "count(hoststate_build_info)", about="Scraped replicas.")
+        )
+        .with_panel(
+            number(
+                "Controllers by mode",
+                [("sum by (mode) (hoststate_controller_mode)", "{{mode}}")],
+                about="Bootstrap: state-controller bootstrap, before the cluster exists; "
+                "Cluster: in the cluster.",
+            )
+        )
+        .with_panel(
+            number(
+                "In its mode for",
+                "time() - max(hoststate_controller_mode_since_timestamp_seconds)",
+                unit="s",
+                about="Since the controller began to run in its mode (a bootstrap: since its "
+                "state directory's bootstrap began, across restarts).",
+            )
         )
         .with_panel(
             graph(

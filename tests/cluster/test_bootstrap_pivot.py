@@ -127,6 +127,11 @@ def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
         wait_for(lambda: arrived(admin, HOSTS_NS, names, 1), timeout=60, what="arrivals")
         wait_for(first.controller.idle)
         assert provisioned(admin, HOSTS_NS, names)
+        # this cluster's time-in-state counters include the bootstrap phase, once
+        inspecting = {"state": "inspecting"}
+        assert first.sample("hoststate_state_duration_seconds_count", inspecting) == 3
+        assert first.sample("hoststate_state_duration_seconds_sum", inspecting) > 0
+        assert first.sample("hoststate_controller_mode", {"mode": "Cluster"}) == 1
         for state in admin.list(HOSTSTATES, HOSTS_NS)[0]:
             assert_continuous(state, pivots=1)
         for host in admin.list(HOSTS, HOSTS_NS)[0]:

@@ -4,11 +4,15 @@ dir held by one process, and every mistake answered in one line."""
 from __future__ import annotations
 
 import base64
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -143,3 +147,44 @@ def test_a_second_bootstrap_on_the_same_dir_is_refused(tmp_path: Path) -> None:
         assert second.returncode == 2 and "is in use by state-controller bootstrap" in second.stderr
         pivoted = cli("pivot", "--state-dir", str(state), "--kubeconfig", "k", timeout=60)
         assert pivoted.returncode == 2 and "to pivot" in pivoted.stderr, pivoted.stderr
+
+
+def test_bootstrap_reports_its_mode_since_it_began_across_a_kill(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    write_hosts_file(tmp_path / "hosts.yaml", "metal", 2)
+    log = tmp_path / "boot.log"
+    with bootstrap_process(state, log, ["--simulated-timings", "zero"]) as boot:
+        boot.start("--hosts", str(tmp_path / "hosts.yaml"))
+        first = scrape(log, boot)
+        began = json.loads((state / "bootstrap.json").read_text())["startedAt"]
+        assert first['hoststate_controller_mode{mode="Bootstrap"}'] == 1.0
+        assert first['hoststate_controller_mode{mode="Cluster"}'] == 0.0
+        assert first["hoststate_controller_mode_since_timestamp_seconds"] == pytest.approx(began)
+        boot.kill9()
+        log.write_text("")
+        boot.start()
+        again = scrape(log, boot)
+        assert again["hoststate_controller_mode_since_timestamp_seconds"] == pytest.approx(began)
+
+
+def scrape(log: Path, boot: Any) -> dict[str, float]:
+    """The bootstrap's /metrics, at the address it printed, as name{labels} -> value."""
+    found = wait_for(
+        lambda: re.search(r"metrics: (http://\S+)", log.read_text()), timeout=60,
+        what=f"the metrics address: {boot.tail()}",
+    )  # fmt: skip
+    text = wait_for(lambda: _get(found.group(1)), timeout=30, what="/metrics")
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return str(answer.read().decode())
+    except OSError:
+        return None

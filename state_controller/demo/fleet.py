@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import sys
 import time
 from typing import Any
 
 from ..api import API_VERSION
-from ..cluster.interface import HOSTS, SECRETS, Cluster
+from ..cluster.interface import HOSTS, SECRETS, AlreadyExists, Cluster
 
 IMAGE = {
     "url": "http://images.demo.example/os/rhcos-4.16.qcow2",
@@ -52,12 +53,16 @@ def secret_manifest(namespace: str, name: str, username: str, password: str) -> 
 
 
 def create_fleet(cluster: Cluster, namespace: str, count: int, *, image: bool = True) -> list[str]:
+    """The fleet's Hosts and Secrets; those a kept store (``demo --store``) holds already
+    are left as they are, so a second run carries on with them."""
     keys = []
     for index in range(count):
         host = host_manifest(namespace, index, image=image)
         name = host["metadata"]["name"]
-        cluster.create(SECRETS, secret_manifest(namespace, f"{name}-bmc", "admin", f"pw-{index}"))
-        cluster.create(HOSTS, host)
+        secret = secret_manifest(namespace, f"{name}-bmc", "admin", f"pw-{index}")
+        for resource, obj in ((SECRETS, secret), (HOSTS, host)):
+            with contextlib.suppress(AlreadyExists):
+                cluster.create(resource, obj)
         keys.append(f"{namespace}/{name}")
     return keys
 

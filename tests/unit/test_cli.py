@@ -235,3 +235,24 @@ def test_a_port_out_of_range_or_in_use_is_one_line(tmp_path: Path) -> None:
     )
     bad_config = run("run", "--kubeconfig", "/nonexistent", "--metrics-bind-address", "0")
     assert bad_config.returncode == 2 and len(bad_config.stderr.strip().splitlines()) == 1
+
+
+def test_a_second_demo_on_its_store_carries_on_without_adopting_again(tmp_path: Path) -> None:
+    """demo --store keeps the simulated machines beside the objects: a second run finds
+    the fleet provisioned and the machines deployed, and records nothing new."""
+    store = tmp_path / "demo.db"
+    args = ("demo", "--hosts", "3", "--speed", "20", "--exit-when-settled", "--no-upgrade",
+            "--no-table", "--store", str(store), "--timeout", "60")  # fmt: skip
+    assert run(*args).returncode == 0
+    before = histories(store)
+    again = run(*args)
+    assert again.returncode == 0, again.stderr
+    after = histories(store)
+    assert after == before and len(after) == 3  # no Adopted, no PoweredOn, nothing twice
+
+
+def histories(store: Path) -> dict[str, list[dict[str, object]]]:
+    listed = run("get", "hoststates", "--store", str(store), "-o", "json")
+    return {
+        i["metadata"]["name"]: i["status"]["history"] for i in json.loads(listed.stdout)["items"]
+    }

@@ -76,10 +76,10 @@ class Move:
     # -- reading ----------------------------------------------------------------------
 
     def source_host(self) -> Obj | None:
-        return _get(self.source, HOSTS, self.namespace, self.name)
+        return get_or_none(self.source, HOSTS, self.namespace, self.name)
 
     def target_host(self) -> Obj | None:
-        return _get(self.target, HOSTS, self.namespace, self.name)
+        return get_or_none(self.target, HOSTS, self.namespace, self.name)
 
     def _write(self, what: str) -> None:
         self.writes += 1
@@ -104,11 +104,11 @@ class Move:
         host = self.source_host()
         if host is None:
             return
-        name = _credentials_name(host)
+        name = credentials_name(host)
         if not name:
             return
-        wanted = _get(self.source, SECRETS, self.namespace, name)
-        have = _get(self.target, SECRETS, self.namespace, name)
+        wanted = get_or_none(self.source, SECRETS, self.namespace, name)
+        have = get_or_none(self.target, SECRETS, self.namespace, name)
         if wanted is None or have is not None:
             return  # none to move, or checked equal before the move began
         self.target.create(SECRETS, _copy(wanted, SECRETS))
@@ -144,10 +144,10 @@ class Move:
         controller there would take them for new ones and validate them again)."""
         status: Obj | None = host.get("status") or _saved_status(host)
         good = (status or {}).get("goodCredentials") or {}
-        name = _credentials_name(host)
+        name = credentials_name(host)
         if not status or not good or good.get("name") != name:
             return status
-        secret = _get(self.target, SECRETS, self.namespace, name)
+        secret = get_or_none(self.target, SECRETS, self.namespace, name)
         if secret is None:
             return status
         version = secret["metadata"].get("resourceVersion", "")
@@ -157,13 +157,13 @@ class Move:
         host = self.source_host()
         if host is None:
             return
-        state = _get(self.source, HOSTSTATES, self.namespace, self.name)
+        state = get_or_none(self.source, HOSTSTATES, self.namespace, self.name)
         if state is None:
             return  # the controller never wrote one: the target's writes it
         owner = self.target_host()
         if owner is None:
             raise Refused(f"Host {self.key} vanished from the target during the move")
-        have = _get(self.target, HOSTSTATES, self.namespace, self.name)
+        have = get_or_none(self.target, HOSTSTATES, self.namespace, self.name)
         if have is None:
             copy = _copy(state, HOSTSTATES)
             copy["metadata"]["ownerReferences"] = [_owner(owner)]
@@ -182,7 +182,7 @@ class Move:
             raise Refused(f"Host {self.key} in the source is no longer paused; run pivot again")
         if self.target_host() is None:
             raise Refused(f"Host {self.key} is not in the target yet; run pivot again")
-        name = _credentials_name(host)
+        name = credentials_name(host)
         if host["metadata"].get("finalizers"):
             self.source.patch(HOSTS, self.namespace, self.name, {"metadata": {"finalizers": None}})
             self.writes += 1
@@ -272,7 +272,7 @@ def _saved_status(host: Obj) -> Obj | None:
     return saved if isinstance(saved, dict) else None
 
 
-def _credentials_name(host: Obj) -> str:
+def credentials_name(host: Obj) -> str:
     return str(((host.get("spec") or {}).get("bmc") or {}).get("credentialsName") or "")
 
 
@@ -307,7 +307,7 @@ def _owner(host: Obj) -> dict[str, Any]:
     }
 
 
-def _get(cluster: Cluster, resource: Any, namespace: str, name: str) -> Obj | None:
+def get_or_none(cluster: Cluster, resource: Any, namespace: str, name: str) -> Obj | None:
     try:
         return cluster.get(resource, namespace, name)
     except NotFound:

@@ -24,7 +24,16 @@ from typing import TextIO
 
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, ApiError, Cluster
-from .moves import Interrupted, Move, Refused, conflict, paused_by_pivot, secret_conflict
+from .moves import (
+    Interrupted,
+    Move,
+    Refused,
+    conflict,
+    credentials_name,
+    get_or_none,
+    paused_by_pivot,
+    secret_conflict,
+)
 from .target import TargetError, ensure_crds, ensure_namespaces
 
 
@@ -123,13 +132,13 @@ def _preflight(
         why = conflict(host, targets.get(key))
         if why:
             problems.append(why)
-        name = ((host.get("spec") or {}).get("bmc") or {}).get("credentialsName")
+        name = credentials_name(host)
         if not name or (meta["namespace"], name) in seen_secrets:
             continue
         seen_secrets.add((meta["namespace"], name))
-        wanted = _get_or_none(source, meta["namespace"], name)
+        wanted = get_or_none(source, SECRETS, meta["namespace"], name)
         if wanted is not None:
-            why = secret_conflict(wanted, _get_or_none(target, meta["namespace"], name))
+            why = secret_conflict(wanted, get_or_none(target, SECRETS, meta["namespace"], name))
             if why:
                 problems.append(why)
     return problems
@@ -145,15 +154,6 @@ def _list_or_none(target: Cluster) -> list[Obj]:
         raise
 
 
-def _get_or_none(cluster: Cluster, namespace: str, name: str) -> Obj | None:
-    try:
-        return cluster.get(SECRETS, namespace, name)
-    except ApiError as err:
-        if err.code == 404:
-            return None
-        raise
-
-
 class _SecretUsers:
     """How many Hosts of the source still name each Secret, as hosts are released."""
 
@@ -162,7 +162,7 @@ class _SecretUsers:
         self._lock = threading.Lock()
         for host in hosts:
             meta = host["metadata"]
-            name = ((host.get("spec") or {}).get("bmc") or {}).get("credentialsName")
+            name = credentials_name(host)
             if name:
                 key = (meta["namespace"], name)
                 self._count[key] = self._count.get(key, 0) + 1

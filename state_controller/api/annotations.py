@@ -11,6 +11,9 @@ DETACHED = PREFIX + "detached"
 STATUS = PREFIX + "status"
 """A JSON copy of ``Host.status``; restores the status when the status is empty."""
 
+MOVED_FROM = PREFIX + "moved-from"
+"""Set by ``pivot`` on the Host it creates, naming where it comes from, until the move ends."""
+
 HARDWARE_DETAILS = PREFIX + "hardware-details"
 """JSON hardware details to use when inspection is disabled."""
 
@@ -25,4 +28,4 @@ INSPECT_DISABLED = "disabled"
 FINALIZER = "hoststate.io/host"
 """Keeps a Host until the controller has deprovisioned and deleted it in the backend."""
 
-ALL = (PAUSED, DETACHED, STATUS, HARDWARE_DETAILS, INSPECT, REBOOT)
+ALL = (PAUSED, DETACHED, STATUS, MOVED_FROM, HARDWARE_DETAILS, INSPECT, REBOOT)

@@ -49,7 +49,7 @@ def read_hosts_file(path: str | Path) -> HostsFile:
     try:
         documents = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as err:
-        raise HostsFileError(f"--hosts {path}: not YAML: {_one_line(err)}") from None
+        raise HostsFileError(f"--hosts {path}: not YAML: {_where(err)}") from None
     hosts: list[Obj] = []
     secrets: list[Obj] = []
     seen: set[tuple[str, str, str]] = set()
@@ -165,5 +165,10 @@ def _apply(cluster: Cluster, resource: Resource, obj: Obj) -> str:
     return "updated"
 
 
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split())
+def _where(err: yaml.YAMLError) -> str:
+    """What YAML found wrong and where, without quoting the line (it may be a password)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or "unreadable"
+    if mark is None:
+        return str(problem)
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"

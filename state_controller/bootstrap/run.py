@@ -16,6 +16,7 @@ and ``state-controller pivot`` moves them into the cluster once it has stopped.
 from __future__ import annotations
 
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -70,9 +71,23 @@ def run_bootstrap(opts: BootstrapOptions) -> int:
     except (BootstrapRefused, StateDirError, HostsFileError) as refused:
         print(refused, file=sys.stderr)
         return 2
+    except sqlite3.Error as err:
+        print(
+            f"--state-dir {opts.state_dir}: cluster.db cannot be read ({err}); "
+            "it is not a bootstrap's store, or it is damaged",
+            file=sys.stderr,
+        )
+        return 2
 
 
 def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
+    moved = state_dir.pivoted_into()
+    if moved is not None:
+        raise BootstrapRefused(
+            f"--state-dir {state_dir.path}: its hosts were pivoted into {moved} and are kept "
+            "there now; finish the move with state-controller pivot, or bootstrap other hosts "
+            "in a new directory"
+        )
     hosts_file = read_hosts_file(opts.hosts) if opts.hosts else None
     if hosts_file is None and not state_dir.exists:
         raise BootstrapRefused(

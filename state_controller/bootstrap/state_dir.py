@@ -12,6 +12,12 @@
     a pivot while the bootstrap still runs, is refused instead of writing behind the
     running controller's back. The kernel lets it go when the process dies, even by
     ``kill -9``.
+``pivot.json``
+    written when a pivot begins moving the hosts out: from then on they belong to the
+    cluster, and a bootstrap on this directory is refused rather than bringing back (and
+    provisioning again) hosts that moved.
+
+The directory is made readable by its owner only: the store holds the BMC Secrets.
 """
 
 from __future__ import annotations
@@ -44,18 +50,35 @@ class StateDir:
 
     def started_at(self) -> float:
         """When the bootstrap began (now, the first time)."""
-        marker = self.path / "bootstrap.json"
         try:
-            return float(json.loads(marker.read_text())["startedAt"])
+            return float(json.loads((self.path / "bootstrap.json").read_text())["startedAt"])
         except (OSError, ValueError, KeyError, TypeError):
             began = time.time()
-            marker.write_text(json.dumps({"startedAt": began}) + "\n")
+            self._write("bootstrap.json", {"startedAt": began})
             return began
+
+    def mark_pivot(self, target: str) -> None:
+        """The hosts begin to move into ``target``: they are the cluster's from now on."""
+        self._write("pivot.json", {"target": target, "startedAt": time.time()})
+
+    def pivoted_into(self) -> str | None:
+        """Where a pivot moved (or began to move) the hosts; None when none did."""
+        try:
+            return str(json.loads((self.path / "pivot.json").read_text())["target"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _write(self, name: str, data: dict[str, object]) -> None:
+        """Whole or not at all: written beside, then renamed over."""
+        part = self.path / f".{name}.part"
+        part.write_text(json.dumps(data) + "\n")
+        os.replace(part, self.path / name)
 
     def lock(self, purpose: str) -> StateDir:
         """Hold the directory for this process, or say who holds it."""
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.path.chmod(0o700)  # the store holds BMC credentials
             fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as err:
             raise StateDirError(

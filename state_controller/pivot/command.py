@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import sys
 from dataclasses import dataclass
 
+import yaml
 from kubernetes.config.config_exception import ConfigException
 
 from ..bootstrap.state_dir import StateDir, StateDirError
@@ -51,11 +53,20 @@ def run_pivot(opts: PivotOptions) -> int:
         clusters.append(source)
         target = _kube(opts.target, opts.target_context, "--to")
         clusters.append(target)
+        held = lock
         report = pivot(
-            source, target, namespace=opts.namespace, workers=opts.workers, progress=_progress
+            source,
+            target,
+            namespace=opts.namespace,
+            workers=opts.workers,
+            progress=_progress,
+            before_moving=(lambda: held.mark_pivot(target.host)) if held else None,
         )
     except Refused as refused:
-        print(f"pivot refused, nothing was moved:\n{refused}", file=sys.stderr)
+        if refused.before_any_write:
+            print(f"pivot refused, nothing was moved:\n{refused}", file=sys.stderr)
+        else:
+            print(f"pivot stopped: {refused}", file=sys.stderr)
         return 2
     except (PivotError, StateDirError, TargetError) as err:
         print(err, file=sys.stderr)
@@ -63,9 +74,19 @@ def run_pivot(opts: PivotOptions) -> int:
     except Interrupted as err:
         print(f"{err}; run pivot again to carry on", file=sys.stderr)
         return 1
-    except (ApiError, OSError) as err:
+    except KeyboardInterrupt:
+        print("\npivot interrupted; run it again to carry on", file=sys.stderr)
+        return 130
+    except sqlite3.Error as err:
+        print(f"--state-dir {opts.state_dir}: cluster.db cannot be read ({err})", file=sys.stderr)
+        return 2
+    except Exception as err:
+        if not isinstance(err, ApiError) and not unreachable(err):
+            raise
         where = "an API server did not answer" if unreachable(err) else "an API call failed"
-        print(f"pivot stopped, {where}: {err}; run it again to carry on", file=sys.stderr)
+        print(
+            f"pivot stopped, {where}: {_first_line(err)}; run it again to carry on", file=sys.stderr
+        )
         return 1
     finally:
         for cluster in clusters:
@@ -79,8 +100,15 @@ def run_pivot(opts: PivotOptions) -> int:
 def _kube(kubeconfig: str, context: str | None, flag: str) -> KubeCluster:
     try:
         return KubeCluster(load_api_client(kubeconfig, context))
-    except (ConfigException, OSError) as err:
-        raise PivotError(f"{flag} {kubeconfig}: {err}") from None
+    except (ConfigException, OSError, yaml.YAMLError, ValueError, TypeError) as err:
+        raise PivotError(
+            f"{flag} {kubeconfig}: not a usable kubeconfig ({_first_line(err)})"
+        ) from None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
 
 
 def _progress(done: int, total: int) -> None:

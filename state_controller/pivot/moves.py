@@ -9,17 +9,19 @@ A host moves in the order a careful operator would move it by hand:
     its BMC credentials Secret is created in the target;
 ``host``
     the Host is created in the target, paused, with ``hoststate.io/status`` holding
-    its status: the controller there restores the status from it instead of
-    registering the host again;
+    its status (the controller there restores the status from it instead of
+    registering the host again) and ``hoststate.io/moved-from`` naming the source
+    (only a run from the same source carries an unfinished move on);
 ``hoststate``
     its HostState is created in the target, owned by the new Host, with the whole
     status: the history (the bootstrap chapter first), the chapters, the conditions;
 ``release``
-    the source copies go (the Host's finalizer removed first, so that no controller
-    deprovisions a machine that is only changing hands), and the Secret when no other
-    Host of the source uses it;
+    what the source's controller wrote since the copy (a reconcile already under way
+    when the host was paused) is copied again; then the source copies go (the Host's
+    finalizer removed first, so that no controller deprovisions a machine that is only
+    changing hands), and the Secret when no other Host of the source uses it;
 ``unpause``
-    the target Host is unpaused, and its controller takes over.
+    the move's mark is removed and the target Host unpaused: its controller takes over.
 
 Every step looks first at what the target (or the source) already holds, and does
 nothing when its work is done: a move interrupted after any step, and run again,
@@ -30,8 +32,8 @@ second time. A host the user had paused before the move stays paused in the targ
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +52,10 @@ _USER_META = ("labels", "annotations")
 class Refused(Exception):
     """The move would lose or mix something up; the message names the object and the fix."""
 
+    def __init__(self, message: str, *, before_any_write: bool = False) -> None:
+        super().__init__(message)
+        self.before_any_write = before_any_write
+
 
 class Interrupted(Exception):
     """Stopped after a step on purpose (``stop_after``), as a kill would stop it."""
@@ -63,7 +69,8 @@ class Move:
     target: Cluster
     namespace: str
     name: str
-    secret_users: Callable[[str, str], int]  # Hosts of the source still naming a Secret
+    origin: str  # where the hosts come from, as the target's copies name it
+    secrets: SecretUsers
     done: list[str] = field(default_factory=list)  # what each step did, in words
     paused_at: float | None = None
     unpaused_at: float | None = None
@@ -122,7 +129,7 @@ class Move:
         saved = json.dumps(status, separators=(",", ":"), sort_keys=True) if status else None
         have = self.target_host()
         if have is not None:  # created by an earlier run (checked to be the same machine)
-            if _annotations(have).get(ann.STATUS) != saved and ann.PAUSED in _annotations(have):
+            if _annotations(have).get(ann.STATUS) != saved and moving_from(have, self.origin):
                 # the source's controller wrote once more as it was paused: copy that
                 notes = {ann.STATUS: saved}
                 self.target.patch(
@@ -133,6 +140,7 @@ class Move:
         copy = _copy(host, HOSTS)
         notes = copy["metadata"].setdefault("annotations", {})
         notes[ann.PAUSED] = _annotations(host).get(ann.PAUSED, PAUSED_BY_PIVOT)
+        notes[ann.MOVED_FROM] = self.origin
         if saved is not None:
             notes[ann.STATUS] = saved
         self.target.create(HOSTS, copy)
@@ -169,7 +177,7 @@ class Move:
             copy["metadata"]["ownerReferences"] = [_owner(owner)]
             have = self.target.create(HOSTSTATES, copy)
             self._write("hoststate created")
-        if have.get("status") != state.get("status"):
+        if have.get("status") != state.get("status") and moving_from(owner, self.origin):
             have = {**have, "status": state.get("status") or {}}
             self.target.update_status(HOSTSTATES, have)
             self._write("history copied")
@@ -177,12 +185,19 @@ class Move:
     def release(self) -> None:
         host = self.source_host()
         if host is None:
+            # released by an earlier run; a kill may have come between the Host and its Secret
+            there = self.target_host()
+            if there is not None and moving_from(there, self.origin):
+                self._release_secret(credentials_name(there), counted=False)
             return
         if ann.PAUSED not in _annotations(host):
             raise Refused(f"Host {self.key} in the source is no longer paused; run pivot again")
         if self.target_host() is None:
             raise Refused(f"Host {self.key} is not in the target yet; run pivot again")
-        name = credentials_name(host)
+        # what a reconcile already under way when the host was paused wrote since: copied
+        self.host()
+        self.hoststate()
+        host = self.source_host() or host
         if host["metadata"].get("finalizers"):
             self.source.patch(HOSTS, self.namespace, self.name, {"metadata": {"finalizers": None}})
             self.writes += 1
@@ -190,22 +205,33 @@ class Move:
         self.writes += 1
         if _delete(self.source, HOSTSTATES, self.namespace, self.name):
             self.writes += 1
-        last_user = bool(name) and self.secret_users(self.namespace, name) == 0
-        if last_user and _delete(self.source, SECRETS, self.namespace, name):
-            self.writes += 1
+        self._release_secret(credentials_name(host), counted=True)
         self.done.append("source removed")
+
+    def _release_secret(self, name: str, *, counted: bool) -> None:
+        """Delete the source's Secret once no Host left in the source names it."""
+        if not name:
+            return
+        left = (
+            self.secrets.release(self.namespace, name)
+            if counted
+            else (self.secrets.users(self.namespace, name))
+        )
+        if left == 0 and _delete(self.source, SECRETS, self.namespace, name):
+            self.writes += 1
 
     def unpause(self) -> None:
         host = self.target_host()
-        if host is None or not paused_by_pivot(host):
-            return  # not moved here, or paused by its user before the move: left so
+        if host is None or not moving_from(host, self.origin):
+            return  # not moved here from this source (or the move ended already)
         if self.source_host() is not None:
             return  # not released yet: two unpaused copies must never exist
-        self.target.patch(
-            HOSTS, self.namespace, self.name, {"metadata": {"annotations": {ann.PAUSED: None}}}
-        )
+        notes: dict[str, str | None] = {ann.MOVED_FROM: None}
+        if paused_by_pivot(host):
+            notes[ann.PAUSED] = None  # a host its user had paused stays paused
+        self.target.patch(HOSTS, self.namespace, self.name, {"metadata": {"annotations": notes}})
         self.unpaused_at = time.time()
-        self._write("unpaused")
+        self._write("unpaused" if ann.PAUSED in notes else "left paused by its user")
 
     def run(self, stop_after: str | None = None) -> None:
         for step in STEPS:
@@ -220,12 +246,15 @@ class Move:
         return self.unpaused_at - self.paused_at
 
 
-def conflict(source_host: Obj, target_host: Obj | None) -> str:
-    """Why the target's Host of the same name is not this one (``""``: it is, or none)."""
-    if target_host is None:
-        return ""
+def conflict(source_host: Obj, target_host: Obj | None, origin: str) -> str:
+    """Why the source's Host cannot move (``""``: it can): it is being deleted, or the
+    target's Host of the same name is another machine, or is not this move's copy."""
     meta = source_host["metadata"]
     what = f"Host {meta['namespace']}/{meta['name']}"
+    if meta.get("deletionTimestamp"):
+        return f"{what} is being deleted in the source; let the deletion finish, then move"
+    if target_host is None:
+        return ""
     here, there = _machine(source_host), _machine(target_host)
     if here != there:
         return (
@@ -233,16 +262,51 @@ def conflict(source_host: Obj, target_host: Obj | None) -> str:
             f"boot MAC {there[1] or 'none'}; moving BMC {here[0]}, boot MAC {here[1] or 'none'}); "
             "rename or delete one of them"
         )
-    if not paused_by_pivot(target_host):
+    came = _annotations(target_host).get(ann.MOVED_FROM)
+    if came is None:
         return (
-            f"the target already holds {what} and manages it (it is not paused by a move), "
-            "while the source still holds it too; delete the copy that must not act"
+            f"the target already holds {what} and manages it, while the source still holds "
+            "it too; delete the copy that must not act"
+        )
+    if came != origin:
+        return (
+            f"the target's {what} is being moved there from {came}, not from {origin}; "
+            "finish that move first (run pivot from there again)"
         )
     return ""
 
 
 def paused_by_pivot(host: Obj) -> bool:
     return _annotations(host).get(ann.PAUSED) == PAUSED_BY_PIVOT
+
+
+def moving_from(host: Obj, origin: str) -> bool:
+    """A target Host this move created and has not finished."""
+    return _annotations(host).get(ann.MOVED_FROM) == origin
+
+
+class SecretUsers:
+    """How many Hosts of the source still name each Secret, as hosts are released."""
+
+    def __init__(self, hosts: list[Obj]) -> None:
+        self._count: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+        for host in hosts:
+            name = credentials_name(host)
+            if name:
+                key = (host["metadata"]["namespace"], name)
+                self._count[key] = self._count.get(key, 0) + 1
+
+    def users(self, namespace: str, name: str) -> int:
+        with self._lock:
+            return self._count.get((namespace, name), 0)
+
+    def release(self, namespace: str, name: str) -> int:
+        """One Host naming it leaves the source; how many still name it."""
+        with self._lock:
+            key = (namespace, name)
+            self._count[key] = max(self._count.get(key, 1) - 1, 0)
+            return self._count[key]
 
 
 def secret_conflict(source: Obj, target: Obj | None) -> str:

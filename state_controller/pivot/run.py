@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from ..api.objects import Obj
@@ -28,10 +29,11 @@ from .moves import (
     Interrupted,
     Move,
     Refused,
+    SecretUsers,
     conflict,
     credentials_name,
     get_or_none,
-    paused_by_pivot,
+    moving_from,
     secret_conflict,
 )
 from .target import TargetError, ensure_crds, ensure_namespaces
@@ -68,9 +70,17 @@ def pivot(
     out: TextIO = sys.stdout,
     progress: Callable[[int, int], None] | None = None,
     stop_after: str | None = None,
+    origin: str | None = None,
+    before_moving: Callable[[], None] | None = None,
 ) -> PivotReport:
-    """Move the hosts; raises :class:`Refused` (before any write) or :class:`Interrupted`."""
+    """Move the hosts; raises :class:`Refused` or :class:`Interrupted`.
+
+    ``origin`` names the source on the copies while they move (default: its API server,
+    or its store's file); ``before_moving`` is called once the checks passed, before the
+    first host is paused.
+    """
     began = time.monotonic()
+    origin = origin or origin_of(source)
     report = PivotReport()
     hosts, _ = source.list(HOSTS, namespace)
     in_target = {
@@ -78,21 +88,23 @@ def pivot(
         for h in _list_or_none(target)
         if namespace is None or h["metadata"]["namespace"] == namespace
     }
-    problems = _preflight(source, target, hosts, in_target)
+    problems = _preflight(source, target, hosts, in_target, origin)
     if problems:
         report.refused = problems
-        raise Refused("\n".join(problems))
+        raise Refused("\n".join(problems), before_any_write=True)
+    if before_moving is not None:
+        before_moving()
     report.crds_created = ensure_crds(target)
     if stop_after == "crds":
         raise Interrupted("stopped after crds")
     report.namespaces_created = ensure_namespaces(
         target, (h["metadata"]["namespace"] for h in hosts)
     )
-    users = _SecretUsers(hosts)
+    users = SecretUsers(hosts)
     keys = [(h["metadata"]["namespace"], h["metadata"]["name"]) for h in hosts]
-    # hosts an interrupted run released from the source but had not unpaused yet
-    keys += sorted(k for k, h in in_target.items() if paused_by_pivot(h) and k not in keys)
-    moves = [Move(source, target, ns, name, users.release) for ns, name in keys]
+    # hosts an interrupted run from this source released but had not unpaused yet
+    keys += sorted(k for k, h in in_target.items() if moving_from(h, origin) and k not in keys)
+    moves = [Move(source, target, ns, name, origin, users) for ns, name in keys]
     lock = threading.Lock()
     finished = 0
     clear = "\x1b[2K\r" if out.isatty() else ""  # over the progress line on a terminal
@@ -120,8 +132,21 @@ def pivot(
     return report
 
 
+def origin_of(source: Cluster) -> str:
+    """How the copies name their source: its API server, or the file of its store."""
+    host = getattr(source, "host", None)
+    if host:
+        return str(host)
+    path = getattr(source, "path", None)
+    return f"file://{Path(path).resolve()}" if path else "an in-memory store"
+
+
 def _preflight(
-    source: Cluster, target: Cluster, hosts: list[Obj], targets: dict[tuple[str, str], Obj]
+    source: Cluster,
+    target: Cluster,
+    hosts: list[Obj],
+    targets: dict[tuple[str, str], Obj],
+    origin: str,
 ) -> list[str]:
     """Every reason to refuse, found by reading only: one line per object."""
     problems = []
@@ -129,7 +154,7 @@ def _preflight(
     for host in hosts:
         meta = host["metadata"]
         key = (meta["namespace"], meta["name"])
-        why = conflict(host, targets.get(key))
+        why = conflict(host, targets.get(key), origin)
         if why:
             problems.append(why)
         name = credentials_name(host)
@@ -152,27 +177,6 @@ def _list_or_none(target: Cluster) -> list[Obj]:
         if err.code == 404:
             return []
         raise
-
-
-class _SecretUsers:
-    """How many Hosts of the source still name each Secret, as hosts are released."""
-
-    def __init__(self, hosts: list[Obj]) -> None:
-        self._count: dict[tuple[str, str], int] = {}
-        self._lock = threading.Lock()
-        for host in hosts:
-            meta = host["metadata"]
-            name = credentials_name(host)
-            if name:
-                key = (meta["namespace"], name)
-                self._count[key] = self._count.get(key, 0) + 1
-
-    def release(self, namespace: str, name: str) -> int:
-        """One Host naming it leaves the source; how many still name it."""
-        with self._lock:
-            key = (namespace, name)
-            self._count[key] = max(self._count.get(key, 1) - 1, 0)
-            return self._count[key]
 
 
 def _line(move: Move) -> str:

@@ -35,6 +35,7 @@ from ..api import annotations as ann
 from ..api.host import HostStatus
 from ..api.hoststate import Mode
 from ..api.objects import Obj
+from ..api.states import ProvisioningState
 from ..books.book import Book
 from ..books.chapters import BOOTSTRAP_CHAPTER
 from ..books.journal import INVALID_ANNOTATION
@@ -197,7 +198,11 @@ class HostReconciler:
                 message=f"moved {came} with its history; status restored from the "
                 f"{ann.STATUS} annotation, nothing registered, inspected or deployed again",
             )
-        elif book.last_seq == 0 and mode == Mode.BOOTSTRAP:
+        elif (
+            book.last_seq == 0
+            and book.cursor.state == ProvisioningState.NONE
+            and (mode == Mode.BOOTSTRAP)
+        ):
             book.transition(
                 now=now,
                 reason=BOOTSTRAPPED,

@@ -122,6 +122,8 @@ def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
     assert store_objects(state_dir, HOSTS) == {}  # the source let them go
     again = cli("pivot", "--state-dir", str(state_dir), "--kubeconfig", kubeconfig)
     assert again.returncode == 0 and "nothing to move" in again.stderr, again.stderr
+    back = cli("bootstrap", "--state-dir", str(state_dir), "--hosts", str(hosts_file))
+    assert back.returncode == 2 and "were pivoted into" in back.stderr, back.stderr
 
     with _in_cluster(admin, state_dir, run_controller) as first:
         wait_for(lambda: arrived(admin, HOSTS_NS, names, 1), timeout=60, what="arrivals")

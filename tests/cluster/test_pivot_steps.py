@@ -173,3 +173,29 @@ def test_a_different_host_of_the_same_name_refuses_the_move_before_any_write(
     assert after == before  # nothing paused, nothing written
     assert [h["metadata"]["name"] for h in target.list(HOSTS, namespace)[0]] == ["host-0001"]
     source.close()
+
+
+def test_an_unfinished_move_is_carried_on_only_from_its_own_source(
+    target: KubeCluster, namespaces: list[str], run_controller: Any, tmp_path: Path
+) -> None:
+    """A pivot from another source leaves the hosts another move left paused alone; a
+    host its user had paused is moved, and stays paused."""
+    namespace = "pv-origin"
+    namespaces.append(namespace)
+    first = bootstrapped(tmp_path / "first.db", namespace, run_controller)
+    first.patch(HOSTS, namespace, "host-0001", {"metadata": {"annotations": {ann.PAUSED: "ops"}}})
+    with pytest.raises(Interrupted):
+        pivot(first, target, workers=1, stop_after="release")  # host-0000 released, paused
+    other = EmbeddedCluster(path=tmp_path / "other.db", validators=validators())
+    report = pivot(other, target)
+    assert report.writes == 0 and not report.moved  # nothing of the first move touched
+    held = target.get(HOSTS, namespace, "host-0000")["metadata"]["annotations"]
+    assert held[ann.PAUSED] == "pivot" and held[ann.MOVED_FROM].endswith("first.db")
+
+    pivot(first, target, workers=1)
+    for name, paused in (("host-0000", None), ("host-0001", "ops")):
+        notes = target.get(HOSTS, namespace, name)["metadata"].get("annotations") or {}
+        assert notes.get(ann.PAUSED) == paused and ann.MOVED_FROM not in notes, (name, notes)
+    assert source_left(first) == []
+    first.close()
+    other.close()

@@ -28,6 +28,7 @@ from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.schema import validators
 from tests.conftest import wait_for
 from tests.support.bootstrap import bootstrap_process, cli, store_states, write_hosts_file
+from tests.support.processes import free_port
 
 HOST = """
 apiVersion: hoststate.io/v1alpha1
@@ -84,6 +85,13 @@ def test_a_mistake_in_the_hosts_file_is_one_line_naming_the_document(
     assert message.startswith(f"--hosts {tmp_path / 'hosts.yaml'}")
 
 
+def test_a_yaml_mistake_is_located_without_quoting_the_line(tmp_path: Path) -> None:
+    leaky = SECRET.replace("password: s3cret}", 'password: "hunter2}\n')
+    with pytest.raises(HostsFileError) as error:
+        read_hosts_file(hosts_file(tmp_path, HOST, leaky))
+    assert "line " in str(error.value) and "hunter2" not in str(error.value), error.value
+
+
 def test_applying_the_same_file_again_writes_nothing(tmp_path: Path) -> None:
     read = read_hosts_file(hosts_file(tmp_path, HOST, SECRET))
     with EmbeddedCluster(validators=validators()) as store:
@@ -124,6 +132,16 @@ def test_the_state_dir_is_held_by_one_process_and_let_go_when_it_dies(tmp_path: 
 
 def test_command_line_mistakes_are_one_line(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
+    garbled = tmp_path / "garbled.kubeconfig"
+    garbled.write_text("clusters: [unclosed\n")
+    nobody = tmp_path / "nobody.kubeconfig"  # an API server that is not there
+    nobody.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{free_port()}",
+                                              "insecure-skip-tls-verify": True}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+    }))  # fmt: skip
     for args, says in (
         (("bootstrap", "--state-dir", str(empty)), "holds no bootstrap yet; pass --hosts FILE"),
         (("bootstrap", "--state-dir", str(empty), "--hosts", str(tmp_path / "none.yaml")),
@@ -131,9 +149,11 @@ def test_command_line_mistakes_are_one_line(tmp_path: Path) -> None:
         (("pivot", "--state-dir", str(empty), "--kubeconfig", "k"), "holds no bootstrap"),
         (("get", "hoststates", "--state-dir", str(empty)), "holds no bootstrap"),
         (("pivot", "--from", str(tmp_path / "nope"), "--to", "k"), "--from"),
+        (("pivot", "--from", str(garbled), "--to", "k"), "not a usable kubeconfig"),
+        (("pivot", "--from", str(nobody), "--to", str(nobody)), "did not answer"),
     ):  # fmt: skip
-        done = cli(*args, timeout=60)
-        assert done.returncode == 2, (args, done.stderr)
+        done = cli(*args, timeout=120)
+        assert done.returncode in (1, 2), (args, done.stderr)
         assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 

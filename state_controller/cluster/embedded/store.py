@@ -113,6 +113,7 @@ class EmbeddedCluster:
         self._stats = dict.fromkeys(_VERBS, 0)
         self._rv = 0
         self._read_only = read_only
+        self.path = Path(path) if path is not None else None  # None: in memory only
         self._closed = False
         self._sqlite: SqliteFile | None = None
         if path is not None:

@@ -75,6 +75,7 @@ class Move:
     paused_at: float | None = None
     unpaused_at: float | None = None
     writes: int = 0
+    copied: dict[str, str] = field(default_factory=dict)  # resourceVersions copied by this run
 
     @property
     def key(self) -> str:
@@ -125,6 +126,7 @@ class Move:
         host = self.source_host()
         if host is None:
             return
+        self.copied["host"] = _version(host)
         status = self._status_here(host)
         saved = json.dumps(status, separators=(",", ":"), sort_keys=True) if status else None
         have = self.target_host()
@@ -166,6 +168,7 @@ class Move:
         if host is None:
             return
         state = get_or_none(self.source, HOSTSTATES, self.namespace, self.name)
+        self.copied["hoststate"] = _version(state)
         if state is None:
             return  # the controller never wrote one: the target's writes it
         owner = self.target_host()
@@ -195,9 +198,12 @@ class Move:
         if self.target_host() is None:
             raise Refused(f"Host {self.key} is not in the target yet; run pivot again")
         # what a reconcile already under way when the host was paused wrote since: copied
-        self.host()
-        self.hoststate()
-        host = self.source_host() or host
+        state = get_or_none(self.source, HOSTSTATES, self.namespace, self.name)
+        seen = {"host": _version(host), "hoststate": _version(state)}
+        if seen != self.copied:  # or copied by an earlier run: compared, copied if need be
+            self.host()
+            self.hoststate()
+            host = self.source_host() or host
         if host["metadata"].get("finalizers"):
             self.source.patch(HOSTS, self.namespace, self.name, {"metadata": {"finalizers": None}})
             self.writes += 1
@@ -369,6 +375,10 @@ def _owner(host: Obj) -> dict[str, Any]:
         "uid": host["metadata"]["uid"],
         "controller": True,
     }
+
+
+def _version(obj: Obj | None) -> str:
+    return str(obj["metadata"].get("resourceVersion", "")) if obj is not None else ""
 
 
 def get_or_none(cluster: Cluster, resource: Any, namespace: str, name: str) -> Obj | None:

@@ -23,6 +23,7 @@ from state_controller.cluster.schema import validators
 from state_controller.demo import create_fleet
 from state_controller.demo.fleet import host_manifest
 from state_controller.pivot import STEPS, Interrupted, Refused, pivot
+from state_controller.pivot.moves import Move, SecretUsers
 from state_controller.pivot.target import ensure_namespaces
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
@@ -199,3 +200,32 @@ def test_an_unfinished_move_is_carried_on_only_from_its_own_source(
     assert source_left(first) == []
     first.close()
     other.close()
+
+
+def test_a_write_to_the_source_after_the_copy_is_copied_before_the_source_goes(
+    target: KubeCluster, namespaces: list[str], run_controller: Any, tmp_path: Path
+) -> None:
+    """A reconcile already under way when its host was paused writes once more, between
+    the copy and the release: what it wrote reaches the target before the source goes."""
+    namespace = "pv-late"
+    namespaces.append(namespace)
+    source = bootstrapped(tmp_path / "source.db", namespace, run_controller)
+    ensure_namespaces(target, [namespace])
+    hosts = source.list(HOSTS, namespace)[0]
+    move = Move(source, target, namespace, "host-0000", "here", SecretUsers(hosts))
+    for step in ("pause", "secret", "host", "hoststate"):
+        getattr(move, step)()
+    late = source.get(HOSTS, namespace, "host-0000")
+    late["status"]["poweredOn"] = False
+    source.update_status(HOSTS, late)
+    state = source.get(HOSTSTATES, namespace, "host-0000")
+    state["status"]["provisioning"]["errorMessage"] = "written late"
+    source.update_status(HOSTSTATES, state)
+    move.release()
+    move.unpause()
+    moved = target.get(HOSTS, namespace, "host-0000")
+    assert json.loads(moved["metadata"]["annotations"][ann.STATUS])["poweredOn"] is False
+    state = target.get(HOSTSTATES, namespace, "host-0000")
+    assert state["status"]["provisioning"]["errorMessage"] == "written late"
+    assert move.done[-2:] == ["source removed", "unpaused"]
+    source.close()

@@ -127,7 +127,7 @@ class HostReconciler:
         self.writer.report(host, book, delivery)
 
         removals = set(decision.remove_annotations)
-        if from_annotation:
+        if from_annotation or _spent_status_annotation(host, annotations):
             removals.add(ann.STATUS)
         if removals & set(annotations):
             host = self._patch(HOSTS, host, {"annotations": {k: None for k in removals}})
@@ -287,6 +287,14 @@ def _hoststate_of(host: Obj) -> Obj:
     return hoststate_body(
         meta["namespace"], meta["name"], spec=spec, label="hoststate.io/host", owner=owner
     )
+
+
+def _spent_status_annotation(host: Obj, annotations: dict[str, str]) -> bool:
+    """A valid status annotation on a Host whose status is restored already (a restart
+    between the status write and the annotation's removal): it has done its work."""
+    raw = annotations.get(ann.STATUS)
+    state = ((host.get("status") or {}).get("provisioning") or {}).get("state")
+    return raw is not None and bool(state) and _status_from_annotation(raw) is not None
 
 
 def _status_from_annotation(raw: str) -> dict[str, Any] | None:

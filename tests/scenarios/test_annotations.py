@@ -100,6 +100,33 @@ def test_status_annotation_restores_status_after_a_move(
         )
 
 
+def test_a_status_annotation_left_after_the_status_was_restored_is_removed(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """A controller killed between restoring a moved Host's status and removing the
+    annotation: its successor removes the annotation, and the status stays as it is."""
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        wait_for(running.controller.idle)
+    saved = cluster.get(HOSTS, NS, "host-0000")["status"]
+    history = cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"]
+    cluster.patch(
+        HOSTS, NS, "host-0000", {"metadata": {"annotations": {ann.STATUS: json.dumps(saved)}}}
+    )
+    with run_controller(cluster, sim):
+        wait_for(
+            lambda: (
+                ann.STATUS
+                not in (cluster.get(HOSTS, NS, "host-0000")["metadata"].get("annotations") or {})
+            ),
+            what="the spent annotation removed",
+        )
+    assert cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"] == history
+    assert state_of(cluster, "host-0000") == "provisioned"
+
+
 def test_inspect_annotation_reinspects_and_is_removed(
     cluster: Cluster, run_controller: Any
 ) -> None:

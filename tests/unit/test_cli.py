@@ -164,6 +164,24 @@ def test_run_says_when_no_hardware_is_touched(caplog: pytest.LogCaptureFixture) 
     assert "--ironic-url" in record.getMessage()
 
 
+def test_run_keeps_its_simulated_machines_where_it_is_told(tmp_path: Path) -> None:
+    """run --simulated-hardware FILE: a restarted controller finds the machines it drove."""
+    from state_controller.provisioning.simulated import SimulatedProvisioner
+    from tests.ironic.helpers import view_of
+
+    kept = str(tmp_path / "machines.db")
+    first = provisioner_for(RunOptions(simulated_hardware=kept))
+    assert isinstance(first, SimulatedProvisioner)
+    registered = first.register(view_of("metal", 0), credentials_changed=False)
+    assert registered.done and registered.provider_id
+    again = provisioner_for(RunOptions(simulated_hardware=kept))
+    assert isinstance(again, SimulatedProvisioner)
+    machine = again.machine(view_of("metal", 0).bmc_address)
+    assert machine.node_id == registered.provider_id and machine.started["register"] == 1
+    with pytest.raises(ValueError, match="cannot keep the simulated machines"):
+        provisioner_for(RunOptions(simulated_hardware=str(tmp_path / "machines.db" / "x")))
+
+
 def test_run_rejects_a_stuck_threshold_it_cannot_read_in_one_line() -> None:
     done = run("run", "--stuck-after", "drainig=45m")
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -102,6 +102,7 @@ class HardwareFile:
             ) from None
         self._lock = threading.Lock()
         self._written: dict[str, str] = {}
+        self.rows_written = 0  # for tests and benchmarks
 
     def load(self) -> Iterator[MachineRecord]:
         try:
@@ -126,6 +127,7 @@ class HardwareFile:
                 (record.address, body),
             )
             self._written[record.address] = body
+            self.rows_written += 1
 
     def close(self) -> None:
         with self._lock:

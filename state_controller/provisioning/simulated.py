@@ -94,6 +94,9 @@ class SimulatedProvisioner:
         self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
         self._lock = threading.Lock()
         self.hardware = hardware  # None: the machines live as long as this object
+        # taken once, so that a busy machine's wall-clock end is the same at every poll
+        # and its row is written when the machine changes, not each time it is asked
+        self._to_wall = time.time() - clock()
         if hardware is not None:
             self._load(hardware)
 
@@ -246,7 +249,7 @@ class SimulatedProvisioner:
         busy = None
         if machine.busy is not None:  # kept in wall-clock time: the clock may be monotonic
             operation, ends = machine.busy
-            busy = (operation, time.time() + (ends - self.clock()))
+            busy = (operation, ends + self._to_wall)
         self.hardware.save(
             MachineRecord(
                 machine.address,
@@ -261,12 +264,12 @@ class SimulatedProvisioner:
         )
 
     def _load(self, hardware: HardwareFile) -> None:
-        wall, now = time.time(), self.clock()
+        now = self.clock()
         for record in hardware.load():
             busy = None
-            if record.busy is not None:
+            if record.busy is not None:  # an end that passed while nobody ran: now
                 operation, ends = record.busy
-                busy = (operation, now + max(0.0, ends - wall))
+                busy = (operation, max(now, ends - self._to_wall))
             self._machines[record.address] = Machine(
                 record.address,
                 record.powered_on,

@@ -18,6 +18,7 @@ from .observability.logs import configure as configure_logs
 from .observability.tracing import CHOICES as TRACE_EXPORTERS
 from .observability.tracing import exporter_from_env
 from .provisioning.fault_plan import FAULT_KINDS
+from .provisioning.simulated import TIMINGS
 from .simulated_nodes import UPDATE_FAULTS, UpdateFault
 from .upgrades.signals import DEFAULT_POOL_LABEL
 
@@ -50,6 +51,16 @@ def _trace_flag(p: argparse.ArgumentParser) -> None:
         default=None,
         help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
         "default: $OTEL_TRACES_EXPORTER, else none",
+    )
+
+
+def _simulated_timings_flag(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--simulated-timings",
+        choices=list(TIMINGS),
+        default=default,
+        help="how long the simulated machines take: zero, or demo (seconds per step); "
+        "default %(default)s",
     )
 
 
@@ -220,12 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--renew-deadline", type=int, default=10, help="whole seconds")
     run.add_argument("--retry-period", type=int, default=2, help="whole seconds")
     run.add_argument("--workers", type=int, default=4)
-    run.add_argument(
-        "--simulated-timings",
-        choices=["zero", "demo"],
-        default="zero",
-        help="timings of the simulated provisioner",
-    )
+    _simulated_timings_flag(run, "zero")
     run.add_argument(
         "--simulated-hardware",
         metavar="FILE",
@@ -283,12 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="'0' disables (default %(default)s)",
     )
     boot.add_argument("--workers", type=int, default=4)
-    boot.add_argument(
-        "--simulated-timings",
-        choices=["zero", "demo"],
-        default="demo",
-        help="timings of the simulated machines (default demo: seconds per step)",
-    )
+    _simulated_timings_flag(boot, "demo")
     boot.add_argument(
         "--exit-when-settled", action="store_true", help="exit once every host is at its goal"
     )

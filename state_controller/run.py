@@ -72,7 +72,7 @@ def provisioner_for(opts: RunOptions) -> Provisioner:
             "simulated provisioner: no hardware is touched, hosts only pretend to change "
             "state; pass --ironic-url (and --ironic-credentials-dir) to drive OpenStack Ironic"
         )
-        timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
+        timings = Timings.named(opts.simulated_timings)
         hardware = HardwareFile(opts.simulated_hardware) if opts.simulated_hardware else None
         return SimulatedProvisioner(timings=timings, hardware=hardware)
     ironic = opts.ironic.provisioner(workers=opts.workers)

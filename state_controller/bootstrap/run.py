@@ -147,7 +147,7 @@ def _provisioner(opts: BootstrapOptions, store: Path) -> Provisioner:
         if problem:
             raise BootstrapRefused(f"--ironic-url: {problem}")
         return ironic
-    timings = Timings.demo() if opts.simulated_timings == "demo" else Timings()
+    timings = Timings.named(opts.simulated_timings)
     return SimulatedProvisioner(timings=timings, hardware=HardwareFile(store))
 
 

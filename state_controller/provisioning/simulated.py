@@ -50,6 +50,14 @@ class Timings:
         """Long enough to watch a fleet move, short enough to finish in a minute."""
         return cls(1.0, 3.0, 2.0, 4.0, 2.0, 0.5, 0.5, 0.5)
 
+    @classmethod
+    def named(cls, name: str) -> Timings:
+        """The timings a command line names (``--simulated-timings``): one of TIMINGS."""
+        return cls.demo() if name == "demo" else cls()
+
+
+TIMINGS = ("zero", "demo")
+
 
 @dataclass
 class Machine:

@@ -542,8 +542,11 @@ def _get(args: argparse.Namespace) -> int:
     from .tables import render, rows
 
     if args.state_dir is not None:
-        args.store = str(Path(args.state_dir) / "cluster.db")
-        if not Path(args.store).exists():
+        from .bootstrap.state_dir import StateDir
+
+        kept = StateDir(args.state_dir)
+        args.store = str(kept.store)
+        if not kept.exists:
             print(
                 f"--state-dir: {args.state_dir} holds no bootstrap; start one with "
                 "state-controller bootstrap --hosts FILE --state-dir DIR",

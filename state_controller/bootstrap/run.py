@@ -20,16 +20,16 @@ import sqlite3
 import sys
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..api.hoststate import Mode
-from ..api.states import OperationalStatus, ProvisioningState
+from ..api.states import ProvisioningState
 from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import HOSTS
 from ..cluster.schema import validators
+from ..demo.run import summarize
 from ..demo.screen import live_frame, provisioning_line
 from ..observability.endpoints import BindError, parse_bind_address, serve_metrics
 from ..observability.tracing import Exporter
@@ -161,33 +161,11 @@ def goal_of(host: dict[str, Any]) -> ProvisioningState:
     return ProvisioningState.AVAILABLE
 
 
-def summarize(controller: HostController, cluster: EmbeddedCluster) -> dict[str, Any]:
-    """Counts for the progress line, from the books: how many hosts are at their goal."""
+def summarize_bootstrap(controller: HostController, cluster: EmbeddedCluster) -> dict[str, Any]:
+    """The demo's counts, each host of the store measured against its own goal."""
     hosts, _ = cluster.list(HOSTS, None)
-    books = controller.books
-    by_state: Counter[str] = Counter()
-    at_goal = errors = stuck = 0
-    now = time.time()
-    for host in hosts:
-        meta = host["metadata"]
-        book = books.get(f"{meta['namespace']}/{meta['name']}")
-        if book is None:
-            by_state["(new)"] += 1
-            continue
-        cursor = book.cursor
-        by_state[cursor.state.value or "(new)"] += 1
-        ok = cursor.operational_status == OperationalStatus.OK
-        at_goal += ok and cursor.state == goal_of(host)
-        errors += cursor.error_count
-        stuck += controller.config.stuck.is_stuck(cursor, now, None)
-    return {
-        "hosts": len(hosts),
-        "target": "at their goal",
-        "at_target": at_goal,
-        "by_state": dict(sorted(by_state.items())),
-        "errors_in_a_row": errors,
-        "stuck_now": stuck,
-    }
+    goals = {f"{h['metadata']['namespace']}/{h['metadata']['name']}": goal_of(h) for h in hosts}
+    return summarize(controller, goals, "at their goal")
 
 
 def _watch(
@@ -205,7 +183,7 @@ def _watch(
     settled_at: float | None = None
     last = 0.0
     while not stop.wait(0.2):
-        summary = summarize(controller, cluster)
+        summary = summarize_bootstrap(controller, cluster)
         now = time.time()
         done = summary["hosts"] > 0 and summary["at_target"] == summary["hosts"]
         if done and settled_at is None:

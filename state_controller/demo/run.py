@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
@@ -104,21 +105,23 @@ def demo_policy(speed: float) -> StuckPolicy:
 
 
 def summarize(
-    controller: HostController, keys: list[str], target: ProvisioningState
+    controller: HostController, goals: Mapping[str, ProvisioningState], target: str
 ) -> dict[str, Any]:
+    """Counts from the books: how many hosts (by key) reached their goal state with no
+    error, by state, in error, stuck. ``target`` says what the goals are, in words."""
     books = controller.books
     by_state: Counter[str] = Counter()
     not_at_target = []
     errors = 0
     stuck = []
     now = time.time()
-    for key in keys:
+    for key, goal in goals.items():
         book = books.get(key)
         state = book.cursor.state.value if book else ""
         by_state[state or "(new)"] += 1
         if (
             book is None
-            or book.cursor.state != target
+            or book.cursor.state != goal
             or book.cursor.operational_status != OperationalStatus.OK
         ):
             not_at_target.append(key)
@@ -127,9 +130,9 @@ def summarize(
             if controller.config.stuck.is_stuck(book.cursor, now, book.node_update()):
                 stuck.append(key)
     return {
-        "hosts": len(keys),
-        "target": target.value,
-        "at_target": len(keys) - len(not_at_target),
+        "hosts": len(goals),
+        "target": target,
+        "at_target": len(goals) - len(not_at_target),
         "by_state": dict(sorted(by_state.items())),
         "errors_in_a_row": errors,
         "stuck_now": len(stuck),
@@ -273,7 +276,7 @@ def _run_demo_on(
         create_fleet(cluster, opts.namespace, opts.hosts)
         settled_at = _watch(controller, cluster, keys, opts, started, rollout, metrics_line)
         settled = settled_at is not None
-        summary = summarize(controller, keys, opts.target)
+        summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
         if rollout is not None:
             summary["update"] = summarize_update(controller, keys)
             summary["update"]["heartbeats"] = rollout.kubelets.heartbeats
@@ -340,7 +343,7 @@ def _watch(
     stop = threading.Event()
     last_line = last_screen = 0.0
     while not stop.wait(0.1):
-        summary = summarize(controller, keys, opts.target)
+        summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
         provisioned = summary["at_target"] == len(keys)
         update = None
         if rollout is not None:

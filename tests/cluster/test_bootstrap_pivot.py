@@ -25,7 +25,6 @@ from tests.support.bootstrap import (
     arrived,
     assert_continuous,
     bootstrap_process,
-    cli,
     machines,
     provisioned,
     store_objects,
@@ -34,6 +33,7 @@ from tests.support.bootstrap import (
 )
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS, k8s_bin_dir
+from tests.support.processes import cli
 
 pytestmark = pytest.mark.slow
 

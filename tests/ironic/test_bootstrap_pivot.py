@@ -24,7 +24,6 @@ from tests.support.bootstrap import (
     arrived,
     assert_continuous,
     bootstrap_process,
-    cli,
     provisioned,
     store_objects,
     store_states,
@@ -32,6 +31,7 @@ from tests.support.bootstrap import (
 )
 from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
+from tests.support.processes import cli
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,12 +13,11 @@ import pytest
 from state_controller.run import RunOptions, provisioner_for
 from tests.ironic.helpers import IronicAPI
 from tests.support.ironic_server import IronicServer
-from tests.support.processes import free_port
+from tests.support.processes import CLI, free_port
 from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "state_controller.cli"]
 USER, PASSWORD = "hoststate", "Ironic-API-Passw0rd"
 
 

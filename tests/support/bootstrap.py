@@ -9,7 +9,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.demo.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for
+from tests.support.processes import CLI
 
 
 def write_hosts_file(path: Path, namespace: str, count: int) -> list[str]:
@@ -70,7 +70,7 @@ class Bootstrap:
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:
         argv = [
-            sys.executable, "-m", "state_controller.cli", "bootstrap",
+            *CLI, "bootstrap",
             "--state-dir", str(self.state_dir), "--metrics-bind-address", "127.0.0.1:0",
             "--no-table", *self.extra, *args,
         ]  # fmt: skip
@@ -108,13 +108,6 @@ def bootstrap_process(state_dir: Path, log: Path, extra: Sequence[str] = ()) -> 
         yield boot
     finally:
         boot.stop()
-
-
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "state_controller.cli", *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def assert_continuous(hoststate: dict[str, Any], *, pivots: int) -> list[dict[str, Any]]:

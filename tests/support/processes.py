@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +27,18 @@ from ssl import SSLContext
 from types import TracebackType
 from typing import Self
 
-__all__ = ["ServerProcess", "Servers", "free_port", "http_probe", "log_tail"]
+__all__ = ["CLI", "ServerProcess", "Servers", "cli", "free_port", "http_probe", "log_tail"]
+
+CLI = [sys.executable, "-m", "state_controller.cli"]
+"""``state-controller`` as a user runs it, from the interpreter running the tests."""
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """One ``state-controller`` command to its end: its exit code, stdout and stderr."""
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
 
 # What a readiness probe says: None once the server is ready, else what it saw.
 Probe = Callable[[], str | None]

@@ -27,8 +27,8 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.schema import validators
 from tests.conftest import wait_for
-from tests.support.bootstrap import bootstrap_process, cli, store_states, write_hosts_file
-from tests.support.processes import free_port
+from tests.support.bootstrap import bootstrap_process, store_states, write_hosts_file
+from tests.support.processes import cli, free_port
 
 HOST = """
 apiVersion: hoststate.io/v1alpha1

@@ -5,27 +5,18 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
 from state_controller.run import RunOptions, provisioner_for
-
-CLI = [sys.executable, "-m", "state_controller.cli"]
-
-
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
+from tests.support.processes import cli
 
 
 def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     store = tmp_path / "demo.db"
-    done = run(
+    done = cli(
         "demo", "--hosts", "12", "--speed", "20", "--faults", "--fault-rate", "0.5",
         "--exit-when-settled", "--json", "--store", str(store), "--timeout", "60",
     )  # fmt: skip
@@ -40,12 +31,12 @@ def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     assert update["nodes"] == 12 and update["updated"] == 12, update
     assert update["by_step"] == {"updated": 12}
     assert sorted(summary["update_faults"].values()) == ["drain-blocked", "reboot-lost"]
-    pools = run("get", "nodepools", "--store", str(store))
+    pools = cli("get", "nodepools", "--store", str(store))
     assert pools.returncode == 0, pools.stderr
     counts = {line.split()[0]: line.split()[1:4] for line in pools.stdout.splitlines()[1:]}
     assert counts == {"infra": ["1", "1", "0"], "worker": ["11", "11", "0"]}
 
-    table = run("get", "hoststates", "--store", str(store), "-n", "demo")
+    table = cli("get", "hoststates", "--store", str(store), "-n", "demo")
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[0].split() == ["NAME"] + [
@@ -53,20 +44,20 @@ def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     ]
     assert len(lines) == 13 and all("Provisioned" in line for line in lines[1:])
 
-    wide = run("get", "hs", "--store", str(store), "-o", "wide")
+    wide = cli("get", "hs", "--store", str(store), "-o", "wide")
     assert wide.stdout.splitlines()[0].split()[:2] == ["NAMESPACE", "NAME"]
     assert "REGISTERED" in wide.stdout.splitlines()[0]
 
-    hosts = run("get", "hosts", "--store", str(store), "-n", "demo")
+    hosts = cli("get", "hosts", "--store", str(store), "-n", "demo")
     assert hosts.stdout.splitlines()[0].split() == ["NAME"] + [
         c.name.upper() for c in HOST_COLUMNS if not c.priority
     ]
-    as_json = json.loads(run("get", "hosts", "--store", str(store), "-o", "json").stdout)
+    as_json = json.loads(cli("get", "hosts", "--store", str(store), "-o", "json").stdout)
     assert len(as_json["items"]) == 12
 
 
 def test_demo_that_cannot_settle_exits_non_zero(tmp_path: Path) -> None:
-    done = run(
+    done = cli(
         "demo", "--hosts", "4", "--speed", "20", "--faults", "--fault-rate", "1",
         "--fault-kinds", "credentials", "--fault-attempts", "0",
         "--exit-when-settled", "--json", "--timeout", "3",
@@ -78,7 +69,7 @@ def test_demo_that_cannot_settle_exits_non_zero(tmp_path: Path) -> None:
 
 
 def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> None:
-    done = run(
+    done = cli(
         "demo", "--hosts", "3", "--speed", "10", "--faults", "--fault-rate", "1",
         "--fault-kinds", "reboot-lost", "--fault-attempts", "0", "--max-unavailable", "1",
         "--exit-when-settled", "--json", "--timeout", "20",
@@ -97,13 +88,13 @@ def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> Non
 
 
 def test_bad_arguments_name_the_flag() -> None:
-    done = run("demo", "--fault-kinds", "gremlins")
+    done = cli("demo", "--fault-kinds", "gremlins")
     assert done.returncode == 2 and "--fault-kinds" in done.stderr and "credentials" in done.stderr
     assert "reboot-lost" in done.stderr
-    zero = run("demo", "--max-unavailable", "0")
+    zero = cli("demo", "--max-unavailable", "0")
     assert zero.returncode == 2 and "--max-unavailable ≥ 1" in zero.stderr
     assert "Traceback" not in done.stderr + zero.stderr
-    missing = run("get", "hosts", "--store", "/nonexistent/x.db")
+    missing = cli("get", "hosts", "--store", "/nonexistent/x.db")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
@@ -127,7 +118,7 @@ def test_gen_writes_the_committed_files(tmp_path: Path) -> None:
     for source in SOURCES:
         (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(root / source, tmp_path / source)
-    done = run("gen", "all", "--root", str(tmp_path))
+    done = cli("gen", "all", "--root", str(tmp_path))
     assert done.returncode == 0, done.stderr
     written = sorted(
         str(p.relative_to(tmp_path))
@@ -142,15 +133,15 @@ def test_gen_writes_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_gen_says_what_is_missing_in_one_line(tmp_path: Path) -> None:
-    done = run("gen", "prometheusrule", "--root", str(tmp_path))
+    done = cli("gen", "prometheusrule", "--root", str(tmp_path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "hoststate.rules.yaml" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:
-    done = run("run", "--leader-elect", "--retry-period", "0")
+    done = cli("run", "--leader-elect", "--retry-period", "0")
     assert done.returncode == 2 and "--retry-period must be at least 1 second" in done.stderr
-    done = run("run", "--lease-duration", "5", "--renew-deadline", "6")
+    done = cli("run", "--lease-duration", "5", "--renew-deadline", "6")
     assert done.returncode == 2 and "--lease-duration must be longer" in done.stderr
 
 
@@ -183,23 +174,23 @@ def test_run_keeps_its_simulated_machines_where_it_is_told(tmp_path: Path) -> No
 
 
 def test_run_rejects_a_stuck_threshold_it_cannot_read_in_one_line() -> None:
-    done = run("run", "--stuck-after", "drainig=45m")
+    done = cli("run", "--stuck-after", "drainig=45m")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "no state or step 'drainig'" in done.stderr and "draining" in done.stderr
-    done = run("run", "--stuck-after", "draining=soon")
+    done = cli("run", "--stuck-after", "draining=soon")
     assert done.returncode == 2 and "'soon' is not a duration" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_run_rejects_a_pool_status_interval_it_cannot_read() -> None:
-    done = run("run", "--node-pool-status-interval", "often")
+    done = cli("run", "--node-pool-status-interval", "often")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert "--node-pool-status-interval: 'often' is not a duration" in last
 
 
 def test_logs_in_json_give_each_failure_with_its_host_state_and_error_type() -> None:
-    done = run(
+    done = cli(
         "--log-format", "json", "--log-level", "info",
         "demo", "--hosts", "3", "--speed", "20", "--faults", "--fault-rate", "1",
         "--fault-kinds", "credentials", "--no-upgrade", "--exit-when-settled", "--no-table",
@@ -227,7 +218,7 @@ current-context: c
 def test_a_port_out_of_range_or_in_use_is_one_line(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    out_of_range = run("demo", "--metrics-port", "99999")
+    out_of_range = cli("demo", "--metrics-port", "99999")
     assert out_of_range.returncode == 2
     assert out_of_range.stderr.strip().splitlines() == [
         "state-controller demo: argument --metrics-port: '99999' is not a port: write 0 to "
@@ -237,8 +228,8 @@ def test_a_port_out_of_range_or_in_use_is_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        in_use = run("demo", "--hosts", "1", "--metrics-port", str(port), timeout=60)
-        run_in_use = run(
+        in_use = cli("demo", "--hosts", "1", "--metrics-port", str(port), timeout=60)
+        run_in_use = cli(
             "run", "--metrics-bind-address", f"127.0.0.1:{port}", "--kubeconfig", str(kubeconfig)
         )
     assert in_use.returncode == 2 and "Traceback" not in in_use.stderr
@@ -251,7 +242,7 @@ def test_a_port_out_of_range_or_in_use_is_one_line(tmp_path: Path) -> None:
         f"--metrics-bind-address 127.0.0.1:{port}: cannot listen there (Address already in "
         "use); choose another port, or 0 for any free one"
     )
-    bad_config = run("run", "--kubeconfig", "/nonexistent", "--metrics-bind-address", "0")
+    bad_config = cli("run", "--kubeconfig", "/nonexistent", "--metrics-bind-address", "0")
     assert bad_config.returncode == 2 and len(bad_config.stderr.strip().splitlines()) == 1
 
 
@@ -261,16 +252,16 @@ def test_a_second_demo_on_its_store_carries_on_without_adopting_again(tmp_path: 
     store = tmp_path / "demo.db"
     args = ("demo", "--hosts", "3", "--speed", "20", "--exit-when-settled", "--no-upgrade",
             "--no-table", "--store", str(store), "--timeout", "60")  # fmt: skip
-    assert run(*args).returncode == 0
+    assert cli(*args).returncode == 0
     before = histories(store)
-    again = run(*args)
+    again = cli(*args)
     assert again.returncode == 0, again.stderr
     after = histories(store)
     assert after == before and len(after) == 3  # no Adopted, no PoweredOn, nothing twice
 
 
 def histories(store: Path) -> dict[str, list[dict[str, object]]]:
-    listed = run("get", "hoststates", "--store", str(store), "-o", "json")
+    listed = cli("get", "hoststates", "--store", str(store), "-o", "json")
     return {
         i["metadata"]["name"]: i["status"]["history"] for i in json.loads(listed.stdout)["items"]
     }

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from state_controller.provisioning.ironic import load_ironic_settings
-
-CLI = [sys.executable, "-m", "state_controller.cli"]
+from tests.support.processes import CLI
 
 
 def test_password_file_and_credentials_dir(tmp_path: Path) -> None:

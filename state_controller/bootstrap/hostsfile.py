@@ -35,10 +35,6 @@ class HostsFile:
     hosts: tuple[Obj, ...]
     secrets: tuple[Obj, ...]
 
-    @property
-    def keys(self) -> list[str]:
-        return [f"{h['metadata']['namespace']}/{h['metadata']['name']}" for h in self.hosts]
-
 
 def read_hosts_file(path: str | Path) -> HostsFile:
     path = Path(path)

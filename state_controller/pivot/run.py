@@ -47,7 +47,6 @@ class PivotReport:
     crds_created: list[str] = field(default_factory=list)
     namespaces_created: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    refused: list[str] = field(default_factory=list)
 
     @property
     def writes(self) -> int:
@@ -90,7 +89,6 @@ def pivot(
     }
     problems = _preflight(source, target, hosts, in_target, origin)
     if problems:
-        report.refused = problems
         raise Refused("\n".join(problems), before_any_write=True)
     if before_moving is not None:
         before_moving()

@@ -141,15 +141,19 @@ class HostReconciler:
 
     def _secret(self, key: str) -> Obj | None:
         """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence)."""
-        secret = self.secrets.get(key)
-        if secret is None:
-            namespace, _, name = key.partition("/")
-            try:
-                secret = self.cluster.get(SECRETS, namespace, name)
-            except NotFound:
-                return None
-            self.secrets.mutate(secret)
-        return secret
+        return self.secrets.get(key) or self._from_server(self.secrets, SECRETS, key)
+
+    def _from_server(
+        self, informer: Informer | InformerSet, resource: Resource, key: str
+    ) -> Obj | None:
+        """What the server holds under ``key``, put in the cache; None when nothing."""
+        namespace, _, name = key.partition("/")
+        try:
+            found = self.cluster.get(resource, namespace, name)
+        except NotFound:
+            return None
+        informer.mutate(found)
+        return found
 
     # -- the book -------------------------------------------------------------------------
 
@@ -166,7 +170,9 @@ class HostReconciler:
             from_annotation = status is not None
         state = self.hoststates.get(key)
         if state is None and status:
-            state = self._hoststate_from_server(key)
+            # one created just before its Host (a pivot writes it, then unpauses the Host)
+            # must not be taken for a lost one
+            state = self._from_server(self.hoststates, HOSTSTATES, key)
         state_status = state.get("status") if state else None
         node = str(((state or {}).get("spec") or {}).get("node") or "")
         book = restore(key, status, state_status, now=now, limits=self.config.limits, node=node)
@@ -174,17 +180,6 @@ class HostReconciler:
         self._take_in(book, arrived=from_annotation, now=now)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery, from_annotation
-
-    def _hoststate_from_server(self, key: str) -> Obj | None:
-        """A HostState the cache has not seen yet: one created just before its Host (a
-        pivot writes it, then unpauses the Host) must not be taken for a lost one."""
-        namespace, _, name = key.partition("/")
-        try:
-            state = self.cluster.get(HOSTSTATES, namespace, name)
-        except NotFound:
-            return None
-        self.hoststates.mutate(state)
-        return state
 
     def _take_in(self, book: Book, *, arrived: bool, now: float) -> None:
         """Record how the book came to be kept here: a host new to the books at bootstrap

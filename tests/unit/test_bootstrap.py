@@ -56,7 +56,9 @@ def hosts_file(tmp_path: Path, *docs: str) -> Path:
 
 def test_a_hosts_file_reads_like_kubectl_apply_input(tmp_path: Path) -> None:
     read = read_hosts_file(hosts_file(tmp_path, HOST, SECRET))
-    assert read.keys == ["metal/master-0"]
+    assert [(h["metadata"]["namespace"], h["metadata"]["name"]) for h in read.hosts] == [
+        ("metal", "master-0")
+    ]
     (secret,) = read.secrets
     assert "stringData" not in secret  # folded into data, as the API server stores it
     assert base64.b64decode(secret["data"]["password"]) == b"s3cret"

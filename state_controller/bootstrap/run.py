@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from ..api.hoststate import Mode
 from ..api.states import ProvisioningState
 from ..cluster.embedded import EmbeddedCluster
@@ -31,7 +33,7 @@ from ..cluster.interface import HOSTS
 from ..cluster.schema import validators
 from ..demo.run import summarize
 from ..demo.screen import live_frame, provisioning_line
-from ..observability.endpoints import BindError, parse_bind_address, serve_metrics
+from ..observability.endpoints import BindError, Server, parse_bind_address, serve_metrics
 from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
 from ..provisioning.hardware_file import HardwareFile
@@ -103,15 +105,7 @@ def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
         )
         observed = observed_controller(cluster, prov, config, trace=opts.trace, mode_since=since)
         observed.metrics.leading(DEFAULT_LEASE, True)  # it runs alone
-        servers = []
-        if address is not None:
-            try:
-                servers.append(serve_metrics(observed.metrics.registry, address))
-            except BindError as err:
-                raise BootstrapRefused(str(err)) from None
-            metrics_line = f"metrics: http://{address[0]}:{servers[0].port}/metrics"
-        else:
-            metrics_line = "metrics: off"
+        servers, metrics_line = _serve(observed.metrics.registry, address)
         print(metrics_line, file=sys.stderr, flush=True)
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -138,6 +132,19 @@ def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
     if settled is None:
         return 0 if stop.is_set() else 1  # stopped by the user; else the timeout passed
     return 0
+
+
+def _serve(
+    registry: CollectorRegistry, address: tuple[str, int] | None
+) -> tuple[list[Server], str]:
+    """The /metrics server (none when disabled), and the line that says where it is."""
+    if address is None:
+        return [], "metrics: off"
+    try:
+        server = serve_metrics(registry, address)
+    except BindError as err:
+        raise BootstrapRefused(str(err)) from None
+    return [server], f"metrics: http://{address[0]}:{server.port}/metrics"
 
 
 def _provisioner(opts: BootstrapOptions, store: Path) -> Provisioner:

@@ -9,10 +9,12 @@ import os
 import re
 import struct
 import subprocess
-import sys
 import termios
 import time
 from pathlib import Path
+
+from tests.support.bootstrap import write_hosts_file
+from tests.support.processes import CLI
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -20,14 +22,14 @@ ROWS, COLUMNS = 24, 80
 
 
 def on_terminal(*args: str, stderr_too: bool = False) -> str:
-    """What `state-controller demo ARGS` writes to a pseudo-terminal of ROWS by COLUMNS,
-    until it exits (successfully)."""
+    """What `state-controller ARGS` writes to a pseudo-terminal of ROWS by COLUMNS, until
+    it exits (successfully)."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
     # the size must come from the terminal itself, not from the variables that override it
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "state_controller.cli", "demo", *args],
+        [*CLI, *args],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower if stderr_too else subprocess.DEVNULL,
@@ -55,7 +57,7 @@ def on_terminal(*args: str, stderr_too: bool = False) -> str:
 
 def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
     output = on_terminal(
-        "--hosts", "40", "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
+        "demo", "--hosts", "40", "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
         "--timeout", "90",
     )  # fmt: skip
     frames = [f for f in output.split("\x1b[H\x1b[2J") if f.strip()]
@@ -71,8 +73,27 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
 
 def test_console_traces_are_not_wiped_by_the_table() -> None:
     text = on_terminal(
-        "--hosts", "2", "--no-upgrade", "--speed", "10", "--exit-when-settled", "--timeout", "60",
-        "--trace", "console", stderr_too=True,
+        "demo", "--hosts", "2", "--no-upgrade", "--speed", "10", "--exit-when-settled",
+        "--timeout", "60", "--trace", "console", stderr_too=True,
     )  # fmt: skip
     assert "\x1b[2J" not in text  # no screen cleared over the spans
     assert '"name": "reconcile"' in text and "2/2 hosts provisioned" in text
+
+
+def test_bootstrap_shows_the_demos_live_table(tmp_path: Path) -> None:
+    """bootstrap's screen is the demo's: frames that fit, the HostStates of every
+    namespace in the store, the progress line and where /metrics is."""
+    write_hosts_file(tmp_path / "hosts.yaml", "metal", 30)
+    output = on_terminal(
+        "bootstrap", "--hosts", str(tmp_path / "hosts.yaml"), "--state-dir",
+        str(tmp_path / "state"), "--metrics-bind-address", "127.0.0.1:0",
+        "--exit-when-settled", "--timeout", "90",
+    )  # fmt: skip
+    frames = [f for f in output.split("\x1b[H\x1b[2J") if f.strip()]
+    assert len(frames) >= 3
+    for frame in frames:
+        lines = ANSI.sub("", frame).replace("\r", "").rstrip("\n").split("\n")
+        assert len(lines) < ROWS and max(len(line) for line in lines) <= COLUMNS, lines
+        assert lines[0].startswith("NAME") and lines[-1].startswith("metrics: http://127.0.0.1:")
+        assert "hosts at their goal" not in lines[0] and "at their goal" in lines[-2]
+    assert "host-0000" in ANSI.sub("", frames[-1])

@@ -118,7 +118,7 @@ def test_bootstrap_killed_then_pivoted_twice_keeps_one_story(
     assert moved.returncode == 0, moved.stderr
     for name in names:
         assert f"{HOSTS_NS}/{name}: paused, secret created, host created" in moved.stdout
-    assert "3 hosts moved" in moved.stderr
+    assert "moved 3/3" in moved.stderr and "3 hosts moved" in moved.stderr  # progress, totals
     assert store_objects(state_dir, HOSTS) == {}  # the source let them go
     again = cli("pivot", "--state-dir", str(state_dir), "--kubeconfig", kubeconfig)
     assert again.returncode == 0 and "nothing to move" in again.stderr, again.stderr

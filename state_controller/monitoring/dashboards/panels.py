@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+# The classic dashboard model and builder, deprecated by the SDK for dashboardv2 (the v2
+# resource Grafana's file provisioning rejects): the reason, and the warning filter, are
+# in pyproject.toml's [tool.pytest.ini_options].
 from grafana_foundation_sdk.builders import dashboard as d
 from grafana_foundation_sdk.builders import prometheus, stat, statetimeline, table, timeseries
 from grafana_foundation_sdk.cog.builder import Builder

@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT))
 
 from state_controller.cluster.embedded import EmbeddedCluster  # noqa: E402
 from state_controller.cluster.interface import HOSTS  # noqa: E402
-from state_controller.demo import create_fleet  # noqa: E402
 from state_controller.provisioning.backoff import Backoff  # noqa: E402
 from state_controller.provisioning.ironic import IronicProvisioner  # noqa: E402
 from state_controller.runtime.config import ControllerConfig  # noqa: E402
+from state_controller.simulation.fleet import create_fleet  # noqa: E402
 from state_controller.wiring import observed_controller  # noqa: E402
 from tests.support.ironic_server import IronicServer  # noqa: E402
 

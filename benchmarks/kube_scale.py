@@ -22,11 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.cluster.kube import KubeCluster
-from state_controller.demo import create_fleet
 from state_controller.observability.metrics import Metrics
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.support.kube import started_control_plane
 

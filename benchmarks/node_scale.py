@@ -44,7 +44,7 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.simulated_nodes import SimulatedNode
+from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
 from tests.support.kube import started_control_plane
 

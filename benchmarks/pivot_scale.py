@@ -27,11 +27,11 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
-from state_controller.demo import create_fleet
 from state_controller.pivot import PivotReport, pivot
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import k8s_bin_dir, started_control_plane

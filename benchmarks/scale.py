@@ -16,10 +16,10 @@ import time
 
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS
-from state_controller.demo import create_fleet
 from state_controller.observability.metrics import Metrics
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 
 WRITES = ("create", "update", "update_status", "patch", "delete")

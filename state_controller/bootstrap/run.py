@@ -31,8 +31,6 @@ from ..api.states import ProvisioningState
 from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import HOSTS
 from ..cluster.schema import validators
-from ..demo.run import summarize
-from ..demo.screen import live_frame, provisioning_line
 from ..observability.endpoints import BindError, Server, parse_bind_address, serve_metrics
 from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
@@ -43,6 +41,8 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
+from ..screens.live import live_frame
+from ..screens.progress import provisioning_line, summarize
 from ..wiring import observed_controller
 from .hostsfile import HostsFileError, apply_hosts_file, read_hosts_file
 from .state_dir import StateDir, StateDirError

@@ -23,11 +23,10 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
-from ..api.states import OperationalStatus, ProvisioningState
+from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
 from ..cluster.embedded import EmbeddedCluster
@@ -44,11 +43,19 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..simulated_nodes import UPDATE_FAULTS, UpdateFault
+from ..screens.live import hoststates_table, live_frame, pools_table
+from ..screens.progress import provisioning_line, summarize, update_line
+from ..simulation.fleet import create_fleet, delete_fleet
+from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
+from ..simulation.rollout import (
+    AgentTimings,
+    Kubelets,
+    RollingUpdate,
+    choose_faults,
+    config_name,
+    pool_for,
+)
 from ..wiring import observed_controller
-from .fleet import create_fleet, delete_fleet
-from .rollout import AgentTimings, Kubelets, RollingUpdate, choose_faults, config_name, pool_for
-from .screen import hoststates_table, live_frame, pools_table, provisioning_line, update_line
 
 T = TypeVar("T", Timings, AgentTimings)
 
@@ -102,43 +109,6 @@ def demo_policy(speed: float) -> StuckPolicy:
             UpdateStep.RESUMING: 4.0,
         },
     ).scaled(1 / speed)
-
-
-def summarize(
-    controller: HostController, goals: Mapping[str, ProvisioningState], target: str
-) -> dict[str, Any]:
-    """Counts from the books: how many hosts (by key) reached their goal state with no
-    error, by state, in error, stuck. ``target`` says what the goals are, in words."""
-    books = controller.books
-    by_state: Counter[str] = Counter()
-    not_at_target = []
-    errors = 0
-    stuck = []
-    now = time.time()
-    for key, goal in goals.items():
-        book = books.get(key)
-        state = book.cursor.state.value if book else ""
-        by_state[state or "(new)"] += 1
-        if (
-            book is None
-            or book.cursor.state != goal
-            or book.cursor.operational_status != OperationalStatus.OK
-        ):
-            not_at_target.append(key)
-        if book is not None:
-            errors += book.cursor.error_count
-            if controller.config.stuck.is_stuck(book.cursor, now, book.node_update()):
-                stuck.append(key)
-    return {
-        "hosts": len(goals),
-        "target": target,
-        "at_target": len(goals) - len(not_at_target),
-        "by_state": dict(sorted(by_state.items())),
-        "errors_in_a_row": errors,
-        "stuck_now": len(stuck),
-        "stuck": stuck,
-        "not_at_target": not_at_target,
-    }
 
 
 def summarize_update(controller: HostController, keys: list[str]) -> dict[str, Any]:

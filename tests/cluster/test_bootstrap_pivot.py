@@ -18,7 +18,7 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
-from state_controller.simulated_nodes import SimulatedNode
+from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 from tests.scenarios.test_nodes import step_of
 from tests.support.bootstrap import (

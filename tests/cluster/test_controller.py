@@ -19,12 +19,12 @@ from kubernetes import client
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, SECRETS, ApiError
 from state_controller.cluster.kube import KubeCluster
-from state_controller.demo import create_fleet
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.simulated_nodes import SimulatedNode
-from state_controller.tables import rows
+from state_controller.screens.tables import rows
+from state_controller.simulation.fleet import create_fleet
+from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, remove_nodes, wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS, host_states, kubectl, wait_for_garbage_collection
@@ -336,12 +336,12 @@ def test_one_leader_reconciles_and_the_other_takes_over(
 
 
 def _secret(index: int) -> dict[str, Any]:
-    from state_controller.demo import secret_manifest
+    from state_controller.simulation.fleet import secret_manifest
 
     return secret_manifest(NS, f"host-{index:04d}-bmc", "admin", "pw")
 
 
 def _host(index: int) -> dict[str, Any]:
-    from state_controller.demo import host_manifest
+    from state_controller.simulation.fleet import host_manifest
 
     return host_manifest(NS, index)

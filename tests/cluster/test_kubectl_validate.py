@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from state_controller.api.host import CHECKSUM_MESSAGE
-from state_controller.demo import host_manifest, secret_manifest
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.support.kube import k8s_bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -400,7 +400,8 @@ def test_every_granted_verb_is_allowed(cp: ControlPlane, applied: object) -> Non
 def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
     cp: ControlPlane, applied: object, tmp_path: Path
 ) -> None:
-    from state_controller.cli import build_parser, ironic_settings
+    from state_controller.cli import build_parser
+    from state_controller.commands.flags import ironic_settings
 
     base = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp)}
     overlay = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp, MANIFESTS / "ironic")}

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from state_controller.cluster.kube import KubeCluster
-from state_controller.demo import create_fleet
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
 from tests.support.control_plane import ControlPlane

@@ -20,14 +20,13 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
-from state_controller.demo import create_fleet
-from state_controller.demo.fleet import host_manifest
 from state_controller.pivot import STEPS, Interrupted, Refused, pivot
 from state_controller.pivot.moves import Move, SecretUsers
 from state_controller.pivot.target import ensure_namespaces
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet, host_manifest
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 from tests.support.bootstrap import provisioned
 from tests.support.control_plane import ControlPlane

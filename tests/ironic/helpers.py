@@ -17,12 +17,12 @@ from state_controller.api.bmc import parse_bmc_address
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster, NotFound
 from state_controller.cluster.schema import validators
-from state_controller.demo import create_fleet, host_manifest
 from state_controller.observability.tracing import Exporter
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import Observed, observed_controller
 from tests.conftest import wait_for
 

@@ -11,9 +11,9 @@ import pytest
 from prometheus_client import generate_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
-from state_controller.demo import host_manifest, secret_manifest
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.ironic.helpers import (
     IronicAPI,
     condition,

@@ -6,8 +6,8 @@ import pytest
 
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, Cluster
-from state_controller.demo import IMAGE, create_fleet
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,

@@ -9,7 +9,7 @@ import pytest
 
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, SECRETS
-from state_controller.demo import create_fleet, host_manifest, secret_manifest
+from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,

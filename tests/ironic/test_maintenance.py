@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from state_controller.cluster.interface import HOSTS, Cluster
-from state_controller.demo import IMAGE
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome, Result
+from state_controller.simulation.fleet import IMAGE
 from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,

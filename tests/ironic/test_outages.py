@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
-from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome
+from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,

@@ -8,8 +8,8 @@ import base64
 import pytest
 
 from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
-from state_controller.demo import IMAGE, create_fleet
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
 from tests.ironic.helpers import (
     IronicAPI,

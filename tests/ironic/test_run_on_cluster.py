@@ -13,7 +13,7 @@ import pytest
 
 from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.kube import KubeCluster
-from state_controller.demo import create_fleet
+from state_controller.simulation.fleet import create_fleet
 from tests.conftest import empty_namespace, wait_for
 from tests.ironic.helpers import IronicAPI
 from tests.support.control_plane import ControlPlane

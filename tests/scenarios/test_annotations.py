@@ -8,8 +8,8 @@ from typing import Any
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
-from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
 from tests.scenarios.test_lifecycle import condition, events_for, state_of
 

@@ -10,11 +10,11 @@ from state_controller.api import annotations as ann
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
 from state_controller.cluster.schema import validators
-from state_controller.demo import create_fleet, host_manifest, secret_manifest
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
 
 NS = "fleet"

@@ -22,9 +22,9 @@ from state_controller.cluster.interface import (
     NotFound,
     Resource,
 )
-from state_controller.demo import create_fleet
 from state_controller.runtime.config import ControllerConfig
-from state_controller.simulated_nodes import SimulatedNode, set_budget
+from state_controller.simulation.fleet import create_fleet
+from state_controller.simulation.nodes import SimulatedNode, set_budget
 from state_controller.upgrades.signals import MCO
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of

@@ -13,10 +13,10 @@ from prometheus_client import generate_latest, start_http_server
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
-from state_controller.demo import host_manifest, secret_manifest
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
 from tests.scenarios.test_lifecycle import state_of

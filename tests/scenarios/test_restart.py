@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
-from state_controller.demo import create_fleet
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
+from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for
 from tests.scenarios.test_annotations import writes
 from tests.scenarios.test_lifecycle import state_of

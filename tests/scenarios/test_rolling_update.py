@@ -12,7 +12,7 @@ from typing import Any
 from state_controller.api.updates import UpdateStep as S
 from state_controller.cluster.interface import HOSTSTATES, Cluster
 from state_controller.runtime.config import ControllerConfig
-from state_controller.simulated_nodes import SimulatedNode
+from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.scenarios.test_nodes import NS, WORKER, allow_pods, pool, step_of, update_of
 

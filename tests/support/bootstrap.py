@@ -18,7 +18,7 @@ import yaml
 
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
-from state_controller.demo.fleet import host_manifest, secret_manifest
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for
 from tests.support.processes import CLI
 

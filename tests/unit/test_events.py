@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS
-from state_controller.demo import host_manifest
 from state_controller.observability.events import EventRecorder
+from state_controller.simulation.fleet import host_manifest
 
 T0 = 1_800_000_000.0
 

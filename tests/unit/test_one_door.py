@@ -19,7 +19,6 @@ from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS
-from state_controller.demo import host_manifest, secret_manifest
 from state_controller.observability.events import EventRecorder
 from state_controller.observability.metrics import Metrics
 from state_controller.observability.reporter import Observability
@@ -28,6 +27,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner, Timing
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.host_reconciler import HostReconciler
 from state_controller.runtime.informer import Informer
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 
 KEY = "ns/host-0000"
 T0 = 1_800_000_000.0

@@ -15,13 +15,13 @@ from state_controller.api.hoststate import HostStateStatus
 from state_controller.api.states import ProvisioningState
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, NotFound
-from state_controller.demo import secret_manifest
 from state_controller.provisioning.machine import HostMachine
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.host_reconciler import HostReconciler
 from state_controller.runtime.informer import Informer
 from state_controller.runtime.reporting import NoReporter
+from state_controller.simulation.fleet import secret_manifest
 
 PASSWORD = "Zq7-never-shown"
 text = st.text(max_size=40)

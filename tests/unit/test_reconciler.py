@@ -6,13 +6,13 @@ from typing import Any
 
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS
-from state_controller.demo import host_manifest, secret_manifest
 from state_controller.provisioning.machine import HostMachine
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.host_reconciler import HostReconciler
 from state_controller.runtime.informer import Informer
 from state_controller.runtime.reporting import NoReporter
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 
 
 class Recorder(NoReporter):

@@ -9,14 +9,12 @@ the NodePools below; on a terminal, stuck and degraded nodes are shown in red.
 from __future__ import annotations
 
 import shutil
-import time
-from collections import Counter
 from typing import Any
 
 from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from ..api.updates import UpdateStep
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
-from ..tables import render, rows
+from .tables import render, rows
 
 UPDATE_COLUMNS: tuple[Column, ...] = (
     Column("Node", ".spec.node"),
@@ -97,25 +95,3 @@ def needs_attention(hoststate: dict[str, Any]) -> bool:
     )
     step = (status.get("update") or {}).get("step")
     return stuck or step == UpdateStep.DEGRADED.value
-
-
-def provisioning_line(summary: dict[str, Any], started: float) -> str:
-    states = ", ".join(f"{k}={v}" for k, v in summary["by_state"].items())
-    return (
-        f"[{time.time() - started:5.1f}s] {summary['at_target']}/{summary['hosts']} "
-        f"{summary['target']} | {states} | errors {summary['errors_in_a_row']} | "
-        f"stuck {summary['stuck_now']}"
-    )
-
-
-def update_line(update: dict[str, Any], started: float) -> str:
-    steps: Counter[str] = Counter(update["by_step"])
-    steps.pop(UpdateStep.UPDATED.value, None)
-    moving = ", ".join(f"{k}={v}" for k, v in sorted(steps.items())) or "none updating"
-    attention = [f"stuck {', '.join(update['stuck'])}"] if update["stuck"] else []
-    if update["degraded"]:
-        attention.append(f"degraded {', '.join(update['degraded'])}")
-    return (
-        f"[{time.time() - started:5.1f}s] update: {update['updated']}/{update['nodes']} "
-        f"nodes at their new config | {moving}" + "".join(f" | {a}" for a in attention)
-    )

@@ -6,9 +6,9 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .api.columns import Column
-from .api.jsonpath import evaluate
-from .api.timefmt import parse_rfc3339
+from ..api.columns import Column
+from ..api.jsonpath import evaluate
+from ..api.timefmt import parse_rfc3339
 
 
 def human_age(seconds: float) -> str:

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..cluster.interface import Cluster
-from ..simulated_nodes import SimulatedNode, UpdateFault, set_budget
 from ..upgrades.signals import (
     OWN_CURRENT_CONFIG,
     OWN_DESIRED_CONFIG,
     OWN_REASON,
     OWN_UPDATE_STATE,
 )
+from .nodes import SimulatedNode, UpdateFault, set_budget
 
 ROLE = "node-role.kubernetes.io/"
 KUBELET_BEFORE, KUBELET_AFTER = "v1.36.2", "v1.36.3"

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .api.objects import Obj
-from .api.timefmt import rfc3339
-from .cluster.interface import NODES, PDBS, PODS, Cluster, Conflict, NotFound
+from ..api.objects import Obj
+from ..api.timefmt import rfc3339
+from ..cluster.interface import NODES, PDBS, PODS, Cluster, Conflict, NotFound
 
 _boots = itertools.count(1)
 

@@ -1,0 +1,36 @@
+"""One module per ``state-controller`` command: each declares its flags (``add``) and
+turns them into a call of the package that does the work (``main``), with a mistake
+reported in one line and exit code 2.
+
+Every module here has the same two functions, so :mod:`state_controller.cli` only
+lists them. What a command does lives below: :mod:`state_controller.demo`,
+:mod:`state_controller.run`, :mod:`state_controller.bootstrap`,
+:mod:`state_controller.pivot`; ``get`` and ``gen`` are small enough to be here whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Protocol
+
+from . import bootstrap, demo, gen, get, pivot, run
+
+
+class Command(Protocol):
+    """What every module here provides."""
+
+    HELP: str
+
+    def add(self, p: argparse.ArgumentParser) -> None: ...
+
+    def main(self, args: argparse.Namespace) -> int: ...
+
+
+COMMANDS: dict[str, Command] = {
+    "demo": demo,
+    "run": run,
+    "bootstrap": bootstrap,
+    "pivot": pivot,
+    "get": get,
+    "gen": gen,
+}

@@ -1,0 +1,132 @@
+"""``state-controller demo``: a simulated fleet on the embedded cluster, watched live."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..observability.endpoints import port_number
+from ..provisioning.fault_plan import FAULT_KINDS
+from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
+from .flags import ironic_settings, provisioner_flags, trace_flag
+
+HELP = "run a simulated fleet on the embedded cluster and watch it"
+UPDATE_FAULT_KINDS = tuple(f.value for f in UPDATE_FAULTS)
+ALL_FAULT_KINDS = (*FAULT_KINDS, *UPDATE_FAULT_KINDS)
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hosts", type=int, default=50, help="fleet size (default 50)")
+    p.add_argument("--namespace", default="demo")
+    p.add_argument(
+        "--faults", action="store_true", help="inject failures into some hosts and their updates"
+    )
+    p.add_argument("--fault-rate", type=float, default=0.3, help="share of hosts with a fault")
+    p.add_argument(
+        "--fault-kinds",
+        default=",".join(ALL_FAULT_KINDS),
+        help=f"comma-separated subset of: {', '.join(ALL_FAULT_KINDS)}",
+    )
+    p.add_argument(
+        "--no-upgrade",
+        action="store_true",
+        help="provision only: no Nodes, no rolling update",
+    )
+    p.add_argument(
+        "--max-unavailable",
+        type=int,
+        default=5,
+        help="nodes of a pool updating at once (default 5; 1: one at a time)",
+    )
+    p.add_argument(
+        "--fault-attempts",
+        type=int,
+        default=2,
+        help="attempts each fault fails before the host recovers (0: it never does)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed for faults and hardware")
+    p.add_argument("--speed", type=float, default=1.0, help="time scale (2 = twice as fast)")
+    p.add_argument("--workers", type=int, default=4)
+    p.add_argument(
+        "--metrics-port", type=port_number, default=0, help="0 (default): pick a free port"
+    )
+    p.add_argument(
+        "--exit-when-settled",
+        action="store_true",
+        help="exit when every host reached its target (default: keep serving /metrics until "
+        "--timeout); non-zero if one did not by --timeout",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds (default 300)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary at the end")
+    p.add_argument("--no-table", action="store_true", help="progress lines only")
+    p.add_argument("--store", help="persist the embedded cluster to this sqlite file")
+    trace_flag(p)
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="with ironic: leave the demo's nodes in Ironic (default: delete the hosts at the end)",
+    )
+    provisioner_flags(p)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..demo import DemoOptions, run_demo
+
+    kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in ALL_FAULT_KINDS]
+    if unknown:
+        known = ", ".join(ALL_FAULT_KINDS)
+        print(f"--fault-kinds: unknown {', '.join(unknown)}; use some of {known}", file=sys.stderr)
+        return 2
+    if (
+        args.hosts < 1
+        or args.speed <= 0
+        or not 0 <= args.fault_rate <= 1
+        or args.fault_attempts < 0
+        or args.max_unavailable < 1
+    ):
+        print(
+            "--hosts must be ≥ 1, --speed > 0, --fault-rate within 0..1, --fault-attempts ≥ 0, "
+            "--max-unavailable ≥ 1",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        ironic = ironic_settings(args)
+    except ValueError as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    if ironic is not None and args.faults:
+        print(
+            "--faults injects failures into simulated hardware only; with Ironic, make its "
+            "nodes fail (e.g. an unreachable image) or leave --faults out",
+            file=sys.stderr,
+        )
+        return 2
+    opts = DemoOptions(
+        hosts=args.hosts,
+        namespace=args.namespace,
+        faults=args.faults,
+        fault_rate=args.fault_rate,
+        fault_kinds=tuple(k for k in FAULT_KINDS if k in kinds),
+        update_fault_kinds=tuple(UpdateFault(k) for k in UPDATE_FAULT_KINDS if k in kinds),
+        upgrade=not args.no_upgrade,
+        max_unavailable=args.max_unavailable,
+        fault_attempts=args.fault_attempts,
+        seed=args.seed,
+        speed=args.speed,
+        workers=args.workers,
+        metrics_port=args.metrics_port,
+        exit_when_settled=args.exit_when_settled,
+        timeout=args.timeout,
+        json=args.json,
+        table=not args.no_table,
+        store=args.store,
+        trace=args.trace,
+        ironic=ironic,
+        keep=args.keep,
+    )
+    try:
+        return run_demo(opts)
+    except KeyboardInterrupt:  # Ctrl-C: the demo has stopped its controller and servers
+        return 130

@@ -1,0 +1,115 @@
+"""What several commands share: the parser that reports a mistake in one line, and the
+flags of tracing, the simulated machines' timings and the provisioner."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, NoReturn
+
+from ..books.stuck import parse_duration
+from ..observability.tracing import CHOICES as TRACE_EXPORTERS
+from ..provisioning.simulated import TIMINGS
+
+if TYPE_CHECKING:
+    from ..provisioning.ironic import IronicSettings
+
+IRONIC_FLAGS = (
+    "ironic_username",
+    "ironic_password_file",
+    "ironic_credentials_dir",
+    "ironic_driver",
+    "ironic_ca_file",
+)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A mistake on the command line is one line that says what is wrong, not the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def trace_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trace",
+        choices=[c for c in TRACE_EXPORTERS if c != "memory"],
+        default=None,
+        help="export traces: otlp (OTEL_EXPORTER_OTLP_ENDPOINT…), console, or none; "
+        "default: $OTEL_TRACES_EXPORTER, else none",
+    )
+
+
+def simulated_timings_flag(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--simulated-timings",
+        choices=list(TIMINGS),
+        default=default,
+        help="how long the simulated machines take: zero, or demo (seconds per step); "
+        "default %(default)s",
+    )
+
+
+def provisioner_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "provisioner",
+        "which backend changes the hosts; --ironic-url alone selects ironic",
+    )
+    g.add_argument(
+        "--provisioner",
+        choices=["simulated", "ironic"],
+        default=None,
+        help="simulated hardware (default), or a real OpenStack Ironic",
+    )
+    g.add_argument("--ironic-url", help="Ironic API endpoint, e.g. http://ironic.example:6385")
+    g.add_argument("--ironic-username", help="HTTP basic auth user (omit for a noauth Ironic)")
+    g.add_argument("--ironic-password-file", help="file holding the HTTP basic auth password")
+    g.add_argument(
+        "--ironic-credentials-dir",
+        help="directory with 'username' and 'password' files (a mounted Secret)",
+    )
+    g.add_argument(
+        "--ironic-driver",
+        help="one hardware type for every node (fake-hardware for a test Ironic); "
+        "default: from each host's BMC address",
+    )
+    g.add_argument(
+        "--ironic-poll-delay",
+        type=float,
+        default=2.0,
+        help="seconds between polls of a node that is busy (default 2)",
+    )
+    g.add_argument("--ironic-ca-file", help="CA bundle for an https Ironic")
+    g.add_argument("--ironic-insecure", action="store_true", help="skip TLS verification")
+
+
+def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
+    """The Ironic settings the flags ask for, None for the simulated provisioner."""
+    from ..provisioning.ironic import load_ironic_settings
+
+    chosen = args.provisioner or ("ironic" if args.ironic_url else "simulated")
+    if chosen != "ironic":
+        names = ("ironic_url", *IRONIC_FLAGS, "ironic_insecure")
+        given = [f"--{n.replace('_', '-')}" for n in names if vars(args)[n]]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: only with --provisioner ironic; add it or drop "
+                f"{'this flag' if len(given) == 1 else 'these flags'}"
+            )
+        return None
+    return load_ironic_settings(
+        args.ironic_url,
+        username=args.ironic_username,
+        password_file=args.ironic_password_file,
+        credentials_dir=args.ironic_credentials_dir,
+        driver=args.ironic_driver,
+        poll_delay=args.ironic_poll_delay,
+        ca_file=args.ironic_ca_file,
+        insecure=args.ironic_insecure,
+    )

@@ -1,0 +1,143 @@
+"""``state-controller run``: the controller against a Kubernetes cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kubernetes.config import ConfigException
+
+from ..books.stuck import stuck_policy
+from ..upgrades.signals import DEFAULT_POOL_LABEL
+from .flags import (
+    duration,
+    ironic_settings,
+    provisioner_flags,
+    simulated_timings_flag,
+    trace_flag,
+)
+
+HELP = "run the controller against a Kubernetes cluster"
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
+    p.add_argument("--context", help="kubeconfig context")
+    p.add_argument(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        help="watch this namespace (repeat, or comma-separate, for several; default all)",
+    )
+    p.add_argument("--metrics-bind-address", default=":8080", help="'0' disables")
+    p.add_argument(
+        "--metrics-secure",
+        action="store_true",
+        help="serve /metrics over HTTPS, only to callers the API server authenticates and "
+        "authorises (TokenReview, SubjectAccessReview on the non-resource URL /metrics)",
+    )
+    p.add_argument(
+        "--metrics-cert-dir",
+        help="with --metrics-secure: a folder with tls.crt and tls.key (default: self-signed)",
+    )
+    p.add_argument("--health-probe-bind-address", default=":8081", help="'0' disables")
+    p.add_argument("--leader-elect", action="store_true", help="reconcile only as leader")
+    p.add_argument("--leader-election-namespace", default="hoststate-system")
+    p.add_argument("--leader-election-id", default="hoststate-controller")
+    p.add_argument("--lease-duration", type=int, default=15, help="whole seconds")
+    p.add_argument("--renew-deadline", type=int, default=10, help="whole seconds")
+    p.add_argument("--retry-period", type=int, default=2, help="whole seconds")
+    p.add_argument("--workers", type=int, default=4)
+    simulated_timings_flag(p, "zero")
+    p.add_argument(
+        "--simulated-hardware",
+        metavar="FILE",
+        help="keep the simulated machines in this sqlite file, so a restart finds them as "
+        "it left them (default: in memory, new hardware at every start)",
+    )
+    trace_flag(p)
+    nodes = p.add_argument_group("nodes and their updates")
+    nodes.add_argument(
+        "--no-nodes", action="store_true", help="do not watch Nodes (no update progression)"
+    )
+    nodes.add_argument(
+        "--node-state-namespace",
+        default="hoststate-system",
+        help="where HostStates of Nodes that run on no Host live (default hoststate-system)",
+    )
+    nodes.add_argument(
+        "--node-pool-label",
+        default=DEFAULT_POOL_LABEL,
+        help="label naming a Node's pool; prefix/* takes the role (default %(default)s)",
+    )
+    p.add_argument(
+        "--node-pool-status-interval",
+        type=duration,
+        default=1.0,
+        metavar="DURATION",
+        help="write a NodePool's status at most this often (default 1s)",
+    )
+    p.add_argument(
+        "--stuck-after",
+        action="append",
+        default=[],
+        metavar="NAME=DURATION",
+        help="stuck threshold of a provisioning state or update step, e.g. draining=45m "
+        "(repeat for several; 'none' never stuck)",
+    )
+    provisioner_flags(p)
+
+
+def leader_election_problem(lease: int, renew: int, retry: int) -> str:
+    """The client's LeaderElection exits its thread on these; say so before starting."""
+    if retry < 1:
+        return "--retry-period must be at least 1 second"
+    if renew <= 1.2 * retry:
+        return "--renew-deadline must be longer than 1.2 times --retry-period"
+    if lease <= renew:
+        return "--lease-duration must be longer than --renew-deadline"
+    return ""
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..run import RunOptions, run_controller
+
+    namespaces = tuple(
+        n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
+    )
+    problem = leader_election_problem(args.lease_duration, args.renew_deadline, args.retry_period)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    try:
+        ironic = ironic_settings(args)
+        return run_controller(
+            RunOptions(
+                kubeconfig=args.kubeconfig,
+                context=args.context,
+                namespaces=namespaces or None,
+                metrics_bind_address=args.metrics_bind_address,
+                metrics_secure=args.metrics_secure,
+                metrics_cert_dir=args.metrics_cert_dir,
+                health_probe_bind_address=args.health_probe_bind_address,
+                leader_elect=args.leader_elect,
+                leader_election_namespace=args.leader_election_namespace,
+                leader_election_id=args.leader_election_id,
+                lease_duration=args.lease_duration,
+                renew_deadline=args.renew_deadline,
+                retry_period=args.retry_period,
+                workers=args.workers,
+                simulated_timings=args.simulated_timings,
+                simulated_hardware=args.simulated_hardware,
+                trace=args.trace,
+                ironic=ironic,
+                follow_nodes=not args.no_nodes,
+                node_state_namespace=args.node_state_namespace,
+                pool_label=args.node_pool_label,
+                pool_status_interval=args.node_pool_status_interval,
+                stuck=stuck_policy(args.stuck_after),
+            )
+        )
+    except (ValueError, ConfigException) as err:
+        print(str(err), file=sys.stderr)
+        return 2

@@ -15,6 +15,7 @@ and ``state-controller pivot`` moves them into the cluster once it has stopped.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import sys
@@ -41,7 +42,7 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..screens.live import live_frame
+from ..screens.live import Bars, LiveScreen, cluster_frame
 from ..screens.progress import provisioning_line, summarize
 from ..wiring import observed_controller
 from .hostsfile import HostsFileError, apply_hosts_file, read_hosts_file
@@ -184,28 +185,49 @@ def _watch(
 ) -> float | None:
     """Show progress until every host is at its goal, then (unless told to exit) until
     stopped. When it settled; None when stopped or timed out before."""
-    started = time.time()
     live = opts.table and sys.stdout.isatty() and opts.trace != "console"
+    screen = LiveScreen() if live else None
+    with screen or contextlib.nullcontext():
+        return _follow(controller, cluster, opts, stop, metrics_line, screen)
+
+
+def _follow(
+    controller: HostController,
+    cluster: EmbeddedCluster,
+    opts: BootstrapOptions,
+    stop: threading.Event,
+    metrics_line: str,
+    screen: LiveScreen | None,
+) -> float | None:
+    started = time.time()
     deadline = started + opts.timeout if opts.timeout is not None else None
     settled_at: float | None = None
     last = 0.0
+    bars = Bars()
     while not stop.wait(0.2):
         summary = summarize_bootstrap(controller, cluster)
         now = time.time()
         done = summary["hosts"] > 0 and summary["at_target"] == summary["hosts"]
-        if done and settled_at is None:
-            settled_at = now
-            print(_settled_line(summary, now - started, opts.state_dir), file=sys.stderr)
-            if opts.exit_when_settled:
-                return settled_at
         line = provisioning_line(summary, started)
-        if live and now - last >= 0.5:
-            sys.stdout.write(live_frame(cluster, None, False, [line, metrics_line]))
-            sys.stdout.flush()
+        if screen is not None and (now - last >= 0.5 or done):
+            bars.set("at their goal", summary["at_target"], max(summary["hosts"], 1))
+            footer = [line, metrics_line]
+            screen.show(
+                cluster_frame(cluster, None, screen.size, pools=False, bars=bars, footer=footer)
+            )
             last = now
-        elif not live and now - last >= (2.0 if settled_at is None else 30.0):
+        elif screen is None and now - last >= (2.0 if settled_at is None else 30.0):
             print(line, file=sys.stderr, flush=True)
             last = now
+        if done and settled_at is None:
+            settled_at = now
+            settled = _settled_line(summary, now - started, opts.state_dir)
+            if screen is None:
+                print(settled, file=sys.stderr)
+            else:  # printed below the last frame when the screen closes
+                screen.after(settled)
+            if opts.exit_when_settled:
+                return settled_at
         if deadline is not None and now >= deadline and settled_at is None:
             print(
                 f"not settled after {opts.timeout:g}s: {line}; the books are kept in "

@@ -60,6 +60,12 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON summary at the end")
     p.add_argument("--no-table", action="store_true", help="progress lines only")
     p.add_argument("--store", help="persist the embedded cluster to this sqlite file")
+    p.add_argument(
+        "--screenshot",
+        metavar="FILE",
+        help="save a picture (SVG, 120 by 40) of the frame with the most rows that need "
+        "attention during the rollout (scripts/docs-pictures makes the docs' one)",
+    )
     trace_flag(p)
     p.add_argument(
         "--keep",
@@ -125,6 +131,7 @@ def main(args: argparse.Namespace) -> int:
         trace=args.trace,
         ironic=ironic,
         keep=args.keep,
+        screenshot=args.screenshot,
     )
     try:
         return run_demo(opts)

@@ -18,19 +18,23 @@ keep them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, TypeVar
+
+from rich.console import RenderableType
 
 from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
 from ..cluster.embedded import EmbeddedCluster
-from ..cluster.interface import NODEPOOLS, Cluster
+from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
 from ..cluster.schema import validators
 from ..observability.endpoints import BindError, serve_metrics
 from ..observability.tracing import Exporter
@@ -43,7 +47,15 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..screens.live import hoststates_table, live_frame, pools_table
+from ..screens.live import (
+    Bars,
+    LiveScreen,
+    cluster_frame,
+    hoststates_table,
+    pools_table,
+    sort_rows,
+)
+from ..screens.picture import SIZE, save_svg
 from ..screens.progress import provisioning_line, summarize, update_line
 from ..simulation.fleet import create_fleet, delete_fleet
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
@@ -84,6 +96,7 @@ class DemoOptions:
     max_unavailable: int = 5  # nodes of a pool updating at once
     ironic: IronicSettings | None = None  # None: the simulated provisioner
     keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
+    screenshot: str | None = None  # save a picture of the screen (SVG) to this file
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -305,13 +318,30 @@ def _watch(
     """Show progress until every host is at its target and, with an update, every node
     at its new configuration, or until the timeout; then, unless told to exit when
     settled, until the timeout. When it settled (None: it did not)."""
-    deadline = started + opts.timeout
     # a live screen redraws the terminal: with traces on the console it would wipe them
     live = opts.table and sys.stdout.isatty() and not opts.json and opts.trace != "console"
+    screen = LiveScreen() if live else None
+    with screen or contextlib.nullcontext():
+        return _follow(controller, cluster, keys, opts, started, rollout, metrics, screen)
+
+
+def _follow(
+    controller: HostController,
+    cluster: Cluster,
+    keys: list[str],
+    opts: DemoOptions,
+    started: float,
+    rollout: RollingUpdate | None,
+    metrics: str,
+    screen: LiveScreen | None,
+) -> float | None:
+    deadline = started + opts.timeout
     linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
     settled_at: float | None = None
     stop = threading.Event()
     last_line = last_screen = 0.0
+    bars = Bars()
+    picture = _Picture(opts.screenshot)
     while not stop.wait(0.1):
         summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
         provisioned = summary["at_target"] == len(keys)
@@ -335,7 +365,7 @@ def _watch(
         now = time.time()
         if done and settled_at is None:
             settled_at = now
-            if linger and now < deadline and not live:
+            if linger and now < deadline and screen is None:
                 print(
                     f"settled in {now - started:.1f}s; serving /metrics until --timeout "
                     f"({deadline - now:.0f}s more; Ctrl-C stops, --exit-when-settled exits now)",
@@ -344,23 +374,71 @@ def _watch(
                 )
         finished = (done and not linger) or now >= deadline
         pace = 2.0 if settled_at is None else 10.0  # fewer lines once nothing moves
-        if live and (now - last_screen >= 0.5 or finished):
+        if (screen or picture.wanted) and (now - last_screen >= 0.5 or finished):
+            bars.set(opts.target.value, summary["at_target"], len(keys))
+            if update is not None:
+                bars.set("updated", update["updated"], max(update["nodes"], 1))
             footer = [_line(summary, update, started), metrics]
             if settled_at is not None and linger:
                 footer[-1] += f" (settled in {settled_at - started:.1f}s; serving until --timeout)"
-            sys.stdout.write(live_frame(cluster, opts.namespace, update is not None, footer))
-            sys.stdout.flush()
+            if screen is not None:
+                screen.show(
+                    cluster_frame(
+                        cluster, opts.namespace, screen.size, pools=update is not None,
+                        bars=bars, footer=footer,
+                    )
+                )  # fmt: skip
+            picture.offer(cluster, opts.namespace, update is not None, bars, footer)
             last_screen = time.time()
-        elif not live and (now - last_line >= pace or finished):
+        if screen is None and (now - last_line >= pace or finished):
             print(_line(summary, update, started), file=sys.stderr, flush=True)
             last_line = time.time()
         if finished:
-            if opts.table and not opts.json and not live:
+            if opts.table and not opts.json and screen is None:
                 print(hoststates_table(cluster, opts.namespace, updating=update is not None))
                 if update is not None:
                     print(pools_table(cluster))
+            saved = picture.save(f"demo --hosts {opts.hosts}" + " --faults" * opts.faults)
+            if saved and screen is not None:
+                screen.after(saved)
+            elif saved:
+                print(saved, file=sys.stderr)
             return settled_at
     return None
+
+
+class _Picture:
+    """The frame of a docs picture (``--screenshot``): of all frames drawn at the
+    picture's size, the one with most rows that need attention during the rollout."""
+
+    def __init__(self, path: str | None) -> None:
+        self.wanted = path is not None
+        self._path = path
+        self._best: tuple[tuple[bool, int, int], RenderableType] | None = None
+
+    def offer(
+        self,
+        cluster: Cluster,
+        namespace: str | None,
+        updating: bool,
+        bars: Bars,
+        footer: list[str],
+    ) -> None:
+        if not self.wanted:
+            return
+        items = cluster.list(HOSTSTATES, namespace)[0]
+        attention, moving, _ = sort_rows(items)
+        score = (updating, len(attention), len(moving))
+        if self._best is None or score >= self._best[0]:
+            view = cluster_frame(cluster, namespace, SIZE, pools=updating, bars=bars, footer=footer)
+            self._best = (score, view)
+
+    def save(self, title: str) -> str:
+        """Saves the picture, if one is wanted; what to tell the user."""
+        if self._path is None or self._best is None:
+            return ""
+        save_svg(self._best[1], Path(self._path), title)
+        return f"picture of the screen: {self._path}"
 
 
 def _line(summary: dict[str, Any], update: dict[str, Any] | None, started: float) -> str:

@@ -1,20 +1,49 @@
-"""What the demo shows: the HostStates as ``kubectl get`` prints them, and one line of counts.
+"""The live screen of ``demo`` and ``bootstrap``: what needs a person first, in full.
 
-While the fleet provisions, the table is ``kubectl get hoststates``. Once its
-Nodes update, it is the columns an operator reads during a rollout — each
-node's step, how long it has been in it, and what it is waiting for — with
-the NodePools below; on a terminal, stuck and degraded nodes are shown in red.
+A fleet of fifty is more than a terminal holds, and during a rollout nearly every
+row is a node already done. The screen therefore sorts before it draws
+(:func:`sort_rows`):
+
+1. **Needs attention** — stuck, failed or degraded — each row followed by the
+   message that says why, wrapped to the terminal's width, never cut;
+2. **In progress** — moving normally — one line each, the message cut to fit;
+3. **Settled** — folded into one line of counts ("41 provisioned and updated").
+
+Then the NodePools during a rollout, progress bars with the time left, and the
+caller's footer (where ``/metrics`` is). :func:`frame` fits all of it into the
+terminal: rows that do not fit are counted on a line of their own, attention
+first to be kept. Drawn with rich on the alternate screen (:class:`LiveScreen`),
+so a resize or a slow terminal never leaves half a frame; the last frame is
+printed again on the normal screen when the screen closes.
+
+:func:`hoststates_table` and :func:`pools_table` print the plain ``kubectl get``
+tables for a terminal that is not one (a pipe, a log).
 """
 
 from __future__ import annotations
 
-import shutil
+import io
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.padding import Padding
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.progress import TimeRemainingColumn as _Remaining
+from rich.table import Table
+from rich.text import Text
+
 from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
+from ..api.timefmt import parse_rfc3339
 from ..api.updates import UpdateStep
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
-from .tables import render, rows
+from .tables import human_age, render, rows
 
 UPDATE_COLUMNS: tuple[Column, ...] = (
     Column("Node", ".spec.node"),
@@ -26,58 +55,283 @@ UPDATE_COLUMNS: tuple[Column, ...] = (
     Column("Config", ".status.update.currentConfig"),
     Column("Message", ".status.update.message"),
 )
-RED, RESET = "\x1b[31m", "\x1b[0m"
+ALLOWED = re.compile(r"longer than the (\S+) allowed")  # in the Stuck condition's message
+ATTENTION_STYLE = {"stuck": "bold red", "failed": "red", "degraded": "magenta"}
 
 
-def hoststates_table(
+@dataclass(frozen=True)
+class Row:
+    """One HostState as the screen reads it."""
+
+    name: str
+    node: str
+    where: str  # the update step while a node updates, else the provisioning state
+    since: float | None  # when it entered ``where`` (epoch seconds)
+    errors: int
+    trouble: str  # "stuck", "failed", "degraded", or "" when nothing needs a person
+    moving: bool  # on its way somewhere (Progressing), or updating
+    why: str  # what it waits for, or what went wrong
+    allowed: str  # how long its state or step may last, when it is stuck
+    settled_as: str  # the count it joins once settled, e.g. "provisioned and updated"
+
+
+def _conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c.get("type", ""): c for c in status.get("conditions") or ()}
+
+
+def read_row(hoststate: dict[str, Any]) -> Row:
+    status = hoststate.get("status") or {}
+    cond = _conditions(status)
+    prov = status.get("provisioning") or {}
+    update = status.get("update") or {}
+    state = prov.get("state") or "(new)"
+    step = update.get("step") or ""
+    updating = bool(step) and step != UpdateStep.UPDATED.value
+    where, since = (step, update.get("enteredAt")) if updating else (state, prov.get("enteredAt"))
+    trouble = ""
+    if cond.get("Stuck", {}).get("status") == "True":
+        trouble = "stuck"
+    elif step == UpdateStep.DEGRADED.value or cond.get("Degraded", {}).get("status") == "True":
+        trouble = "degraded"
+    elif status.get("phase") == "Failed" or prov.get("operationalStatus") == "error":
+        trouble = "failed"
+    ready = cond.get("Ready", {}).get("message") or ""
+    own = update.get("message") if updating else prov.get("errorMessage")
+    why = own or ready or cond.get("Degraded", {}).get("message") or ""
+    allowed = ALLOWED.search(cond.get("Stuck", {}).get("message") or "")
+    settled_as = state
+    if step == UpdateStep.UPDATED.value and hoststate.get("spec", {}).get("node"):
+        settled_as += " and updated" if update.get("startedAt") else " with a node"
+    return Row(
+        name=hoststate["metadata"]["name"],
+        node=(hoststate.get("spec") or {}).get("node", ""),
+        where=where,
+        since=parse_rfc3339(since) if since else None,
+        errors=int(prov.get("errorCount") or 0),
+        trouble=trouble,
+        moving=updating or cond.get("Progressing", {}).get("status") == "True",
+        why=why,
+        allowed=allowed.group(1) if allowed and trouble == "stuck" else "",
+        settled_as=settled_as,
+    )
+
+
+def sort_rows(items: Iterable[dict[str, Any]]) -> tuple[list[Row], list[Row], Counter[str]]:
+    """(needs attention, in progress, settled counts), each list in name order."""
+    attention, moving = [], []
+    settled: Counter[str] = Counter()
+    for row in sorted((read_row(i) for i in items), key=lambda r: r.name):
+        if row.trouble:
+            attention.append(row)
+        elif row.moving:
+            moving.append(row)
+        else:
+            settled[row.settled_as] += 1
+    return attention, moving, settled
+
+
+class Bars:
+    """Progress bars with the time left (rich's estimate from the recent pace), kept
+    across frames so the estimate has a history."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=None),
+            MofNCompleteColumn(),
+            _Remaining(compact=True, elapsed_when_finished=True),
+            auto_refresh=False,
+            expand=True,
+        )
+        self._tasks: dict[str, TaskID] = {}
+
+    def set(self, label: str, done: int, total: int) -> None:
+        if label not in self._tasks:
+            self._tasks[label] = self._progress.add_task(label, total=total)
+        self._progress.update(self._tasks[label], completed=done, total=total)
+
+    def renderable(self) -> RenderableType:
+        return self._progress.make_tasks_table(self._progress.tasks)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+def frame(
+    items: Sequence[dict[str, Any]],
+    *,
+    width: int,
+    height: int,
+    pools: Sequence[dict[str, Any]] = (),
+    bars: Bars | None = None,
+    footer: Sequence[str] = (),
+    now: float | None = None,
+) -> RenderableType:
+    """One screenful of ``width`` by ``height``: attention rows with their reasons, the
+    rows in progress, the settled counts, the pools, the bars and the footer."""
+    now = time.time() if now is None else now
+    attention, moving, settled = sort_rows(items)
+    below: list[RenderableType] = []
+    used = 0
+    if pools:
+        below.append(_pools(pools))
+        used += len(pools) + 1
+    if bars is not None and len(bars):
+        below.append(bars.renderable())
+        used += len(bars)
+    below += [Text(line, overflow="ellipsis", no_wrap=True) for line in footer]
+    used += len(footer)
+    room = height - used - 1  # the settled line
+    above: list[RenderableType] = []
+    if attention:
+        kept, lines = _fit_attention(attention, width, room - 2, now)  # title, "… more"
+        above.append(Text(f"NEEDS ATTENTION ({len(attention)})", style="bold"))
+        above += kept
+        room -= 1 + lines
+        if len(kept) < len(attention):
+            above.append(Text(f"… {len(attention) - len(kept)} more need attention", "red"))
+            room -= 1
+    listed = 0
+    if moving and room >= 2:  # the header and one row at least
+        shown = moving[: room - 1] if len(moving) > room - 1 else moving
+        if len(shown) < len(moving):  # the line saying how many more
+            shown = shown[:-1]
+        listed = len(shown)
+        if shown:
+            above.append(_progress_table(shown, now))
+    counts = [f"{n} {what}" for what, n in sorted(settled.items())] or ["none yet"]
+    summary = f"settled: {', '.join(counts)}"
+    if len(moving) > listed:
+        summary = f"… {len(moving) - listed} more in progress · {summary}"
+    above.append(Text(summary, style="green", overflow="ellipsis", no_wrap=True))
+    return Group(*above, *below)
+
+
+def _ago(since: float | None, now: float) -> str:
+    return human_age(now - since) if since is not None else "-"
+
+
+def _attention(row: Row, widths: tuple[int, int, int], now: float) -> Group:
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append(row.name.ljust(widths[0]), ATTENTION_STYLE[row.trouble])
+    head.append("  " + row.node.ljust(widths[1]))
+    head.append("  " + row.where.ljust(widths[2]))
+    head.append(f"  {row.trouble} {_ago(row.since, now)}", ATTENTION_STYLE[row.trouble])
+    if row.allowed:
+        head.append(f" ({row.allowed} allowed)")
+    if row.errors:
+        head.append(f"  {row.errors} errors in a row")
+    why = Padding(Text(row.why or "(no message)", style="dim" if not row.why else ""), (0, 0, 0, 2))
+    return Group(head, why)
+
+
+def _fit_attention(
+    rows_: list[Row], width: int, room: int, now: float
+) -> tuple[list[RenderableType], int]:
+    """As many attention rows, each with its whole reason, as ``room`` lines hold."""
+    widths = (
+        max(len(r.name) for r in rows_),
+        max(len(r.node) for r in rows_),
+        max(len(r.where) for r in rows_),
+    )
+    console = Console(width=width, color_system=None, file=io.StringIO())
+    kept: list[RenderableType] = []
+    used = 0
+    for row in rows_:
+        block = _attention(row, widths, now)
+        lines = len(console.render_lines(block, console.options.update(width=width), pad=False))
+        if used + lines > room:
+            break
+        kept.append(block)
+        used += lines
+    return kept, used
+
+
+def _progress_table(rows_: Sequence[Row], now: float) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=True)
+    for name in ("NAME", "NODE", "STATE", "IN"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("MESSAGE", no_wrap=True, overflow="ellipsis", ratio=1)
+    for row in rows_:
+        table.add_row(row.name, row.node, row.where, _ago(row.since, now), row.why, style="yellow")
+    return table
+
+
+def _pools(pools: Sequence[dict[str, Any]]) -> Table:
+    columns = tuple(c for c in NODEPOOL_COLUMNS if c is not AGE and c.priority == 0)
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in rows(pools, columns)[0]:
+        table.add_column(name, no_wrap=True)
+    for line in rows(pools, columns)[1:]:
+        table.add_row(*line)
+    return table
+
+
+class LiveScreen:
+    """The terminal as one live frame (rich's Live on the alternate screen), redrawn by
+    :meth:`show`; on leaving, the last frame is printed on the normal screen."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console()
+        self._live = Live(
+            console=self.console,
+            screen=True,
+            auto_refresh=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._last: RenderableType | None = None
+        self._after: list[str] = []
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.console.size.width, self.console.size.height
+
+    def show(self, renderable: RenderableType) -> None:
+        self._last = renderable
+        self._live.update(renderable, refresh=True)
+
+    def after(self, line: str) -> None:
+        """A line to print below the last frame once the screen closes."""
+        self._after.append(line)
+
+    def __enter__(self) -> LiveScreen:
+        self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._live.stop()
+        if self._last is not None:
+            self.console.print(self._last)
+        for line in self._after:
+            self.console.print(line, highlight=False, markup=False)
+
+
+def cluster_frame(
     cluster: Cluster,
     namespace: str | None,
+    size: tuple[int, int],
     *,
-    updating: bool,
-    color: bool = False,
-    height: int | None = None,
-    width: int | None = None,
-) -> str:
-    """The table; with ``height``, at most that many lines (rows that need attention
-    first, then a line saying how many are not shown); with ``width``, no line longer."""
+    pools: bool,
+    bars: Bars | None,
+    footer: Sequence[str],
+) -> RenderableType:
+    """:func:`frame` of the HostStates (and NodePools) ``cluster`` holds now."""
     items, _ = cluster.list(HOSTSTATES, namespace)
-    columns = UPDATE_COLUMNS if updating else HOSTSTATE_COLUMNS
-    header, *lines = render(rows(items, columns)).split("\n")
-    by_name = {i["metadata"]["name"]: i for i in items}
-    urgent = [needs_attention(by_name.get(line.split(" ", 1)[0], {})) for line in lines]
-    shown = list(range(len(lines)))
-    if height is not None and len(lines) > height - 1:
-        room = max(height - 2, 1)  # the header and the line saying what is left out
-        order = [i for i in shown if urgent[i]] + [i for i in shown if not urgent[i]]
-        shown = sorted(order[:room])
-    out = [header[:width] if width else header]
-    for i in shown:
-        line = lines[i][:width] if width else lines[i]
-        out.append(f"{RED}{line}{RESET}" if color and urgent[i] else line)
-    hidden = len(lines) - len(shown)
-    if hidden:
-        attention = sum(urgent) - sum(urgent[i] for i in shown)
-        note = f"... {hidden} more not shown ({attention} of them need attention)"
-        out.append(note[:width] if width else note)
-    return "\n".join(out)
+    pool_items = cluster.list(NODEPOOLS, None)[0] if pools else []
+    width, height = size
+    return frame(items, width=width, height=height, pools=pool_items, bars=bars, footer=footer)
 
 
-def live_frame(cluster: Cluster, namespace: str | None, updating: bool, footer: list[str]) -> str:
-    """One screenful: the table (as many rows as fit; ``namespace`` None: all of them),
-    the pools, then ``footer``, each line cut to the terminal's width; drawn from the
-    top of a cleared screen."""
-    size = shutil.get_terminal_size()
-    pools = pools_table(cluster) if updating else ""
-    below = (pools.split("\n") if pools else []) + footer
-    table = hoststates_table(
-        cluster,
-        namespace,
-        updating=updating,
-        color=True,
-        height=max(size.lines - len(below) - 1, 3),
-        width=size.columns,
-    )
-    return "\x1b[H\x1b[2J" + "\n".join([table, *(line[: size.columns] for line in below)]) + "\n"
+def hoststates_table(cluster: Cluster, namespace: str | None, *, updating: bool) -> str:
+    """The HostStates as ``kubectl get`` prints them (the rollout's columns while updating)."""
+    items, _ = cluster.list(HOSTSTATES, namespace)
+    return render(rows(items, UPDATE_COLUMNS if updating else HOSTSTATE_COLUMNS))
 
 
 def pools_table(cluster: Cluster) -> str:
@@ -85,13 +339,3 @@ def pools_table(cluster: Cluster) -> str:
     if not items:
         return ""
     return render(rows(items, tuple(c for c in NODEPOOL_COLUMNS if c is not AGE)))
-
-
-def needs_attention(hoststate: dict[str, Any]) -> bool:
-    status = hoststate.get("status") or {}
-    stuck = any(
-        c.get("type") == "Stuck" and c.get("status") == "True"
-        for c in status.get("conditions") or ()
-    )
-    step = (status.get("update") or {}).get("step")
-    return stuck or step == UpdateStep.DEGRADED.value

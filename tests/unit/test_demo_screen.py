@@ -1,6 +1,7 @@
-"""The demo's live table on a real terminal (a pseudo-terminal of 24 by 80): every frame
-fits, keeps its header and the metrics line, and a fleet taller than the screen is
-summarised, the rows that need attention first."""
+"""The live screen of demo and bootstrap on a real terminal (a pseudo-terminal of the
+size each test sets): every frame fits and keeps the metrics line; a fleet taller than
+the screen is folded, what needs a person first and in full; during a rollout with
+faults, every stuck or degraded node is shown with the reason it is held."""
 
 from __future__ import annotations
 
@@ -13,19 +14,23 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
+
+from state_controller.simulation.nodes import UpdateFault
+from state_controller.simulation.rollout import choose_faults
 from tests.support.bootstrap import write_hosts_file
 from tests.support.processes import CLI
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-ROWS, COLUMNS = 24, 80
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+HOME = "\x1b[H"  # rich's full-screen Live starts every frame here
 
 
-def on_terminal(*args: str, stderr_too: bool = False) -> str:
-    """What `state-controller ARGS` writes to a pseudo-terminal of ROWS by COLUMNS, until
-    it exits (successfully)."""
+def on_terminal(*args: str, size: tuple[int, int] = (24, 80), stderr_too: bool = False) -> str:
+    """What `state-controller ARGS` writes to a pseudo-terminal of ``size`` (lines,
+    columns), until it exits (successfully)."""
     leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
     # the size must come from the terminal itself, not from the variables that override it
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.Popen(
@@ -39,11 +44,11 @@ def on_terminal(*args: str, stderr_too: bool = False) -> str:
     os.close(follower)
     output = b""
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             try:
                 chunk = os.read(leader, 65536)
-            except OSError:  # the terminal closed: the demo exited
+            except OSError:  # the terminal closed: the command exited
                 break
             if not chunk:
                 break
@@ -55,45 +60,122 @@ def on_terminal(*args: str, stderr_too: bool = False) -> str:
     return output.decode(errors="replace")
 
 
+def frames_of(output: str) -> tuple[list[list[str]], list[str]]:
+    """The frames drawn on the alternate screen, each as its lines (trailing blank lines
+    dropped), and what was printed on the normal screen after it closed."""
+    assert "\x1b[?1049h" in output  # the alternate screen
+    drawn, _, after = output.partition("\x1b[?1049l")
+    frames = []
+    for text in drawn.split(HOME)[1:]:
+        lines = [line.rstrip() for line in ANSI.sub("", text).replace("\r", "").split("\n")]
+        while lines and not lines[-1]:
+            lines.pop()
+        if lines:
+            frames.append(lines)
+    return frames, ANSI.sub("", after).replace("\r", "").split("\n")
+
+
+def assert_fits(frames: list[list[str]], size: tuple[int, int]) -> None:
+    rows, columns = size
+    assert len(frames) >= 3
+    for lines in frames:
+        assert len(lines) <= rows, lines
+        assert max(len(line) for line in lines) <= columns, lines
+        assert lines[-1].startswith("metrics: http://127.0.0.1:"), lines
+
+
+def reasons(frames: list[list[str]], name: str, trouble: str) -> list[str]:
+    """The reasons a frame gives below ``name``'s attention row when it shows ``trouble``:
+    the indented lines under the row, joined as one text."""
+    found = []
+    for lines in frames:
+        for i, line in enumerate(lines):
+            if line.startswith(f"{name} ") and re.search(rf"\s{trouble} \d", line):
+                below = []
+                for more in lines[i + 1 :]:
+                    if not more.startswith("  "):
+                        break
+                    below.append(more.strip())
+                found.append(" ".join(below))
+    return found
+
+
 def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
+    size = (24, 80)
     output = on_terminal(
         "demo", "--hosts", "40", "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
-        "--timeout", "90",
+        "--timeout", "90", size=size,
     )  # fmt: skip
-    frames = [f for f in output.split("\x1b[H\x1b[2J") if f.strip()]
-    assert len(frames) >= 3
-    for frame in frames:
-        lines = ANSI.sub("", frame).replace("\r", "").rstrip("\n").split("\n")
-        assert len(lines) < ROWS, lines
-        assert max(len(line) for line in lines) <= COLUMNS
-        assert lines[0].startswith("NAME") and lines[-1].startswith("metrics: http://127.0.0.1:")
-    last = ANSI.sub("", frames[-1])
-    assert "more not shown" in last  # 40 hosts do not fit in 24 lines
+    frames, after = frames_of(output)
+    assert_fits(frames, size)
+    # 40 hosts do not fit in 24 lines: the settled are counted, the rest said to be more
+    assert any(re.search(r"settled: \d+ provisioned", line) for f in frames for line in f)
+    assert any("more in progress" in line for f in frames for line in f)
+    assert "settled: 40 provisioned" in "\n".join(frames[-1])
+    assert "settled: 40 provisioned" in "\n".join(after)  # the last frame stays on screen
 
 
-def test_console_traces_are_not_wiped_by_the_table() -> None:
+def test_console_traces_are_not_wiped_by_the_screen() -> None:
     text = on_terminal(
         "demo", "--hosts", "2", "--no-upgrade", "--speed", "10", "--exit-when-settled",
         "--timeout", "60", "--trace", "console", stderr_too=True,
     )  # fmt: skip
-    assert "\x1b[2J" not in text  # no screen cleared over the spans
+    assert "\x1b[?1049h" not in text and "\x1b[2J" not in text  # no screen over the spans
     assert '"name": "reconcile"' in text and "2/2 hosts provisioned" in text
 
 
-def test_bootstrap_shows_the_demos_live_table(tmp_path: Path) -> None:
-    """bootstrap's screen is the demo's: frames that fit, the HostStates of every
-    namespace in the store, the progress line and where /metrics is."""
+@pytest.mark.parametrize("size", [(40, 120), (24, 80)], ids=["120x40", "80x24"])
+def test_a_rollout_shows_each_held_node_with_the_reason(size: tuple[int, int]) -> None:
+    """With update faults only, every node the rollout holds is, in some frame, a row that
+    needs attention, followed by why, whole: the PodDisruptionBudget that blocks its
+    drain, the reboot it never came back from, the reason its update degraded."""
+    hosts, seed, rate = 12, 3, 0.75
+    kinds = tuple(UpdateFault)
+    names = [f"host-{i:04d}" for i in range(hosts)]
+    faults = choose_faults(names, rate, kinds, seed)
+    assert set(faults.values()) == set(UpdateFault)  # one of each at least
+    output = on_terminal(
+        "demo", "--hosts", str(hosts), "--faults", "--fault-kinds", ",".join(kinds),
+        "--fault-rate", str(rate), "--seed", str(seed), "--speed", "2", "--exit-when-settled",
+        "--timeout", "150", size=size,
+    )  # fmt: skip
+    frames, _ = frames_of(output)
+    assert_fits(frames, size)
+    rollout = [f for f in frames if any(line.startswith("NAME    MACHINES") for line in f)]
+    expected = {
+        UpdateFault.DRAIN_BLOCKED: (
+            "stuck",
+            "draining: 1 pod left, eviction blocked by PodDisruptionBudget demo/{name}-db "
+            "(it allows no disruption since ",
+        ),
+        UpdateFault.REBOOT_LOST: ("stuck", "the node is not Ready"),
+        UpdateFault.APPLY_DEGRADED: (
+            "degraded",
+            "writing /etc/containers/registries.conf: no space left on device",
+        ),
+    }
+    for name, fault in sorted(faults.items()):
+        trouble, reason = expected[fault]
+        shown = reasons(rollout, name, trouble)
+        assert shown, f"{name} ({fault}) never shown {trouble}"
+        assert any(reason.format(name=name) in text for text in shown), (name, shown)
+
+
+def test_bootstrap_shows_the_live_screen(tmp_path: Path) -> None:
+    """bootstrap's screen is the demo's: frames that fit, the hosts of every namespace in
+    the store, the progress line and where /metrics is; once settled, the last frame and
+    the line saying how to pivot stay on the terminal."""
+    size = (24, 80)
     write_hosts_file(tmp_path / "hosts.yaml", "metal", 30)
     output = on_terminal(
         "bootstrap", "--hosts", str(tmp_path / "hosts.yaml"), "--state-dir",
         str(tmp_path / "state"), "--metrics-bind-address", "127.0.0.1:0",
-        "--exit-when-settled", "--timeout", "90",
+        "--exit-when-settled", "--timeout", "90", size=size,
     )  # fmt: skip
-    frames = [f for f in output.split("\x1b[H\x1b[2J") if f.strip()]
-    assert len(frames) >= 3
-    for frame in frames:
-        lines = ANSI.sub("", frame).replace("\r", "").rstrip("\n").split("\n")
-        assert len(lines) < ROWS and max(len(line) for line in lines) <= COLUMNS, lines
-        assert lines[0].startswith("NAME") and lines[-1].startswith("metrics: http://127.0.0.1:")
-        assert "hosts at their goal" not in lines[0] and "at their goal" in lines[-2]
-    assert "host-0000" in ANSI.sub("", frames[-1])
+    frames, after = frames_of(output)
+    assert_fits(frames, size)
+    for lines in frames:
+        assert "at their goal" in lines[-2]
+    assert any(line.startswith("host-0000 ") for f in frames for line in f)
+    assert "settled: 30 provisioned" in "\n".join(frames[-1])
+    assert any("30 hosts at their goal in" in line for line in after)

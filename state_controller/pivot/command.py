@@ -9,6 +9,15 @@ from dataclasses import dataclass
 
 import yaml
 from kubernetes.config.config_exception import ConfigException
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 from ..bootstrap.state_dir import StateDir, StateDirError
 from ..cluster.embedded import EmbeddedCluster
@@ -37,6 +46,7 @@ class PivotError(Exception):
 
 def run_pivot(opts: PivotOptions) -> int:
     lock: StateDir | None = None
+    told = Told()
     clusters: list[EmbeddedCluster | KubeCluster] = []
     try:
         if opts.state_dir is not None:
@@ -59,7 +69,7 @@ def run_pivot(opts: PivotOptions) -> int:
             target,
             namespace=opts.namespace,
             workers=opts.workers,
-            progress=_progress,
+            progress=told,
             before_moving=(lambda: held.mark_pivot(target.host)) if held else None,
         )
     except Refused as refused:
@@ -89,6 +99,7 @@ def run_pivot(opts: PivotOptions) -> int:
         )
         return 1
     finally:
+        told.close()
         for cluster in clusters:
             cluster.close()
         if lock is not None:
@@ -111,12 +122,38 @@ def _first_line(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
-def _progress(done: int, total: int) -> None:
-    if sys.stderr.isatty():
-        end = "" if done < total else "\n"
-        print(f"\x1b[2K\rmoved {done}/{total} hosts", end=end, file=sys.stderr, flush=True)
-    elif done == total or done % 100 == 0:
-        print(f"moved {done}/{total}", file=sys.stderr, flush=True)
+class Told:
+    """Each host's line on stdout as it is moved; on a terminal, below them, a bar with
+    the hosts moved and the time left (rich's, on stderr: the host lines print above it);
+    elsewhere, a count every hundred hosts and at the end."""
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __call__(self, line: str, done: int, total: int) -> None:
+        if self._bar is None and sys.stderr.isatty():
+            self._bar = Progress(
+                TextColumn("moving hosts"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(compact=True, elapsed_when_finished=True),
+                console=Console(stderr=True),
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("moving", total=total)
+        print(line, flush=True)  # above the bar while it is live
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=done, total=total)
+            if done == total:
+                self.close()
+        elif done == total or done % 100 == 0:
+            print(f"moved {done}/{total}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 def summary(report: PivotReport) -> str:

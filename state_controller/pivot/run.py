@@ -6,7 +6,7 @@ cluster (``--from K1 --to K2``). Before anything is paused the target is made re
 holds a different Host of the same name, or a different Secret, refuses the whole
 move with one line per object, and nothing is touched. Then the hosts move a few at
 a time, each through the steps of :mod:`.moves`; a line per host says what was done
-and how long the host was paused, and a progress line counts the hosts moved.
+and how long the host was paused, and a progress bar counts the hosts moved.
 
 Run again after an interruption, it carries on; run again after it finished, it
 changes nothing and says so.
@@ -14,14 +14,12 @@ changes nothing and says so.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, ApiError, Cluster
@@ -60,23 +58,27 @@ class PivotReport:
         return [s for s in (m.paused_seconds for m in self.moved) if s is not None]
 
 
+def _print_line(line: str, done: int, total: int) -> None:
+    print(line, flush=True)
+
+
 def pivot(
     source: Cluster,
     target: Cluster,
     *,
     namespace: str | None = None,
     workers: int = 8,
-    out: TextIO = sys.stdout,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
     stop_after: str | None = None,
     origin: str | None = None,
     before_moving: Callable[[], None] | None = None,
 ) -> PivotReport:
     """Move the hosts; raises :class:`Refused` or :class:`Interrupted`.
 
-    ``origin`` names the source on the copies while they move (default: its API server,
-    or its store's file); ``before_moving`` is called once the checks passed, before the
-    first host is paused.
+    ``progress`` is told each host's line as it is done, with the count done and the
+    total (default: the line printed). ``origin`` names the source on the copies while
+    they move (default: its API server, or its store's file); ``before_moving`` is
+    called once the checks passed, before the first host is paused.
     """
     began = time.monotonic()
     origin = origin or origin_of(source)
@@ -105,16 +107,14 @@ def pivot(
     moves = [Move(source, target, ns, name, origin, users) for ns, name in keys]
     lock = threading.Lock()
     finished = 0
-    clear = "\x1b[2K\r" if out.isatty() else ""  # over the progress line on a terminal
+    tell = progress or _print_line
 
     def move(one: Move) -> Move:
         nonlocal finished
         one.run(stop_after)
         with lock:
             finished += 1
-            print(clear + _line(one), file=out, flush=True)
-            if progress is not None:
-                progress(finished, len(moves))
+            tell(_line(one), finished, len(moves))
         return one
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

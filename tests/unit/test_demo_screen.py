@@ -10,6 +10,7 @@ import os
 import re
 import struct
 import subprocess
+import sys
 import termios
 import time
 from pathlib import Path
@@ -26,15 +27,20 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 HOME = "\x1b[H"  # rich's full-screen Live starts every frame here
 
 
-def on_terminal(*args: str, size: tuple[int, int] = (24, 80), stderr_too: bool = False) -> str:
-    """What `state-controller ARGS` writes to a pseudo-terminal of ``size`` (lines,
-    columns), until it exits (successfully)."""
+def on_terminal(
+    *args: str,
+    size: tuple[int, int] = (24, 80),
+    stderr_too: bool = False,
+    command: tuple[str, ...] = tuple(CLI),
+) -> str:
+    """What `state-controller ARGS` (or ``command`` ARGS) writes to a pseudo-terminal of
+    ``size`` (lines, columns), until it exits (successfully)."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
     # the size must come from the terminal itself, not from the variables that override it
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.Popen(
-        [*CLI, *args],
+        [*command, *args],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower if stderr_too else subprocess.DEVNULL,
@@ -179,3 +185,24 @@ def test_bootstrap_shows_the_live_screen(tmp_path: Path) -> None:
     assert any(line.startswith("host-0000 ") for f in frames for line in f)
     assert "settled: 30 provisioned" in "\n".join(frames[-1])
     assert any("30 hosts at their goal in" in line for line in after)
+
+
+def test_pivot_shows_a_bar_with_the_time_left_below_the_host_lines() -> None:
+    """On a terminal the pivot's hosts are counted by a bar with the time left, and each
+    host's line is printed above it, whole."""
+    script = (
+        "import time\n"
+        "from state_controller.pivot.command import Told\n"
+        "told = Told()\n"
+        "for i in range(1, 41):\n"
+        "    time.sleep(0.02)\n"
+        "    told(f'metal/host-{i:04d}: moved, paused 0.1{i}s', i, 40)\n"
+    )
+    output = on_terminal("-c", script, stderr_too=True, command=(sys.executable,))
+    text = ANSI.sub("", output)
+    lines = [line.strip() for line in re.split(r"[\r\n]+", text)]  # the bar returns with \r
+    assert [line for line in lines if line.startswith("metal/")] == [
+        f"metal/host-{i:04d}: moved, paused 0.1{i}s" for i in range(1, 41)
+    ]
+    assert re.search(r"moving hosts .*40/40", text)
+    assert re.search(r"moving hosts .* \d+/40 +\d+:\d\d", text)  # the time left

@@ -18,23 +18,17 @@ keep them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, TypeVar
-
-from rich.console import RenderableType
 
 from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
 from ..cluster.embedded import EmbeddedCluster
-from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
+from ..cluster.interface import Cluster
 from ..cluster.schema import validators
 from ..observability.endpoints import BindError, serve_metrics
 from ..observability.tracing import Exporter
@@ -45,18 +39,8 @@ from ..provisioning.ironic import IronicSettings, node_name_prefix
 from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
-from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..screens.live import (
-    Bars,
-    LiveScreen,
-    cluster_frame,
-    hoststates_table,
-    pools_table,
-    sort_rows,
-)
-from ..screens.picture import SIZE, save_svg
-from ..screens.progress import provisioning_line, summarize, update_line
+from ..screens.progress import summarize
 from ..simulation.fleet import create_fleet, delete_fleet
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
 from ..simulation.rollout import (
@@ -64,10 +48,9 @@ from ..simulation.rollout import (
     Kubelets,
     RollingUpdate,
     choose_faults,
-    config_name,
-    pool_for,
 )
 from ..wiring import observed_controller
+from .watch import summarize_update, watch
 
 T = TypeVar("T", Timings, AgentTimings)
 
@@ -122,35 +105,6 @@ def demo_policy(speed: float) -> StuckPolicy:
             UpdateStep.RESUMING: 4.0,
         },
     ).scaled(1 / speed)
-
-
-def summarize_update(controller: HostController, keys: list[str]) -> dict[str, Any]:
-    """The rollout as the controller's books tell it: steps, updated, stuck, degraded."""
-    books = controller.books
-    by_step: Counter[str] = Counter()
-    updated, stuck, degraded, nodes = 0, [], [], 0
-    now = time.time()
-    for index, key in enumerate(keys):
-        book = books.get(key)
-        update = book.node_update() if book else None
-        if book is None or update is None:
-            continue
-        nodes += 1
-        name = key.rpartition("/")[2]
-        by_step[update.step.value] += 1
-        target = config_name(pool_for(index), 2)
-        updated += update.step == UpdateStep.UPDATED and update.current == target
-        if update.step == UpdateStep.DEGRADED:
-            degraded.append(name)
-        elif controller.config.stuck.is_stuck(book.cursor, now, update):
-            stuck.append(f"{name} ({update.step.value})")
-    return {
-        "nodes": nodes,
-        "updated": updated,
-        "by_step": dict(sorted(by_step.items())),
-        "stuck": stuck,
-        "degraded": degraded,
-    }
 
 
 def run_demo(opts: DemoOptions) -> int:
@@ -257,7 +211,7 @@ def _run_demo_on(
     try:
         controller.start()
         create_fleet(cluster, opts.namespace, opts.hosts)
-        settled_at = _watch(controller, cluster, keys, opts, started, rollout, metrics_line)
+        settled_at = watch(controller, cluster, keys, opts, started, rollout, metrics_line)
         settled = settled_at is not None
         summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
         if rollout is not None:
@@ -304,177 +258,3 @@ def _rollout(cluster: Cluster, opts: DemoOptions, config: ControllerConfig) -> R
         max_unavailable=opts.max_unavailable,
         hold=hold if opts.fault_attempts else None,
     )
-
-
-def _watch(
-    controller: HostController,
-    cluster: Cluster,
-    keys: list[str],
-    opts: DemoOptions,
-    started: float,
-    rollout: RollingUpdate | None,
-    metrics: str,
-) -> float | None:
-    """Show progress until every host is at its target and, with an update, every node
-    at its new configuration, or until the timeout; then, unless told to exit when
-    settled, until the timeout. When it settled (None: it did not)."""
-    # a live screen redraws the terminal: with traces on the console it would wipe them
-    live = opts.table and sys.stdout.isatty() and not opts.json and opts.trace != "console"
-    screen = LiveScreen() if live else None
-    with screen or contextlib.nullcontext():
-        return _follow(controller, cluster, keys, opts, started, rollout, metrics, screen)
-
-
-def _follow(
-    controller: HostController,
-    cluster: Cluster,
-    keys: list[str],
-    opts: DemoOptions,
-    started: float,
-    rollout: RollingUpdate | None,
-    metrics: str,
-    screen: LiveScreen | None,
-) -> float | None:
-    deadline = started + opts.timeout
-    linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
-    settled_at: float | None = None
-    stop = threading.Event()
-    last_line = last_screen = 0.0
-    bars = Bars()
-    picture = _Picture(opts.screenshot)
-    while not stop.wait(0.1):
-        summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
-        provisioned = summary["at_target"] == len(keys)
-        update = None
-        if rollout is not None:
-            _follow_the_fleet(controller, keys, rollout, opts.target)
-            if not rollout.started and _provisioning_settled(summary):
-                rollout.start()
-            rollout.tick(time.monotonic())
-            if rollout.started:
-                update = summarize_update(controller, keys)
-        done = provisioned and (
-            update is None
-            or (
-                rollout is not None
-                and rollout.done()
-                and _all_updated(update)
-                and _pools_show(cluster, update["nodes"])
-            )
-        )
-        now = time.time()
-        if done and settled_at is None:
-            settled_at = now
-            if linger and now < deadline and screen is None:
-                print(
-                    f"settled in {now - started:.1f}s; serving /metrics until --timeout "
-                    f"({deadline - now:.0f}s more; Ctrl-C stops, --exit-when-settled exits now)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        finished = (done and not linger) or now >= deadline
-        pace = 2.0 if settled_at is None else 10.0  # fewer lines once nothing moves
-        if (screen or picture.wanted) and (now - last_screen >= 0.5 or finished):
-            bars.set(opts.target.value, summary["at_target"], len(keys))
-            if update is not None:
-                bars.set("updated", update["updated"], max(update["nodes"], 1))
-            footer = [_line(summary, update, started), metrics]
-            if settled_at is not None and linger:
-                footer[-1] += f" (settled in {settled_at - started:.1f}s; serving until --timeout)"
-            if screen is not None:
-                screen.show(
-                    cluster_frame(
-                        cluster, opts.namespace, screen.size, pools=update is not None,
-                        bars=bars, footer=footer,
-                    )
-                )  # fmt: skip
-            picture.offer(cluster, opts.namespace, update is not None, bars, footer)
-            last_screen = time.time()
-        if screen is None and (now - last_line >= pace or finished):
-            print(_line(summary, update, started), file=sys.stderr, flush=True)
-            last_line = time.time()
-        if finished:
-            if opts.table and not opts.json and screen is None:
-                print(hoststates_table(cluster, opts.namespace, updating=update is not None))
-                if update is not None:
-                    print(pools_table(cluster))
-            saved = picture.save(f"demo --hosts {opts.hosts}" + " --faults" * opts.faults)
-            if saved and screen is not None:
-                screen.after(saved)
-            elif saved:
-                print(saved, file=sys.stderr)
-            return settled_at
-    return None
-
-
-class _Picture:
-    """The frame of a docs picture (``--screenshot``): of all frames drawn at the
-    picture's size, the one with most rows that need attention during the rollout."""
-
-    def __init__(self, path: str | None) -> None:
-        self.wanted = path is not None
-        self._path = path
-        self._best: tuple[tuple[bool, int, int], RenderableType] | None = None
-
-    def offer(
-        self,
-        cluster: Cluster,
-        namespace: str | None,
-        updating: bool,
-        bars: Bars,
-        footer: list[str],
-    ) -> None:
-        if not self.wanted:
-            return
-        items = cluster.list(HOSTSTATES, namespace)[0]
-        attention, moving, _ = sort_rows(items)
-        score = (updating, len(attention), len(moving))
-        if self._best is None or score >= self._best[0]:
-            view = cluster_frame(cluster, namespace, SIZE, pools=updating, bars=bars, footer=footer)
-            self._best = (score, view)
-
-    def save(self, title: str) -> str:
-        """Saves the picture, if one is wanted; what to tell the user."""
-        if self._path is None or self._best is None:
-            return ""
-        save_svg(self._best[1], Path(self._path), title)
-        return f"picture of the screen: {self._path}"
-
-
-def _line(summary: dict[str, Any], update: dict[str, Any] | None, started: float) -> str:
-    return update_line(update, started) if update else provisioning_line(summary, started)
-
-
-def _provisioning_settled(summary: dict[str, Any]) -> bool:
-    """Every host at its target, or stuck where it is: the rollout can begin."""
-    return set(summary["not_at_target"]) <= set(summary["stuck"])
-
-
-def _all_updated(update: dict[str, Any]) -> bool:
-    return bool(update["nodes"]) and update["updated"] == update["nodes"]
-
-
-def _pools_show(cluster: Cluster, nodes: int) -> bool:
-    """The NodePools say it too (their status is written at most once a second)."""
-    pools = [p.get("status") or {} for p in cluster.list(NODEPOOLS, None)[0]]
-    counted = sum(p.get("machineCount", 0) for p in pools)
-    return counted == nodes and all(
-        p.get("updatedMachineCount") == p.get("machineCount") for p in pools
-    )
-
-
-def _follow_the_fleet(
-    controller: HostController,
-    keys: list[str],
-    rollout: RollingUpdate,
-    target: ProvisioningState,
-) -> None:
-    """A host at its target boots its image: its kubelet registers the Node."""
-    books = controller.books
-    for index, key in enumerate(keys):
-        name = key.rpartition("/")[2]
-        book = books.get(key)
-        if name in rollout.kubelets.members or book is None or book.cursor.state != target:
-            continue
-        rollout.kubelets.register(name, index)
-    rollout.kubelets.heartbeat(time.monotonic())

@@ -7,14 +7,15 @@ import sys
 from pathlib import Path
 
 HELP = "generate files from the code that defines them (CRDs, monitoring, reference docs)"
-GENERATED = ("all", "crds", "prometheusrule", "dashboards", "metrics")
+GENERATED = ("all", "crds", "reference", "prometheusrule", "dashboards", "metrics")
 
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "what",
         choices=list(GENERATED),
-        help="crds: api/v1alpha1/; prometheusrule: manifests/base/prometheusrule.yaml from "
+        help="crds: api/v1alpha1/; reference: docs/reference/api.md (every field and printer "
+        "column of the CRDs); prometheusrule: manifests/base/prometheusrule.yaml from "
         "manifests/prometheus/hoststate.rules.yaml; dashboards: dashboards/*.json; "
         "metrics: docs/metrics.md; all: every one",
     )
@@ -31,6 +32,10 @@ def main(args: argparse.Namespace) -> int:
     written: list[Path] = []
     if args.what in ("all", "crds"):
         written += crds.write(root / "api")
+    if args.what in ("all", "reference"):
+        from ..api import reference
+
+        written += reference.write(root)
     if args.what in ("all", "dashboards"):
         from ..monitoring import dashboards
 

@@ -12,7 +12,7 @@ import yaml
 from state_controller.api import crds
 from state_controller.api.base import DNS_SUBDOMAIN
 from state_controller.api.bmc import ADDRESS_FIX, ADDRESS_PATTERN
-from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
+from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from state_controller.api.host import (
     CHECKSUM_MESSAGE,
     IMAGE_URL_FIX,
@@ -22,8 +22,11 @@ from state_controller.api.host import (
     SECRET_NAME_FIX,
     checksum_fits,
 )
-from state_controller.api.hoststate import ConditionType
+from state_controller.api.hoststate import ConditionType, Phase
+from state_controller.api.states import ErrorType, OperationalStatus, ProvisioningState
+from state_controller.api.updates import UpdateStep
 from state_controller.books.book import DEFAULT_CHAPTER_LIMIT, DEFAULT_HISTORY_LIMIT
+from state_controller.books.update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -208,6 +211,83 @@ def test_printer_columns_and_short_names() -> None:
     assert {"Host", "Node", "Phase", "State", "Stuck", "In-State", "Age"} <= set(names)
     assert len(hosts["versions"][0]["additionalPrinterColumns"]) == len(HOST_COLUMNS)
     assert hosts["versions"][0]["subresources"] == {"status": {}}
+
+
+# Every column HostState had before its defaults were cut to fit 120 characters: -o wide
+# keeps each of them.
+HOSTSTATE_COLUMNS_BEFORE = (
+    "Host", "Node", "Phase", "State", "Updated", "UpdatePrepared", "UpdateExecuted",
+    "UpdatePostActionComplete", "UpdateComplete", "Resumed", "Stuck", "Errors", "In-State",
+    "Age", "Registered", "Inspected", "Prepared", "Provisioned", "Degraded", "Step", "Mode",
+    "UpdateCompatible", "AppliedFilesAndOS", "Cordoned", "Drained", "ReloadedCRIO",
+    "RebootedNode", "Uncordoned", "NodeDegraded", "Message",
+)  # fmt: skip
+NAME = "rack12-worker-0042ab"  # a long host name: 20 characters
+CONDITION = ("True", "False", "Unknown")
+# kubectl's relative times (HumanDuration): 9m59s, 7d23h, 7y364d; blank when missing
+DATE = ("7y364d",)
+COUNT = ("999999",)  # errors in a row, machines in a pool: six digits are plenty
+# Every value each default column can show: one with no bound (a Node's name, a config's
+# name, a message) is only in -o wide.
+VALUES: dict[str, tuple[str, ...]] = {
+    ".status.phase": tuple(Phase),
+    ".status.update.step": tuple(UpdateStep),
+    ".status.provisioning.state": tuple(ProvisioningState),
+    ".status.provisioning.errorCount": COUNT,
+    ".status.provisioning.enteredAt": DATE,
+    ".status.operationalStatus": tuple(OperationalStatus),
+    ".status.errorType": tuple(ErrorType),
+    ".status.errorCount": COUNT,
+    ".spec.online": ("true", "false"),
+    ".status.poweredOn": ("true", "false"),
+    ".metadata.creationTimestamp": DATE,
+    ".status.machineCount": COUNT,
+    ".status.updatedMachineCount": COUNT,
+    ".status.updatingMachineCount": COUNT,
+    ".status.degradedMachineCount": COUNT,
+    ".status.unavailableMachineCount": COUNT,
+}
+
+
+def widest_line(columns: tuple[Column, ...]) -> int:
+    """The widest line ``kubectl get -n`` prints with these default columns, whatever the
+    values: each column is as wide as its header or its widest value, three spaces apart."""
+    widths = [len(NAME)]
+    for column in columns:
+        if column.priority:
+            continue
+        values: tuple[str, ...]
+        if column.json_path.startswith(".status.conditions["):
+            values = CONDITION
+        else:
+            assert column.json_path in VALUES, f"{column.name}: no known bound; -o wide only"
+            values = VALUES[column.json_path]
+        widths.append(max(len(column.name), *(len(str(v)) for v in values)))
+    return sum(widths) + 3 * (len(widths) - 1)
+
+
+@pytest.mark.parametrize(
+    "columns", [HOSTSTATE_COLUMNS, HOST_COLUMNS, NODEPOOL_COLUMNS], ids=["hs", "hosts", "pools"]
+)
+def test_default_columns_fit_120_characters_whatever_the_values(
+    columns: tuple[Column, ...],
+) -> None:
+    assert widest_line(columns) <= 120
+
+
+def test_the_default_view_answers_where_whats_wrong_and_since_when() -> None:
+    default = [c.name for c in HOSTSTATE_COLUMNS if not c.priority]
+    assert default == ["Phase", "Step", "Stuck", "Errors", "In-State", "Age"]
+    assert [c.name for c in HOST_COLUMNS if not c.priority] == [
+        "State", "Online", "Powered", "Error", "Errors", "Age",
+    ]  # fmt: skip
+    assert set(HOSTSTATE_COLUMNS_BEFORE) <= {c.name for c in HOSTSTATE_COLUMNS}  # wide: all
+    shown = {c.json_path for c in HOSTSTATE_COLUMNS}
+    for type_ in (*UPDATE_CONDITION_TYPES, "Registered", "Inspected", "Prepared", "Provisioned",
+                  "Degraded", "Stuck"):  # fmt: skip
+        assert f'.status.conditions[?(@.type=="{type_}")].status' in shown, type_
+    for column in (*HOSTSTATE_COLUMNS, *HOST_COLUMNS, *NODEPOOL_COLUMNS):
+        assert column.description or column.name == "Age", column.name
 
 
 def test_user_fields_are_validated_by_the_schema() -> None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar
+from dataclasses import fields, replace
+from typing import TypeVar
 
 from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
@@ -31,9 +31,8 @@ from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import Cluster
 from ..cluster.schema import validators
 from ..observability.endpoints import BindError, serve_metrics
-from ..observability.tracing import Exporter
 from ..provisioning.backoff import Backoff
-from ..provisioning.fault_plan import FAULT_KINDS, FaultKind, FaultPlan
+from ..provisioning.fault_plan import FaultPlan
 from ..provisioning.hardware_file import HardwareFile
 from ..provisioning.ironic import IronicSettings, node_name_prefix
 from ..provisioning.provisioner import CheckedBackend, Provisioner
@@ -42,7 +41,7 @@ from ..runtime.config import ControllerConfig
 from ..runtime.leader import DEFAULT_LEASE
 from ..screens.progress import summarize
 from ..simulation.fleet import create_fleet, delete_fleet
-from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
+from ..simulation.nodes import UpdateFault
 from ..simulation.rollout import (
     AgentTimings,
     Kubelets,
@@ -50,37 +49,10 @@ from ..simulation.rollout import (
     choose_faults,
 )
 from ..wiring import observed_controller
+from .options import DemoOptions
 from .watch import summarize_update, watch
 
 T = TypeVar("T", Timings, AgentTimings)
-
-
-@dataclass
-class DemoOptions:
-    hosts: int = 50
-    namespace: str = "demo"
-    faults: bool = False
-    fault_rate: float = 0.3
-    fault_kinds: tuple[FaultKind, ...] = FAULT_KINDS
-    update_fault_kinds: tuple[UpdateFault, ...] = UPDATE_FAULTS
-    fault_attempts: int = 2  # 0: the fault never clears
-    seed: int = 1
-    speed: float = 1.0  # 2.0: twice as fast
-    workers: int = 4
-    metrics_port: int = 0
-    exit_when_settled: bool = False
-    timeout: float = 300.0
-    json: bool = False
-    table: bool = True
-    store: str | None = None
-    trace: Exporter = "none"
-    target: ProvisioningState = ProvisioningState.PROVISIONED
-    upgrade: bool = True  # register Nodes and roll them to a new configuration
-    max_unavailable: int = 5  # nodes of a pool updating at once
-    ironic: IronicSettings | None = None  # None: the simulated provisioner
-    keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
-    screenshot: str | None = None  # save a picture of the screen (SVG) to this file
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def demo_policy(speed: float) -> StuckPolicy:

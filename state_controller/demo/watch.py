@@ -10,7 +10,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import RenderableType
 
@@ -29,9 +29,7 @@ from ..screens.live import (
 from ..screens.picture import SIZE, save_svg
 from ..screens.progress import provisioning_line, summarize, update_line
 from ..simulation.rollout import RollingUpdate, config_name, pool_for
-
-if TYPE_CHECKING:
-    from .run import DemoOptions
+from .options import DemoOptions
 
 
 def summarize_update(controller: HostController, keys: list[str]) -> dict[str, Any]:

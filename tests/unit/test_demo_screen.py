@@ -143,10 +143,11 @@ def test_a_rollout_shows_each_held_node_with_the_reason(size: tuple[int, int]) -
     output = on_terminal(
         "demo", "--hosts", str(hosts), "--faults", "--fault-kinds", ",".join(kinds),
         "--fault-rate", str(rate), "--seed", str(seed), "--speed", "2", "--exit-when-settled",
-        "--timeout", "150", size=size,
+        "--timeout", "150", size=size, stderr_too=True,
     )  # fmt: skip
-    frames, _ = frames_of(output)
-    assert_fits(frames, size)
+    frames, after = frames_of(output)
+    assert_fits(frames, size)  # the warnings logged meanwhile are not drawn into a frame
+    assert any("WARNING" in line and "Stuck" in line for line in after)  # but shown after
     rollout = [f for f in frames if any(line.startswith("NAME    MACHINES") for line in f)]
     expected = {
         UpdateFault.DRAIN_BLOCKED: (

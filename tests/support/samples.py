@@ -1,0 +1,233 @@
+"""The output samples the docs include (``docs/samples/``, through pymdownx.snippets), each
+made by a real run of ``state-controller`` (or of kubectl), so that none is typed by hand.
+
+``scripts/docs-samples`` (``python -m tests.support.samples``) writes them all. The fast
+ones (a demo, ``get`` on its store, a bootstrap and ``get`` on its state dir) are run
+again by tests/unit/test_docs.py; the pivot and the real ``kubectl get`` need a control
+plane, so tests/cluster/test_docs_samples.py runs those again. Both compare with
+:func:`differences`: the cells that depend on time are masked, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.processes import CLI
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "docs" / "samples"
+HOSTS_FILE = "hosts.yaml"  # the bootstrap's input, docs/samples/hosts.yaml, written by hand
+
+
+@dataclass(frozen=True)
+class Run:
+    """One command; its output (stdout and stderr as a terminal interleaves them) is the
+    sample ``docs/samples/<name>.txt``, headed by the command line."""
+
+    name: str
+    args: tuple[str, ...]
+    codes: tuple[int, ...] = (0,)  # the exit codes this run is expected to end with
+    program: str = "state-controller"
+
+
+# Eight hosts at 20 times the demo's speed; faults that never clear: a step that hangs
+# for a while and a drain a PodDisruptionBudget holds until --timeout, which therefore
+# ends the run (exit code 1: not every node reached its new configuration).
+DEMO = Run(
+    "demo",
+    ("demo", "--hosts", "8", "--speed", "20", "--faults", "--fault-kinds", "hang,drain-blocked",
+     "--fault-attempts", "0", "--timeout", "10", "--exit-when-settled", "--store", "demo.db"),
+    codes=(1,),
+)  # fmt: skip
+AFTER_DEMO = tuple(
+    Run(f"get-{kind}{'-wide' if wide else ''}", ("get", kind, "--store", "demo.db", *wide))
+    for kind in ("hoststates", "hosts", "nodepools")
+    for wide in ((), ("-o", "wide"))
+)
+BOOTSTRAP = Run(
+    "bootstrap",
+    ("bootstrap", "--hosts", HOSTS_FILE, "--state-dir", "boot", "--no-table",
+     "--exit-when-settled", "--metrics-bind-address", "127.0.0.1:0"),
+)  # fmt: skip
+AFTER_BOOTSTRAP = (Run("bootstrap-get-hoststates", ("get", "hoststates", "--state-dir", "boot")),)
+FAST = (DEMO, *AFTER_DEMO, BOOTSTRAP, *AFTER_BOOTSTRAP)
+
+# After the bootstrap: into a bare control plane (no CRDs, no namespaces); the cluster's
+# controller takes the hosts over, on the machines the bootstrap drove; then kubectl.
+KUBECONFIG = "cluster.kubeconfig"
+PIVOT = Run("pivot", ("pivot", "--state-dir", "boot", "--kubeconfig", KUBECONFIG))
+TAKEOVER = (
+    "run", "--kubeconfig", KUBECONFIG, "--namespace", "metal", "--simulated-hardware",
+    "boot/cluster.db", "--no-nodes", "--metrics-bind-address", "0",
+    "--health-probe-bind-address", "0",
+)  # fmt: skip
+KUBECTL = tuple(
+    Run(f"kubectl-get-{kind}{'-wide' if wide else ''}", ("get", kind, "-n", "metal", *wide),
+        program="kubectl")
+    for kind in ("hoststates", "hosts")
+    for wide in ((), ("-o", "wide"))
+)  # fmt: skip
+SLOW = (PIVOT, *KUBECTL)
+
+
+def run(one: Run, workdir: Path, kubectl: Path | None = None) -> str:
+    """The sample ``one`` makes when run in ``workdir``."""
+    if one.program == "kubectl":
+        assert kubectl is not None
+        argv = [str(kubectl), "--kubeconfig", KUBECONFIG, *one.args]
+    else:
+        argv = [*CLI, *one.args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        argv,
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=180,
+    )
+    if done.returncode not in one.codes:
+        raise RuntimeError(f"{shlex.join(argv)} exited {done.returncode}:\n{done.stdout}")
+    return f"$ {one.program} {shlex.join(one.args)}\n{done.stdout}"
+
+
+def _chain(runs: Sequence[Run], workdir: Path) -> dict[str, str]:
+    return {one.name: run(one, workdir) for one in runs}
+
+
+def fast_samples(workdir: Path) -> dict[str, str]:
+    """The demo and the bootstrap side by side (each mostly waits), then their ``get``s."""
+    shutil.copy(SAMPLES / HOSTS_FILE, workdir / HOSTS_FILE)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        demo = pool.submit(_chain, (DEMO, *AFTER_DEMO), workdir)
+        boot = pool.submit(_chain, (BOOTSTRAP, *AFTER_BOOTSTRAP), workdir)
+        return {**demo.result(), **boot.result()}
+
+
+def slow_samples(workdir: Path) -> dict[str, str]:
+    """The pivot of ``fast_samples``' bootstrap (in ``workdir``) into a bare control plane
+    started for it, and what kubectl prints once that cluster's controller took the
+    hosts over."""
+    from tests.support.control_plane import ControlPlane
+    from tests.support.kube import k8s_bin_dir
+
+    with ControlPlane(k8s_bin_dir(), workdir / "plane", controller_manager=False) as plane:
+        shutil.copy(plane.kubeconfig, workdir / KUBECONFIG)
+        out = {PIVOT.name: run(PIVOT, workdir)}
+        with (workdir / "run.log").open("w") as log:
+            controller = subprocess.Popen(
+                [*CLI, *TAKEOVER], cwd=workdir, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+        try:
+            _wait_taken_over(plane.kubectl, workdir, controller)
+            for one in KUBECTL:
+                out[one.name] = run(one, workdir, kubectl=plane.kubectl)
+        finally:
+            controller.terminate()
+            controller.wait(timeout=30)
+        return out
+
+
+def _wait_taken_over(kubectl: Path, workdir: Path, controller: subprocess.Popen[bytes]) -> None:
+    """Until every HostState says its book is kept in the cluster and its Host is ready."""
+    query = '{range .items[*]}{.status.mode}/{.status.conditions[?(@.type=="Ready")].status} '
+    deadline = time.monotonic() + 60
+    seen = ""
+    while time.monotonic() < deadline and controller.poll() is None:
+        seen = subprocess.run(
+            [str(kubectl), "--kubeconfig", KUBECONFIG, "get", "hoststates", "-n", "metal",
+             "-o", f"jsonpath={query}{{end}}"],
+            cwd=workdir, capture_output=True, text=True, timeout=30,
+        ).stdout.split()  # fmt: skip
+        if seen and all(one == "Cluster/True" for one in seen):
+            return
+        time.sleep(0.5)
+    log = (workdir / "run.log").read_text()[-2000:]
+    raise RuntimeError(f"the cluster's controller did not take the hosts over ({seen}):\n{log}")
+
+
+# -- comparing ------------------------------------------------------------------------
+
+_TIMES = (
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"), "<time>"),  # timestamps
+    (re.compile(r"\b(\d+(\.\d+)?(ms|[smhd]))+\b"), "<t>"),  # 3s, 2m10s, 0.12s, 1d4h
+    (re.compile(r"<unknown>"), "<t>"),  # kubectl's age of an unset date
+    (re.compile(r"\[\s*<t>\]"), "[<t>]"),  # the elapsed time heading a progress line
+    (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:<port>"),
+)
+_PROGRESS = re.compile(r"^(\[<t>\]|<time> [A-Z]+ )")  # a progress or a log line
+_COUNTS = re.compile(r"[\w -]+=\d+(, [\w -]+=\d+)*")  # provisioning=3, draining=1
+
+
+def masked(line: str) -> str:
+    """``line`` without what changes from run to run: times, ages, ports; and with one
+    space for each run of blanks (column widths follow the masked values)."""
+    for pattern, mask in _TIMES:
+        line = pattern.sub(mask, line)
+    return " ".join(line.split())
+
+
+def _loose(line: str) -> str:
+    """A progress or log line, whose counts depend on when it was printed."""
+    return re.sub(r"\d+", "N", _COUNTS.sub("…", line))
+
+
+def differences(sample: str, fresh: str) -> list[str]:
+    """What ``sample`` shows that ``fresh`` (the same command run now) does not.
+
+    Progress and log lines are compared by their wording, without their counts, and
+    each sample line needs only to appear among the fresh ones (a run may print more or
+    fewer of them); every other line (tables, summaries) must be the same, in any order
+    (threads finish in any order), its times masked.
+    """
+    kept: dict[bool, list[list[str]]] = {True: [[], []], False: [[], []]}
+    for side, text in enumerate((sample, fresh)):
+        for line in map(masked, text.splitlines()):
+            if line:
+                progress = bool(_PROGRESS.match(line))
+                kept[progress][side].append(_loose(line) if progress else line)
+    (was, now), (was_loose, now_loose) = kept[False], kept[True]
+    missing = [f"- {line}" for line in sorted(set(was_loose) - set(now_loose))]
+    if sorted(was) != sorted(now):
+        missing += [f"- {line}" for line in was if line not in now]
+        missing += [f"+ {line}" for line in now if line not in was]
+    return missing
+
+
+def write(samples: dict[str, str]) -> list[Path]:
+    written = []
+    for name, text in samples.items():
+        path = SAMPLES / f"{name}.txt"
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str]) -> int:
+    """``scripts/docs-samples [--fast]``: every sample, or those without a control plane."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="hoststate-samples-") as tmp:
+        workdir = Path(tmp)
+        samples = fast_samples(workdir)
+        if "--fast" not in argv:
+            samples |= slow_samples(workdir)
+        for path in write(samples):
+            print(path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,70 @@
+"""The docs cannot drift from the code: the API reference is what the code generates,
+and every output sample is what a real run prints now (tests.support.samples)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from state_controller.api import reference
+from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, Column
+from tests.support import samples
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_api_reference_is_what_the_code_generates(tmp_path: Path) -> None:
+    [written] = reference.write(tmp_path)
+    committed = ROOT / reference.REFERENCE
+    assert written.read_text() == committed.read_text(), "run: state-controller gen reference"
+
+
+def test_every_sample_is_made_by_a_run() -> None:
+    made = {f"{one.name}.txt" for one in (*samples.FAST, *samples.SLOW)}
+    present = {p.name for p in samples.SAMPLES.iterdir()} - {samples.HOSTS_FILE}
+    assert present == made, "a sample no run makes, or a run whose sample is missing"
+
+
+def test_samples_match_a_real_run(tmp_path: Path) -> None:
+    """The demo, the bootstrap and their ``get``s run again (about 12 s): each sample
+    must match, but for the cells that depend on time and the counts of progress lines."""
+    fresh = samples.fast_samples(tmp_path)
+    stale = {}
+    for name, text in fresh.items():
+        committed = (samples.SAMPLES / f"{name}.txt").read_text()
+        problems = samples.differences(committed, text)
+        if problems:
+            stale[name] = problems
+    assert not stale, f"run scripts/docs-samples --fast; differences: {stale}"
+
+
+def test_the_masks_keep_what_is_not_time() -> None:
+    table = "NAME   STATE         IN-STATE   AGE\nhost-0   provisioned   2m10s      <unknown>\n"
+    assert samples.differences(table, table.replace("2m10s", "3s  ")) == []
+    assert samples.differences(table, table.replace("provisioned", "registering")) != []
+    assert samples.differences(table, table.replace("IN-STATE", "SINCE")) != []
+    line = "[  2.2s] update: 5/8 nodes at their new config | draining=3 | stuck host-0002"
+    other = (
+        "[ 12.2s] update: 7/8 nodes at their new config | draining=1, rebooting=2 | stuck host-0002"
+    )
+    assert samples.differences(line, other) == []
+    assert samples.differences(line, other.replace("new config", "config")) != []
+
+
+def _expected_header(columns: tuple[Column, ...], wide: bool) -> list[str]:
+    return ["NAME", *(c.name.upper() for c in columns if wide or not c.priority)]
+
+
+def test_the_kubectl_samples_have_the_columns_the_code_defines() -> None:
+    """kubectl reads its columns from the CRDs; the CRDs take them from the code. Without
+    a control plane (tests/cluster/test_docs_samples.py has one), check each kubectl
+    sample's header against the code and that no row has more cells than it."""
+    for name, columns in (("hoststates", HOSTSTATE_COLUMNS), ("hosts", HOST_COLUMNS)):
+        for wide in (False, True):
+            text = samples.SAMPLES / f"kubectl-get-{name}{'-wide' if wide else ''}.txt"
+            _, header, *rows = text.read_text().splitlines()
+            assert header.split() == _expected_header(columns, wide), text.name
+            starts = [m.start() for m in re.finditer(r"\S+", header)]
+            for row in rows:
+                cells = [m.start() for m in re.finditer(r"\S+", row[: starts[-1]])]
+                assert set(cells) <= set(starts), (text.name, row)

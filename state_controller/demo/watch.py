@@ -164,12 +164,13 @@ def _follow(
 
 class _Picture:
     """The frame of a docs picture (``--screenshot``): of all frames drawn at the
-    picture's size, the one with most rows that need attention during the rollout."""
+    picture's size during the rollout, the one with most nodes held in their update,
+    then most rows that need attention."""
 
     def __init__(self, path: str | None) -> None:
         self.wanted = path is not None
         self._path = path
-        self._best: tuple[tuple[bool, int, int], RenderableType] | None = None
+        self._best: tuple[tuple[bool, int, int, int], RenderableType] | None = None
 
     def offer(
         self,
@@ -183,7 +184,8 @@ class _Picture:
             return
         items = cluster.list(HOSTSTATES, namespace)[0]
         attention, moving, _ = sort_rows(items)
-        score = (updating, len(attention), len(moving))
+        held = sum(row.updating for row in attention)  # nodes the rollout waits on
+        score = (updating, held, len(attention), len(moving))
         if self._best is None or score >= self._best[0]:
             view = cluster_frame(cluster, namespace, SIZE, pools=updating, bars=bars, footer=footer)
             self._best = (score, view)

@@ -72,6 +72,7 @@ class Row:
     errors: int
     trouble: str  # "stuck", "failed", "degraded", or "" when nothing needs a person
     moving: bool  # on its way somewhere (Progressing), or updating
+    updating: bool  # its node is in an update
     why: str  # what it waits for, or what went wrong
     allowed: str  # how long its state or step may last, when it is stuck
     settled_as: str  # the count it joins once settled, e.g. "provisioned and updated"
@@ -112,6 +113,7 @@ def read_row(hoststate: dict[str, Any]) -> Row:
         errors=int(prov.get("errorCount") or 0),
         trouble=trouble,
         moving=updating or cond.get("Progressing", {}).get("status") == "True",
+        updating=updating,
         why=why,
         allowed=allowed.group(1) if allowed and trouble == "stuck" else "",
         settled_as=settled_as,

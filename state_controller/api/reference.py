@@ -5,6 +5,7 @@ writes it; a test fails when it is stale."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -37,8 +38,12 @@ def _prose(text: str) -> str:
 
 
 def _code(value: object) -> str:
+    """``value`` as code in a table cell; with a ``|``, as HTML, which both MkDocs and
+    GitHub read as one cell (each reads an escaped pipe in backquotes differently)."""
     text = value if isinstance(value, str) else json.dumps(value)
-    return "`" + text.replace("|", "\\|") + "`" if text else '`""`'
+    if "|" in text:
+        return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>"
+    return f"`{text}`" if text else '`""`'
 
 
 def _type(schema: Schema) -> str:

@@ -45,11 +45,11 @@ def validate(tool: Path, *files: Path) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(done.stdout)
 
 
-def readme_host() -> str:
-    """The Host example in README.md's API section, as written (PyYAML would read its
-    unquoted MAC as a base-60 integer; kubectl's YAML reads a string)."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Host (short name") :]
+def docs_host() -> str:
+    """The Host example of docs/hosts.md, as written (PyYAML would read its unquoted MAC
+    as a base-60 integer; kubectl's YAML reads a string)."""
+    text = (ROOT / "docs" / "hosts.md").read_text()
+    section = text[text.index("## Host: what the operator wants") :]
     block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert block is not None and "kind: Host" in block.group(1)
     return block.group(1)
@@ -65,7 +65,7 @@ def test_sample_manifests_are_valid(kubectl_validate: Path, tmp_path: Path) -> N
     ).stdout
     samples = {
         "manifests.yaml": rendered,
-        "readme-host.yaml": readme_host(),
+        "docs-host.yaml": docs_host(),
         "demo-fleet.yaml": yaml.safe_dump_all(
             [
                 host_manifest("metal", 0),

@@ -71,12 +71,13 @@ def test_the_image_runs_the_console_script_as_a_non_root_user(image: str) -> Non
 
 
 def test_the_manifests_and_the_build_name_the_same_image() -> None:
-    """The Deployment runs the image the README builds, tagged with the package's version."""
+    """The Deployment runs the image docs/cluster.md builds, tagged with the package's
+    version."""
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     image = f"hoststate/state-controller:{version}"
     deployment = yaml.safe_load((ROOT / "manifests" / "base" / "deployment.yaml").read_text())
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == image
-    readme = (ROOT / "README.md").read_text()
-    assert f"podman build -t {image} ." in readme
-    assert f"tools/image/build.sh {image}" in readme
+    page = (ROOT / "docs" / "cluster.md").read_text()
+    assert f"podman build -t {image} ." in page
+    assert f"tools/image/build.sh {image}" in page

@@ -109,6 +109,7 @@ GENERATED = [
     "dashboards/hoststate-host.json",
     "dashboards/hoststate-rollout.json",
     "docs/metrics.md",
+    "docs/reference/api.md",
 ]
 SOURCES = ["manifests/prometheus/hoststate.rules.yaml"]  # hand-written, read by gen
 

@@ -31,7 +31,7 @@ def human_age(seconds: float) -> str:
 def cell(obj: dict[str, Any], column: Column, now: float) -> str:
     values = evaluate(obj, column.json_path)
     if not values:
-        return "<unknown>" if column.type == "date" else ""  # as kubectl prints them
+        return ""  # as kubectl prints a missing value, a date's too
     if column.type == "date":
         ts = parse_rfc3339(str(values[0]))
         return human_age(now - ts) if ts is not None else "<invalid>"

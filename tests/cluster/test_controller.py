@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from state_controller.api import API_VERSION
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, SECRETS, ApiError
 from state_controller.cluster.kube import KubeCluster
@@ -147,6 +148,9 @@ def test_kubectl_get_shows_the_printer_columns(
     finally:
         controller.stop()
         remove_nodes(admin)
+    # a HostState no controller wrote yet: kubectl leaves its missing dates blank
+    unwritten = {"metadata": {"name": "zz-unwritten", "namespace": NS}, "spec": {"host": "zz"}}
+    admin.create(HOSTSTATES, {"apiVersion": API_VERSION, "kind": "HostState", **unwritten})
     for kind, columns, resource in (
         ("hoststates", HOSTSTATE_COLUMNS, HOSTSTATES),
         ("hosts", HOST_COLUMNS, HOSTS),

@@ -33,7 +33,7 @@ def _condition(type_: str) -> str:
 AGE = Column("Age", ".metadata.creationTimestamp", "date")
 
 # The default columns (priority 0) answer "where is each machine, is anything wrong, since
-# when" in 120 characters for a 20-character name, whatever the values: each shows a word
+# when" (IN-STEP for a node that updates, IN-STATE for its host) in 120 characters for a 20-character name, whatever the values: each shows a word
 # from a known set (phases, steps, states, error types), a count or an age, and
 # tests/unit/test_crds.py adds up the widest of each. The rest is for -o wide: the
 # MachineConfigNode conditions (STEP says where an update is), a HostState's provisioning
@@ -46,6 +46,12 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Phase", ".status.phase", description="Where the host is, in one word"),
     Column("State", ".status.provisioning.state", priority=1, description="Provisioning state"),
     Column("Step", ".status.update.step", description="Node update step"),
+    Column(
+        "In-Step",
+        ".status.update.enteredAt",
+        "date",
+        description="Time in the update step (stuck is judged on this clock while updating)",
+    ),
     Column("Stuck", _condition("Stuck"), description="In its state longer than allowed"),
     Column("Errors", ".status.provisioning.errorCount", "integer", description="Errors in a row"),
     Column("In-State", ".status.provisioning.enteredAt", "date", description="Time in state"),

@@ -202,6 +202,7 @@ def _follow(
     started = time.time()
     deadline = started + opts.timeout if opts.timeout is not None else None
     settled_at: float | None = None
+    settled = ""  # the line that says so, and how to pivot
     last = 0.0
     bars = Bars()
     while not stop.wait(0.2):
@@ -209,9 +210,12 @@ def _follow(
         now = time.time()
         done = summary["hosts"] > 0 and summary["at_target"] == summary["hosts"]
         line = provisioning_line(summary, started)
-        if screen is not None and (now - last >= 0.5 or done):
+        settling = done and settled_at is None  # the frame that shows it settled
+        if screen is not None and (now - last >= 0.5 or settling):
             bars.set("at their goal", summary["at_target"], max(summary["hosts"], 1))
-            footer = [line, metrics_line]
+            footer = [settled or line, metrics_line]
+            if settling:
+                footer[0] = _settled_line(summary, now - started, opts.state_dir)
             screen.show(
                 cluster_frame(cluster, None, screen.size, pools=False, bars=bars, footer=footer)
             )
@@ -219,23 +223,28 @@ def _follow(
         elif screen is None and now - last >= (2.0 if settled_at is None else 30.0):
             print(line, file=sys.stderr, flush=True)
             last = now
-        if done and settled_at is None:
+        if settling:
             settled_at = now
             settled = _settled_line(summary, now - started, opts.state_dir)
-            if screen is None:
-                print(settled, file=sys.stderr)
-            else:  # printed below the last frame when the screen closes
-                screen.after(settled)
+            _tell(settled, screen)
             if opts.exit_when_settled:
                 return settled_at
         if deadline is not None and now >= deadline and settled_at is None:
-            print(
+            _tell(
                 f"not settled after {opts.timeout:g}s: {line}; the books are kept in "
                 f"{opts.state_dir}, start again to carry on",
-                file=sys.stderr,
+                screen,
             )
             return None
     return settled_at
+
+
+def _tell(line: str, screen: LiveScreen | None) -> None:
+    """A line for the user: now, or below the last frame once the screen closes."""
+    if screen is None:
+        print(line, file=sys.stderr, flush=True)
+    else:
+        screen.after(line)
 
 
 def _settled_line(summary: dict[str, Any], seconds: float, state_dir: str) -> str:

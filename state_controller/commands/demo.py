@@ -63,8 +63,8 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--screenshot",
         metavar="FILE",
-        help="save a picture (SVG, 120 by 40) of the frame with the most rows that need "
-        "attention during the rollout (scripts/docs-pictures makes the docs' one)",
+        help="save a picture (SVG, 120 by 40) of the rollout's frame with the most nodes "
+        "held in their update (scripts/docs-samples makes the docs' one)",
     )
     trace_flag(p)
     p.add_argument(

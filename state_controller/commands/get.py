@@ -12,7 +12,7 @@ from kubernetes.config import ConfigException
 
 from ..api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS
 
-HELP = "list hosts or hoststates like kubectl get"
+HELP = "list hosts, hoststates or nodepools as kubectl get does"
 
 
 def add(p: argparse.ArgumentParser) -> None:

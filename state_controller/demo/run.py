@@ -2,8 +2,8 @@
 
 Starts an in-process cluster and the controller with the simulated
 provisioner (or a real Ironic the user runs), creates N Hosts (with their BMC
-Secrets), and shows the HostStates as ``kubectl get hoststates`` would while
-the fleet moves through registering → inspecting → preparing → available →
+Secrets), and shows the HostStates live (:mod:`..screens.live`: what needs a
+person first) while the fleet moves through registering → inspecting → preparing → available →
 provisioning → provisioned. Then each provisioned Host's kubelet registers a
 Node and a simulated update agent rolls every Node to a new configuration
 (``--no-upgrade`` skips it): the same HostStates show each node's update

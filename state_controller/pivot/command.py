@@ -139,6 +139,9 @@ class Told:
                 MofNCompleteColumn(),
                 TimeRemainingColumn(compact=True, elapsed_when_finished=True),
                 console=Console(stderr=True),
+                # the host lines print above the bar only when they share its terminal;
+                # redirected (pivot > moved.log), they go where they were sent
+                redirect_stdout=sys.stdout.isatty(),
             )
             self._bar.start()
             self._task = self._bar.add_task("moving", total=total)

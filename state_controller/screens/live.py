@@ -172,43 +172,96 @@ def frame(
     now: float | None = None,
 ) -> RenderableType:
     """One screenful of ``width`` by ``height``: attention rows with their reasons, the
-    rows in progress, the settled counts, the pools, the bars and the footer."""
+    rows in progress, the settled counts, then the pools, the bars and the footer.
+
+    What goes below the rows is measured as drawn (a bar wraps on a narrow terminal) and
+    shrinks before the rows that need attention do: the pools fold into one line, then
+    the bars go, then every footer line but the last (where ``/metrics`` is)."""
     now = time.time() if now is None else now
     attention, moving, settled = sort_rows(items)
+    measure = _Measure(width)
+    # room for the settled line and, if any, the title and the first row with its reason
+    needed = 1 + (1 + measure(_attention_blocks(attention[:1], attention, now)) if attention else 0)
     below: list[RenderableType] = []
-    used = 0
-    if pools:
-        below.append(_pools(pools))
-        used += len(pools) + 1
-    if bars is not None and len(bars):
-        below.append(bars.renderable())
-        used += len(bars)
-    below += [Text(line, overflow="ellipsis", no_wrap=True) for line in footer]
-    used += len(footer)
-    room = height - used - 1  # the settled line
-    above: list[RenderableType] = []
-    if attention:
-        kept, lines = _fit_attention(attention, width, room - 2, now)  # title, "… more"
-        above.append(Text(f"NEEDS ATTENTION ({len(attention)})", style="bold"))
-        above += kept
-        room -= 1 + lines
+    for below in _below_choices(pools, bars, footer, measure):
+        if height - measure(below) >= needed:
+            break
+    room = height - measure(below)
+    return Group(*_rows(attention, moving, settled, room, measure, now), *below)
+
+
+class _Measure:
+    """How many lines a renderable takes at the screen's width."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self._console = Console(width=width, color_system=None, file=io.StringIO())
+
+    def fits(self, renderable: RenderableType) -> bool:
+        """Whether it is drawn whole in the width, nothing cut."""
+        return self._console.measure(renderable).maximum <= self.width
+
+    def __call__(self, parts: RenderableType | list[RenderableType]) -> int:
+        group = Group(*parts) if isinstance(parts, list) else parts
+        options = self._console.options.update(width=self.width)
+        return len(self._console.render_lines(group, options, pad=False))
+
+
+def _below_choices(
+    pools: Sequence[dict[str, Any]], bars: Bars | None, footer: Sequence[str], measure: _Measure
+) -> list[list[RenderableType]]:
+    """What goes below the rows, from the fullest to the leanest (the pools' table only
+    where it is drawn whole)."""
+    lines: list[RenderableType] = [Text(t, overflow="ellipsis", no_wrap=True) for t in footer]
+    has_bars = bars is not None and len(bars) > 0
+    bar: list[RenderableType] = [bars.renderable()] if bars is not None and has_bars else []
+    folded: list[RenderableType] = [_pools_line(pools)] if pools else []
+    table = _pools(pools) if pools else None
+    return [
+        ([table] if table is not None and measure.fits(table) else folded) + bar + lines,
+        folded + bar + lines,
+        folded + lines,
+        lines[-1:],
+    ]
+
+
+def _rows(
+    attention: list[Row],
+    moving: list[Row],
+    settled: Counter[str],
+    room: int,
+    measure: _Measure,
+    now: float,
+) -> list[RenderableType]:
+    """The rows in ``room`` lines: those that need attention first, each with its whole
+    reason, then those in progress; the settled line last, always."""
+    out: list[RenderableType] = []
+    left = room - 1  # the settled line
+    notes = []
+    if attention and left >= 2:  # the title, and a block or the line saying how many
+        kept, used = _fit_attention(attention, measure, left - 1, now)
         if len(kept) < len(attention):
-            above.append(Text(f"… {len(attention) - len(kept)} more need attention", "red"))
-            room -= 1
+            kept, used = _fit_attention(attention, measure, left - 2, now)
+        out.append(Text(f"NEEDS ATTENTION ({len(attention)})", style="bold"))
+        out += kept
+        left -= 1 + used
+        if len(kept) < len(attention):
+            more = len(attention) - len(kept)
+            out.append(Text(f"… {more} more need attention", "red", no_wrap=True))
+            left -= 1
+    elif attention:
+        notes.append(f"{len(attention)} need attention")
     listed = 0
-    if moving and room >= 2:  # the header and one row at least
-        shown = moving[: room - 1] if len(moving) > room - 1 else moving
-        if len(shown) < len(moving):  # the line saying how many more
-            shown = shown[:-1]
+    if moving and left >= 2:  # the header and one row at least
+        shown = moving if len(moving) <= left - 1 else moving[: left - 1]
         listed = len(shown)
-        if shown:
-            above.append(_progress_table(shown, now))
-    counts = [f"{n} {what}" for what, n in sorted(settled.items())] or ["none yet"]
-    summary = f"settled: {', '.join(counts)}"
+        out.append(_progress_table(shown, now))
     if len(moving) > listed:
-        summary = f"… {len(moving) - listed} more in progress · {summary}"
-    above.append(Text(summary, style="green", overflow="ellipsis", no_wrap=True))
-    return Group(*above, *below)
+        notes.append(f"{len(moving) - listed} {'more ' if listed else ''}in progress")
+    counts = [f"{n} {what}" for what, n in sorted(settled.items())] or ["none yet"]
+    summary = " · ".join([*notes, f"settled: {', '.join(counts)}"])
+    out.append(Text(summary, style="green", overflow="ellipsis", no_wrap=True))
+    return out
 
 
 def _ago(since: float | None, now: float) -> str:
@@ -229,21 +282,30 @@ def _attention(row: Row, widths: tuple[int, int, int], now: float) -> Group:
     return Group(head, why)
 
 
-def _fit_attention(
-    rows_: list[Row], width: int, room: int, now: float
-) -> tuple[list[RenderableType], int]:
-    """As many attention rows, each with its whole reason, as ``room`` lines hold."""
-    widths = (
+def _widths(rows_: Sequence[Row]) -> tuple[int, int, int]:
+    return (
         max(len(r.name) for r in rows_),
         max(len(r.node) for r in rows_),
         max(len(r.where) for r in rows_),
     )
-    console = Console(width=width, color_system=None, file=io.StringIO())
+
+
+def _attention_blocks(rows_: Sequence[Row], among: Sequence[Row], now: float) -> Group:
+    """``rows_`` drawn as attention blocks, aligned as they are among ``among``."""
+    widths = _widths(among)
+    return Group(*(_attention(row, widths, now) for row in rows_))
+
+
+def _fit_attention(
+    rows_: list[Row], measure: _Measure, room: int, now: float
+) -> tuple[list[RenderableType], int]:
+    """As many attention rows, each with its whole reason, as ``room`` lines hold."""
+    widths = _widths(rows_)
     kept: list[RenderableType] = []
     used = 0
     for row in rows_:
         block = _attention(row, widths, now)
-        lines = len(console.render_lines(block, console.options.update(width=width), pad=False))
+        lines = measure(block)
         if used + lines > room:
             break
         kept.append(block)
@@ -257,7 +319,8 @@ def _progress_table(rows_: Sequence[Row], now: float) -> Table:
         table.add_column(name, no_wrap=True)
     table.add_column("MESSAGE", no_wrap=True, overflow="ellipsis", ratio=1)
     for row in rows_:
-        table.add_row(row.name, row.node, row.where, _ago(row.since, now), row.why, style="yellow")
+        cells = (row.name, row.node, row.where, _ago(row.since, now), row.why)
+        table.add_row(*(Text(c) for c in cells), style="yellow")  # never read as markup
     return table
 
 
@@ -267,8 +330,20 @@ def _pools(pools: Sequence[dict[str, Any]]) -> Table:
     for name in rows(pools, columns)[0]:
         table.add_column(name, no_wrap=True)
     for line in rows(pools, columns)[1:]:
-        table.add_row(*line)
+        table.add_row(*(Text(c) for c in line))
     return table
+
+
+def _pools_line(pools: Sequence[dict[str, Any]]) -> Text:
+    """The pools in one line, for a terminal too short for their table."""
+    parts = []
+    for pool in sorted(pools, key=lambda p: p["metadata"]["name"]):
+        status = pool.get("status") or {}
+        parts.append(
+            f"{pool['metadata']['name']} {status.get('updatedMachineCount', 0)}/"
+            f"{status.get('machineCount', 0)} updated"
+        )
+    return Text("pools: " + ", ".join(parts), overflow="ellipsis", no_wrap=True)
 
 
 class LiveScreen:

@@ -157,7 +157,9 @@ def test_kubectl_get_shows_the_printer_columns(
     ):
         for wide in (False, True):
             args = ["get", kind, "-n", NS] + (["-o", "wide"] if wide else [])
-            theirs = parse_table(kubectl(control_plane, *args).stdout)
+            printed = kubectl(control_plane, *args).stdout
+            assert wide or max(map(len, printed.splitlines())) <= 120, printed  # fits a terminal
+            theirs = parse_table(printed)
             ours = rows(admin.list(resource, NS)[0], columns, wide=wide)
             assert [list(r.values()) for r in theirs] == ours[1:]  # every cell, as kubectl
             assert list(theirs[0]) == ours[0]

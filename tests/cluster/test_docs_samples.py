@@ -26,3 +26,6 @@ def test_pivot_and_kubectl_samples_match_a_real_run(tmp_path: Path) -> None:
         if problems:
             stale[name] = problems
     assert not stale, f"run scripts/docs-samples; differences: {stale}"
+    for one in samples.KUBECTL:  # kubectl's default columns fit a terminal of 120
+        if "wide" not in one.name:
+            assert max(len(line) for line in fresh[one.name].splitlines()) <= 120, one.name

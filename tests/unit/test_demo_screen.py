@@ -32,9 +32,10 @@ def on_terminal(
     size: tuple[int, int] = (24, 80),
     stderr_too: bool = False,
     command: tuple[str, ...] = tuple(CLI),
+    exit_code: int = 0,
 ) -> str:
     """What `state-controller ARGS` (or ``command`` ARGS) writes to a pseudo-terminal of
-    ``size`` (lines, columns), until it exits (successfully)."""
+    ``size`` (lines, columns), until it exits (with ``exit_code``)."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
     # the size must come from the terminal itself, not from the variables that override it
@@ -59,7 +60,7 @@ def on_terminal(
             if not chunk:
                 break
             output += chunk
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=30) == exit_code
     finally:
         proc.kill()
         os.close(leader)
@@ -207,3 +208,33 @@ def test_pivot_shows_a_bar_with_the_time_left_below_the_host_lines() -> None:
     ]
     assert re.search(r"moving hosts .*40/40", text)
     assert re.search(r"moving hosts .* \d+/40 +\d+:\d\d", text)  # the time left
+
+
+def test_pivot_sends_its_host_lines_where_stdout_goes(tmp_path: Path) -> None:
+    """With stderr on a terminal and stdout sent to a file, the bar is drawn on the
+    terminal and every host's line lands in the file."""
+    script = (
+        "import sys\n"
+        "from state_controller.pivot.command import Told\n"
+        f"sys.stdout = open({str(tmp_path / 'moved.log')!r}, 'w')\n"
+        "told = Told()\n"
+        "for i in range(1, 4):\n"
+        "    told(f'metal/host-{i:04d}: moved', i, 3)\n"
+        "sys.stdout.close()\n"
+    )
+    output = on_terminal("-c", script, stderr_too=True, command=(sys.executable,))
+    assert (tmp_path / "moved.log").read_text().splitlines() == [
+        f"metal/host-{i:04d}: moved" for i in range(1, 4)
+    ]
+    assert "moving hosts" in ANSI.sub("", output) and "host-0001" not in output
+
+
+def test_bootstrap_that_times_out_says_so_below_its_last_frame(tmp_path: Path) -> None:
+    write_hosts_file(tmp_path / "hosts.yaml", "metal", 3)
+    leader = on_terminal(
+        "bootstrap", "--hosts", str(tmp_path / "hosts.yaml"), "--state-dir",
+        str(tmp_path / "state"), "--metrics-bind-address", "0", "--timeout", "1",
+        stderr_too=True, exit_code=1,
+    )  # fmt: skip
+    frames, after = frames_of(leader)
+    assert frames and any("not settled after 1s" in line for line in after), after

@@ -36,7 +36,15 @@ from tests.support.processes import cli
 pytestmark = pytest.mark.slow
 
 NS = "ironic-boot"
-FIELDS = ("uuid", "created_at", "inspection_started_at", "provision_updated_at")
+# Ironic clears inspection_started_at when an inspection finishes and sets
+# inspection_finished_at: together they show whether a node was inspected again
+FIELDS = (
+    "uuid",
+    "created_at",
+    "inspection_started_at",
+    "inspection_finished_at",
+    "provision_updated_at",
+)
 
 
 def _nodes(api: IronicAPI, names: list[str]) -> dict[str, dict[str, Any]]:
@@ -81,8 +89,11 @@ def test_bootstrap_through_ironic_killed_then_pivoted_redoes_nothing(
             settled[name]["uuid"] == before["uuid"]
             and settled[name]["created_at"] == (before["created_at"])
         ), name
-        if before["inspection_started_at"]:
-            assert settled[name]["inspection_started_at"] == before["inspection_started_at"]
+        if before["inspection_finished_at"]:  # inspected before the kill: not again
+            assert settled[name]["inspection_finished_at"] == before["inspection_finished_at"]
+        elif before["inspection_started_at"]:  # inspecting at the kill: finished, not begun again
+            assert settled[name]["inspection_finished_at"], name
+            assert settled[name]["inspection_started_at"] in (None, before["inspection_started_at"])
     for state in store_objects(state_dir).values():
         assert_continuous(state, pivots=0)
 

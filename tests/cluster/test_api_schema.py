@@ -9,6 +9,7 @@ the real server directly, with kubectl or the Python ``kubernetes`` client.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -217,6 +218,19 @@ def test_kubectl_shows_each_invalid_field_once_with_its_fix(
         shown = f": {value}" if value is not None else ""
         assert f"* {field}: Invalid value{shown}: {message}" in lines, result.stderr
         assert result.stderr.count(message) == 1
+
+
+def test_the_troubleshooting_page_shows_what_kubectl_prints(
+    control_plane: ControlPlane, kube: KubeCluster, tmp_path: Path
+) -> None:
+    """The page's sample of a refused Host is the real kubectl's output, word for word."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md").read_text()
+    found = re.search(r"\$ kubectl apply -f host.yaml\n(.*?)\n```", page, re.S)
+    assert found, "docs/troubleshooting.md lost its kubectl apply sample"
+    bad = host("worker-7", image={"url": "http://i.example/os.img", **BAD_CHECKSUM})
+    result = kubectl_apply(control_plane, tmp_path, bad)
+    assert result.returncode == 1
+    assert result.stderr.strip() == found.group(1).strip()
 
 
 # -- image checksums --------------------------------------------------------------------

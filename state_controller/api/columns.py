@@ -33,12 +33,13 @@ def _condition(type_: str) -> str:
 AGE = Column("Age", ".metadata.creationTimestamp", "date")
 
 # The default columns (priority 0) answer "where is each machine, is anything wrong, since
-# when" (IN-STEP for a node that updates, IN-STATE for its host) in 120 characters for a 20-character name, whatever the values: each shows a word
-# from a known set (phases, steps, states, error types), a count or an age, and
-# tests/unit/test_crds.py adds up the widest of each. The rest is for -o wide: the
-# MachineConfigNode conditions (STEP says where an update is), a HostState's provisioning
-# state (PHASE says it in one word; two long words would not fit beside STEP) and its Node
-# (a name of any length, often an FQDN; STEP is blank until a Node is followed).
+# when" (IN-STEP for a node that updates, IN-STATE for its host) in 120 characters for a
+# 20-character name, whatever the values: each shows a word from a known set (phases,
+# steps, states, error types), a count or an age, and tests/unit/test_crds.py adds up the
+# widest of each. The rest is for -o wide: the MachineConfigNode conditions (STEP says
+# where an update is), a HostState's provisioning state (PHASE says it in one word; two
+# long words would not fit beside STEP) and its Node (a name of any length, often an
+# FQDN; STEP is blank until a Node is followed).
 
 HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Host", ".spec.host", priority=1, description="The Host this state belongs to"),

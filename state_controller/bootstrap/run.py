@@ -42,8 +42,9 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..screens.live import Bars, LiveScreen, cluster_frame
+from ..screens.live import Bars, cluster_frame
 from ..screens.progress import provisioning_line, summarize
+from ..screens.terminal import LiveScreen
 from ..wiring import observed_controller
 from .hostsfile import HostsFileError, apply_hosts_file, read_hosts_file
 from .state_dir import StateDir, StateDirError

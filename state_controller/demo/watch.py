@@ -18,16 +18,11 @@ from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
 from ..runtime.controller import HostController
-from ..screens.live import (
-    Bars,
-    LiveScreen,
-    cluster_frame,
-    hoststates_table,
-    pools_table,
-    sort_rows,
-)
+from ..screens.live import Bars, cluster_frame, hoststates_table, pools_table
 from ..screens.picture import SIZE, save_svg
 from ..screens.progress import provisioning_line, summarize, update_line
+from ..screens.rows import sort_rows
+from ..screens.terminal import LiveScreen
 from ..simulation.rollout import RollingUpdate, config_name, pool_for
 from .options import DemoOptions
 

@@ -1,4 +1,5 @@
-"""The live screen of ``demo`` and ``bootstrap``: what needs a person first, in full.
+"""The frame of the live screen of ``demo`` and ``bootstrap``: what needs a person first,
+in full.
 
 A fleet of fifty is more than a terminal holds, and during a rollout nearly every
 row is a node already done. The screen therefore sorts before it draws
@@ -12,9 +13,9 @@ row is a node already done. The screen therefore sorts before it draws
 Then the NodePools during a rollout, progress bars with the time left, and the
 caller's footer (where ``/metrics`` is). :func:`frame` fits all of it into the
 terminal: rows that do not fit are counted on a line of their own, attention
-first to be kept. Drawn with rich on the alternate screen (:class:`LiveScreen`),
-so a resize or a slow terminal never leaves half a frame; the last frame is
-printed again on the normal screen when the screen closes.
+first to be kept. It is drawn with rich on the alternate screen
+(:class:`.terminal.LiveScreen`), so a resize or a slow terminal never leaves half a
+frame; the last frame is printed again on the normal screen when the screen closes.
 
 :func:`hoststates_table` and :func:`pools_table` print the plain ``kubectl get``
 tables for a terminal that is not one (a pipe, a log).
@@ -23,18 +24,12 @@ tables for a terminal that is not one (a pipe, a log).
 from __future__ import annotations
 
 import io
-import logging
-import re
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from types import TracebackType
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
-from rich.live import Live
 from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.progress import TimeRemainingColumn as _Remaining
@@ -42,9 +37,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
-from ..api.timefmt import parse_rfc3339
-from ..api.updates import UpdateStep
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
+from .rows import Row, sort_rows
 from .tables import human_age, render, rows
 
 UPDATE_COLUMNS: tuple[Column, ...] = (
@@ -57,81 +51,7 @@ UPDATE_COLUMNS: tuple[Column, ...] = (
     Column("Config", ".status.update.currentConfig"),
     Column("Message", ".status.update.message"),
 )
-ALLOWED = re.compile(r"longer than the (\S+) allowed")  # in the Stuck condition's message
 ATTENTION_STYLE = {"stuck": "bold red", "failed": "red", "degraded": "magenta"}
-
-
-@dataclass(frozen=True)
-class Row:
-    """One HostState as the screen reads it."""
-
-    name: str
-    node: str
-    where: str  # the update step while a node updates, else the provisioning state
-    since: float | None  # when it entered ``where`` (epoch seconds)
-    errors: int
-    trouble: str  # "stuck", "failed", "degraded", or "" when nothing needs a person
-    moving: bool  # on its way somewhere (Progressing), or updating
-    updating: bool  # its node is in an update
-    why: str  # what it waits for, or what went wrong
-    allowed: str  # how long its state or step may last, when it is stuck
-    settled_as: str  # the count it joins once settled, e.g. "provisioned and updated"
-
-
-def _conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c.get("type", ""): c for c in status.get("conditions") or ()}
-
-
-def read_row(hoststate: dict[str, Any]) -> Row:
-    status = hoststate.get("status") or {}
-    cond = _conditions(status)
-    prov = status.get("provisioning") or {}
-    update = status.get("update") or {}
-    state = prov.get("state") or "(new)"
-    step = update.get("step") or ""
-    updating = bool(step) and step != UpdateStep.UPDATED.value
-    where, since = (step, update.get("enteredAt")) if updating else (state, prov.get("enteredAt"))
-    trouble = ""
-    if cond.get("Stuck", {}).get("status") == "True":
-        trouble = "stuck"
-    elif step == UpdateStep.DEGRADED.value or cond.get("Degraded", {}).get("status") == "True":
-        trouble = "degraded"
-    elif status.get("phase") == "Failed" or prov.get("operationalStatus") == "error":
-        trouble = "failed"
-    ready = cond.get("Ready", {}).get("message") or ""
-    own = update.get("message") if updating else prov.get("errorMessage")
-    why = own or ready or cond.get("Degraded", {}).get("message") or ""
-    allowed = ALLOWED.search(cond.get("Stuck", {}).get("message") or "")
-    settled_as = state
-    if step == UpdateStep.UPDATED.value and hoststate.get("spec", {}).get("node"):
-        settled_as += " and updated" if update.get("startedAt") else " with a node"
-    return Row(
-        name=hoststate["metadata"]["name"],
-        node=(hoststate.get("spec") or {}).get("node", ""),
-        where=where,
-        since=parse_rfc3339(since) if since else None,
-        errors=int(prov.get("errorCount") or 0),
-        trouble=trouble,
-        moving=updating or cond.get("Progressing", {}).get("status") == "True",
-        updating=updating,
-        why=why,
-        allowed=allowed.group(1) if allowed and trouble == "stuck" else "",
-        settled_as=settled_as,
-    )
-
-
-def sort_rows(items: Iterable[dict[str, Any]]) -> tuple[list[Row], list[Row], Counter[str]]:
-    """(needs attention, in progress, settled counts), each list in name order."""
-    attention, moving = [], []
-    settled: Counter[str] = Counter()
-    for row in sorted((read_row(i) for i in items), key=lambda r: r.name):
-        if row.trouble:
-            attention.append(row)
-        elif row.moving:
-            moving.append(row)
-        else:
-            settled[row.settled_as] += 1
-    return attention, moving, settled
 
 
 class Bars:
@@ -344,97 +264,6 @@ def _pools_line(pools: Sequence[dict[str, Any]]) -> Text:
             f"{status.get('machineCount', 0)} updated"
         )
     return Text("pools: " + ", ".join(parts), overflow="ellipsis", no_wrap=True)
-
-
-class LiveScreen:
-    """The terminal as one live frame (rich's Live on the alternate screen), redrawn by
-    :meth:`show`; on leaving, the last frame is printed on the normal screen.
-
-    Log lines written to the terminal while the screen is up would land inside a frame
-    and tear it; they are held (up to :data:`HELD_LOG_LINES`, the rest counted) and
-    printed below the last frame when the screen closes, so none is lost from view.
-    """
-
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console()
-        self._live = Live(
-            console=self.console,
-            screen=True,
-            auto_refresh=False,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
-        self._last: RenderableType | None = None
-        self._after: list[str] = []
-        self._held = _HeldLines()
-        self._swapped: list[tuple[logging.StreamHandler[Any], Any]] = []
-
-    @property
-    def size(self) -> tuple[int, int]:
-        return self.console.size.width, self.console.size.height
-
-    def show(self, renderable: RenderableType) -> None:
-        self._last = renderable
-        self._live.update(renderable, refresh=True)
-
-    def after(self, line: str) -> None:
-        """A line to print below the last frame once the screen closes."""
-        self._after.append(line)
-
-    def __enter__(self) -> LiveScreen:
-        for handler in logging.getLogger().handlers:
-            stream = getattr(handler, "stream", None)
-            if isinstance(handler, logging.StreamHandler) and _on_terminal(stream):
-                self._swapped.append((handler, handler.setStream(self._held)))
-        self._live.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self._live.stop()
-        for handler, stream in self._swapped:
-            handler.setStream(stream)
-        if self._last is not None:
-            self.console.print(self._last)
-        for line in self._after:
-            self.console.print(line, highlight=False, markup=False)
-        self._held.release(sys.stderr)
-
-
-HELD_LOG_LINES = 5000
-
-
-def _on_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no such method, or closed
-        return False
-
-
-class _HeldLines(io.TextIOBase):
-    """A stream that keeps the first :data:`HELD_LOG_LINES` lines written to it."""
-
-    def __init__(self) -> None:
-        self._lines: list[str] = []
-        self._dropped = 0
-
-    def write(self, text: str) -> int:
-        for line in text.splitlines(keepends=True):
-            if len(self._lines) < HELD_LOG_LINES:
-                self._lines.append(line)
-            else:
-                self._dropped += 1
-        return len(text)
-
-    def release(self, out: Any) -> None:
-        out.write("".join(self._lines))
-        if self._dropped:
-            out.write(f"({self._dropped} more log lines were dropped while the screen was up)\n")
-        out.flush()
 
 
 def cluster_frame(

@@ -15,6 +15,7 @@ SIZE = (120, 40)  # the terminal the docs show: columns, lines
 # the digest, not imported (demo/watch.py chooses the frame and writes its footer).
 DRAWN_BY = (
     "screens/live.py",
+    "screens/rows.py",
     "screens/progress.py",
     "screens/picture.py",
     "screens/tables.py",

@@ -19,6 +19,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.wiring import observed_controller
+from tests.support.metrics import sample
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 SCENARIO_NAMESPACE = "fleet"
@@ -123,8 +124,8 @@ class Running:
         return self.controller.books.get(key)
 
     def sample(self, name: str, labels: dict[str, str] | None = None) -> float:
-        value = self.metrics.registry.get_sample_value(name, labels or {})
-        return 0.0 if value is None else value
+        """The series' value; a series that does not exist fails (tests.support.metrics)."""
+        return sample(self.metrics.registry, name, labels)
 
 
 @pytest.fixture

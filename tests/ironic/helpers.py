@@ -25,6 +25,7 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import Observed, observed_controller
 from tests.conftest import wait_for
+from tests.support import metrics
 
 BACKOFF = Backoff(base=0.1, cap=1.0, jitter=0.0)
 POLL = 0.2
@@ -136,8 +137,8 @@ def running(
 
 
 def sample(observed: Observed, name: str, labels: dict[str, str]) -> float:
-    value = observed.metrics.registry.get_sample_value(name, labels)
-    return 0.0 if value is None else value
+    """The series' value; a series that does not exist fails (tests.support.metrics)."""
+    return metrics.sample(observed.metrics.registry, name, labels)
 
 
 def requests(observed: Observed, operation: str, result: str) -> float:

@@ -27,16 +27,20 @@ NODE_STATE_NAMESPACE = "hoststate-system"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
+    """Until ``predicate`` returns something true; NotFound and KeyError mean "not there
+    yet", and the last one is named when time runs out (a typo is then read, not guessed)."""
     deadline = time.monotonic() + timeout
+    last: Exception | None = None
     while True:
         try:
-            value = predicate()
-        except (NotFound, KeyError):  # not there yet
-            value = None
+            value, last = predicate(), None
+        except (NotFound, KeyError) as error:  # not there yet
+            value, last = None, error
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raised = f"; the last try raised {type(last).__name__}: {last}" if last else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}{raised}")
         time.sleep(0.02)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import Cluster, NotFound
+from state_controller.cluster.interface import HOSTS, Cluster, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
 from state_controller.observability.metrics import Metrics
@@ -42,6 +42,22 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "c
             raised = f"; the last try raised {type(last).__name__}: {last}" if last else ""
             raise AssertionError(f"timed out after {timeout}s waiting for {what}{raised}")
         time.sleep(0.02)
+
+
+def wait_reconciled(
+    controller: HostController, cluster: Cluster, namespace: str, name: str, timeout: float = 15.0
+) -> dict[str, Any]:
+    """Until a reconcile of the Host has finished that read it as it is now (the write
+    under test seen and acted on, or deliberately not); the Host as it was read. Waiting
+    for ``idle()`` proves nothing: the write's watch event may not have arrived yet."""
+    host = cluster.get(HOSTS, namespace, name)
+    version = host["metadata"]["resourceVersion"]
+    wait_for(
+        lambda: controller.reconciled(f"{namespace}/{name}", version),
+        timeout=timeout,
+        what=f"a reconcile of {namespace}/{name} at resourceVersion {version}",
+    )
+    return host
 
 
 @pytest.fixture(params=["embedded", "kube"])

@@ -115,6 +115,8 @@ class HostController:
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
+        # key -> the newest resourceVersion a finished reconcile of it read from the cache
+        self._reconciled: dict[str, int] = {}
         self._counts_lock = threading.Lock()  # += on an attribute is not atomic across threads
         self.synced = False
 
@@ -244,6 +246,7 @@ class HostController:
                 return
             with self._counts_lock:
                 self.active_workers += 1
+            seen = self._cached_version(key)  # what this reconcile reads, at the latest
             started = time.perf_counter()
             with self.reporter.reconcile_span(key) as span:
                 before = self._where(key) if span.recording else NOWHERE
@@ -266,6 +269,8 @@ class HostController:
                     with self._counts_lock:
                         self.active_workers -= 1
                         self.reconciles += 1
+                        if seen is not None and seen > self._reconciled.get(key, -1):
+                            self._reconciled[key] = seen
                     self.queue.done(key)
                 if span.recording:
                     span.finish(result, before, self._where(key), failure)
@@ -328,7 +333,40 @@ class HostController:
     # -- waiting (tests, demo) ----------------------------------------------------------
 
     def idle(self) -> bool:
-        return len(self.queue) == 0 and self.active_workers == 0
+        """Nothing queued and nothing being reconciled, asked of the queue under its lock.
+        Not "reconciled": a write's watch event may not have arrived yet; wait on
+        :meth:`reconciled` for that."""
+        return self.queue.idle()
+
+    def reconciled(self, key: str, resource_version: str) -> bool:
+        """Whether a reconcile of ``key`` has finished that read the object at
+        ``resource_version`` or later from the cache: the write under test was seen and
+        acted on (or deliberately not)."""
+        with self._counts_lock:
+            done = self._reconciled.get(key, -1)
+        return done >= _version(resource_version)
+
+    def _cached_version(self, key: str) -> int | None:
+        """The resourceVersion of the Host (or Node) ``key`` names, in the cache now."""
+        node = node_named_by(key)
+        if node is not None:
+            obj = self.nodes.get(node)
+        elif pool_named_by(key) is not None:
+            return None
+        else:
+            obj = self.hosts.get(key)
+        if obj is None:
+            return None
+        return _version(obj["metadata"].get("resourceVersion", ""))
+
+
+def _version(resource_version: str) -> int:
+    """A resourceVersion as a number: both the API server's (etcd revisions) and the
+    embedded store's are; anything else reads as -1, newer than nothing."""
+    try:
+        return int(resource_version)
+    except ValueError:
+        return -1
 
 
 def _secret_of(host: Obj | None) -> str | None:

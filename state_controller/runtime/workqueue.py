@@ -151,6 +151,12 @@ class WorkQueue(Generic[T]):
         """Items ready to be processed (``workqueue_depth``)."""
         return len(self._queue)
 
+    def idle(self) -> bool:
+        """No item ready and none being processed, read at one moment under the lock (a
+        worker takes an item and marks it processing in one step)."""
+        with self._lock:
+            return not self._queue and not self._processing
+
     # -- delays and rate limiting ----------------------------------------------------------
 
     def add_after(self, item: T, delay_seconds: float) -> None:

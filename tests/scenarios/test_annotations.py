@@ -10,7 +10,7 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
-from tests.conftest import wait_for
+from tests.conftest import wait_for, wait_reconciled
 from tests.scenarios.test_lifecycle import condition, events_for, state_of
 
 NS = "fleet"
@@ -34,13 +34,16 @@ def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_contr
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
         annotate(cluster, "host-0000", paused="")
-        wait_for(running.controller.idle)
+        wait_reconciled(running.controller, cluster, NS, "host-0000")  # the pause seen
         before = writes(cluster)
         cluster.patch(HOSTS, NS, "host-0000", {"spec": {"online": False}})
-        wait_for(lambda: running.controller.reconciles > 0 and running.controller.idle())
+        # a reconcile read the change and, the host being paused, did nothing with it
+        seen = wait_reconciled(running.controller, cluster, NS, "host-0000")
         after = writes(cluster)
         assert after["patch"] - before["patch"] == 1  # only the test's own patch
         assert after["update_status"] == before["update_status"]
+        now = cluster.get(HOSTS, NS, "host-0000")["metadata"]["resourceVersion"]
+        assert now == seen["metadata"]["resourceVersion"]  # nothing written since
         assert sim.machine(ADDRESS0).powered_on  # nobody touched the machine
         annotate(cluster, "host-0000", paused=None)
         wait_for(lambda: not sim.machine(ADDRESS0).powered_on, what="power-off after unpause")

@@ -9,7 +9,7 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet
-from tests.conftest import wait_for
+from tests.conftest import wait_for, wait_reconciled
 from tests.scenarios.test_annotations import writes
 from tests.scenarios.test_lifecycle import state_of
 
@@ -29,7 +29,8 @@ def test_restart_over_settled_hosts_writes_nothing(cluster: Cluster, run_control
         }
     before = writes(cluster)
     with run_controller(cluster, sim) as second:
-        wait_for(lambda: second.controller.reconciles >= 20 and second.controller.idle())
+        for i in range(20):  # each host reconciled as the restarted controller listed it
+            wait_reconciled(second.controller, cluster, NS, f"host-{i:04d}")
         assert len(second.controller.books) == 20
         assert writes(cluster) == before
         for obj in cluster.list(HOSTSTATES, NS)[0]:
@@ -102,7 +103,8 @@ def test_simulated_hardware_outlives_the_process(
         wait_for(second.controller.idle)
     third_sim = SimulatedProvisioner(hardware=HardwareFile(hardware))
     with run_controller(cluster, third_sim) as third:
-        wait_for(lambda: third.controller.reconciles >= 4 and third.controller.idle())
+        for i in range(4):  # each host reconciled as the restarted controller listed it
+            wait_reconciled(third.controller, cluster, NS, f"host-{i:04d}")
         for obj in cluster.list(HOSTSTATES, NS)[0]:
             reasons = [h["reason"] for h in obj["status"]["history"]]
             assert reasons.count("ProvisioningComplete") == 1, reasons

@@ -9,6 +9,7 @@ from state_controller.cluster.interface import HOSTS, Cluster
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
+from tests.conftest import wait_reconciled
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
@@ -112,13 +113,15 @@ def test_paused_host_gets_no_ironic_call_and_no_write(
     ns, name = "paused", "host-0000"
     one_provisioned_host(cluster, observed, api, ns)
     cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: ""}}})
-    eventually(observed.controller.idle)
+    wait_reconciled(observed.controller, cluster, ns, name, timeout=60)  # the pause seen
     calls, writes = sum(prov.calls.values()), cluster.stats["update_status"]
-    reconciles = observed.controller.reconciles
     cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
-    eventually(lambda: observed.controller.reconciles > reconciles and observed.controller.idle())
+    # a reconcile read the change and, the host being paused, did nothing with it
+    seen = wait_reconciled(observed.controller, cluster, ns, name, timeout=60)
     assert sum(prov.calls.values()) == calls  # Ironic was not asked anything
     assert cluster.stats["update_status"] == writes  # and no status was written
+    now = cluster.get(HOSTS, ns, name)["metadata"]["resourceVersion"]
+    assert now == seen["metadata"]["resourceVersion"]
     assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power on"
 
     cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: None}}})

@@ -1,0 +1,152 @@
+"""Named mutants of behaviours the tests must guard, and which of them the tests kill.
+
+``scripts/mutants [NAME ...]`` copies the package and the tests into a temporary
+directory, breaks one behaviour there (an exact text replaced, so a mutant that no longer
+applies fails loudly instead of passing), runs the tests named for it and says
+``killed by TEST`` or ``SURVIVED``. The working tree is never touched. Not part of
+``scripts/test``: each mutant runs its tests again (minutes in all).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = ("tests/scenarios", "tests/unit", "-k", "not kube")  # the embedded tier
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str  # in the package
+    old: str
+    new: str
+    tests: tuple[str, ...] = FAST
+
+
+MUTANTS = (
+    Mutant(
+        "pause-ignored",
+        "state_controller/runtime/host_reconciler.py",
+        "        if ann.PAUSED in annotations:\n            return DONE",
+        "        if False:\n            return DONE",
+    ),
+    Mutant(
+        "write-only-on-difference-broken",
+        "state_controller/runtime/host_reconciler.py",
+        'if not host_status_differs(projected, host.get("status"), tidy=tidy):',
+        "if False:",
+    ),
+    Mutant(
+        "conflict-retry-removed",
+        "state_controller/runtime/statuses.py",
+        "        except Conflict:\n            # Our book",
+        "        except ZeroDivisionError:\n            # Our book",
+    ),
+    Mutant(
+        "stuck-announced-every-reconcile",
+        "state_controller/runtime/statuses.py",
+        "        if delivery.stuck_announced == clock.entered_at:\n            return",
+        "        if False:\n            return",
+    ),
+    Mutant(
+        "refused-request-moves-the-host",
+        "state_controller/provisioning/steps.py",
+        "        self.settle(result, error)\n        self.move(to, reason)",
+        "        self.move(to, reason)\n        self.settle(result, error)",
+    ),
+    Mutant(
+        "backoff-ignored",
+        "state_controller/provisioning/steps.py",
+        "        retry = self.d.retry\n        if retry is None:\n            return",
+        "        retry = self.d.retry\n        if True:\n            return",
+    ),
+    Mutant(
+        "stuck-timer-never-armed",
+        "state_controller/runtime/controller.py",
+        "        if outcome.wake_after is not None:",
+        "        if False:",
+    ),
+    Mutant(
+        "nodepool-interval-ignored",
+        "state_controller/runtime/pools.py",
+        "            if wait > 0:",
+        "            if False:",
+    ),
+    Mutant(
+        "heartbeat-filter-removed",
+        "state_controller/runtime/nodes.py",
+        "            if signals == before:",
+        "            if False:",
+    ),
+    Mutant(
+        "informer-relist-broken",
+        "state_controller/runtime/informer.py",
+        "            if key not in fresh:\n                self._dispatch(key, None)",
+        "            if False:\n                self._dispatch(key, None)",
+    ),
+    Mutant(
+        "gone-not-handled",
+        "state_controller/runtime/informer.py",
+        '            except Gone:\n                log.info("watch of %s expired; listing again", '
+        'self.resource)\n                version = ""',
+        "            except Gone:\n                raise",
+    ),
+)
+
+
+def run(mutant: Mutant, timeout: float) -> tuple[str, float]:
+    """'killed by TEST' or 'SURVIVED', and the seconds it took."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
+        copy = Path(tmp)
+        for part in ("state_controller", "tests", "docs", "api", "manifests", "dashboards"):
+            shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        for part in ("pyproject.toml", "mkdocs.yml", "README.md"):
+            shutil.copy(ROOT / part, copy / part)
+        target = copy / mutant.path
+        text = target.read_text()
+        if text.count(mutant.old) != 1:
+            raise SystemExit(f"{mutant.name}: the text to break is not once in {mutant.path}")
+        target.write_text(text.replace(mutant.old, mutant.new))
+        # the copy comes first on sys.path (cwd), ahead of the editable install
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    seconds = time.monotonic() - started
+    if done.returncode == 0:
+        return "SURVIVED", seconds
+    failed = re.findall(r"^FAILED (\S+)", done.stdout, re.M) or ["(no test named; see its run)"]
+    return f"killed by {failed[0]}", seconds
+
+
+def main(argv: Sequence[str]) -> int:
+    chosen = [m for m in MUTANTS if not argv or m.name in argv]
+    unknown = set(argv) - {m.name for m in MUTANTS}
+    if unknown:
+        names = ", ".join(m.name for m in MUTANTS)
+        print(f"unknown mutant(s): {', '.join(sorted(unknown))}; known: {names}", file=sys.stderr)
+        return 2
+    survived = 0
+    for mutant in chosen:
+        verdict, seconds = run(mutant, timeout=1800)
+        survived += verdict == "SURVIVED"
+        print(f"{mutant.name:36} {verdict}  ({seconds:.0f}s)", flush=True)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -31,8 +31,12 @@ def buildah(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def image() -> Iterator[str]:
-    if subprocess.run([str(ROOT / "tools/image/install.sh")], capture_output=True).returncode:
-        pytest.skip("buildah and mmdebstrap are not installed and cannot be (not root)")
+    installed = subprocess.run(
+        [str(ROOT / "tools/image/install.sh")], capture_output=True, text=True, check=False
+    )
+    if installed.returncode == 3:  # its one reason to give up: missing, and not root
+        pytest.skip(installed.stderr.strip().splitlines()[-1])
+    assert installed.returncode == 0, installed.stderr  # anything else is a failure
     done = subprocess.run(
         [str(ROOT / "tools/image/build.sh"), TAG],
         capture_output=True, text=True, timeout=1200, check=False,

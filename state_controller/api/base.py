@@ -133,8 +133,3 @@ class Condition(StatusModel):
     last_transition_time: Timestamp
     reason: Annotated[str, Field(min_length=1, max_length=REASON_MAX, pattern=REASON_PATTERN)]
     message: Annotated[str, Field(max_length=CONDITION_MESSAGE_MAX)]
-
-
-class ObjectReference(StatusModel):
-    name: Annotated[str, Field(max_length=NAME_MAX)]
-    namespace: Annotated[str, Field(max_length=63)] | None = None

@@ -8,7 +8,7 @@ projection of the host's book.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
@@ -311,8 +311,3 @@ class HostStatus(StatusModel):
         f"history holds (HostState.status.history, at most {HISTORY_MAX_ITEMS}).",
     )
     observed_generation: Count = 0
-
-
-def parse_host_spec(spec: dict[str, Any]) -> HostSpec:
-    """Validate a Host's spec strictly; raises pydantic.ValidationError naming each field."""
-    return HostSpec.model_validate(spec)

@@ -72,7 +72,6 @@ class ConditionType(StrEnum):
     INSPECTED = "Inspected"
     PREPARED = "Prepared"
     PROVISIONED = "Provisioned"
-    DEPROVISIONED = "Deprovisioned"
     POWERED_ON = "PoweredOn"
 
 

@@ -54,12 +54,3 @@ TRANSIENT_STATES = frozenset(
         ProvisioningState.DELETING,
     }
 )
-
-# States in which the machine is (or may be) running a workload.
-OCCUPIED_STATES = frozenset(
-    {
-        ProvisioningState.PROVISIONING,
-        ProvisioningState.PROVISIONED,
-        ProvisioningState.EXTERNALLY_PROVISIONED,
-    }
-)

@@ -58,10 +58,15 @@ def _version() -> str:
         return "unknown"
 
 
+CONTROLLER = "host"  # the controller label of the controller-runtime families
+
+
 class Metrics:
     """Every metric of the controller, in one registry."""
 
-    def __init__(self, registry: CollectorRegistry | None = None, controller: str = "host") -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, controller: str = CONTROLLER
+    ) -> None:
         # No ``*_created`` series beside every counter and histogram: client-go and
         # controller-runtime expose none, and they would double the series of each.
         disable_created_metrics()  # type: ignore[no-untyped-call]

@@ -47,8 +47,6 @@ from .workqueue import QueueMetricsSink, WorkQueue
 
 log = logging.getLogger(__name__)
 
-CONTROLLER_NAME = "host"
-
 
 class HostController:
     def __init__(

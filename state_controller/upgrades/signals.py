@@ -93,9 +93,6 @@ class NodeSignals:
                 return value
         return ""
 
-    def has_any(self, prefix: str) -> bool:
-        return any(name.startswith(prefix) for name, _ in self.annotations)
-
 
 DEFAULT_POOL_LABEL = "node-role.kubernetes.io/*"
 

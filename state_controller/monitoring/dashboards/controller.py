@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
+from ...observability.metrics import CONTROLLER as CONTROLLER_NAME
 from ...runtime.leader import DEFAULT_LEASE
 from .panels import IN_NAMESPACE, RATE, graph, label_variable, new_dashboard, number, row
 
 UID = "hoststate-controller"
-CONTROLLER = f'controller="host", {IN_NAMESPACE}'
+CONTROLLER = f'controller="{CONTROLLER_NAME}", {IN_NAMESPACE}'
 QUEUE = f'name="host", {IN_NAMESPACE}'
 # process_*, rest_client_* and leader_election_* have the same names in every controller:
 # keep the series of the targets that are a hoststate controller.
@@ -28,7 +29,7 @@ def dashboard() -> Dashboard:
             label_variable(
                 "namespace",
                 "Controller namespace",
-                'controller_runtime_reconcile_total{controller="host"}',
+                f'controller_runtime_reconcile_total{{controller="{CONTROLLER_NAME}"}}',
             )
         )
         .with_row(row("Reconciles"))

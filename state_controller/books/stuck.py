@@ -27,7 +27,9 @@ DEFAULT_THRESHOLDS: dict[S, float] = {
 
 
 def human_duration(seconds: float) -> str:
-    """``90`` -> ``1m30s``, as Go's time.Duration prints (what Kubernetes users read)."""
+    """``90`` -> ``1m30s``, ``60`` -> ``1m0s``, as Go's time.Duration prints (what
+    Kubernetes users read). Not the kubernetes client's ``format_duration``: it drops
+    the zero units (``1m``, ``1h``), which Go and kubectl never do."""
     whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
@@ -82,7 +84,9 @@ _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
 def parse_duration(text: str) -> float:
-    """``45m``, ``1h30m``, ``90s`` or plain seconds, as Go and kubectl write durations."""
+    """``45m``, ``1h30m``, ``1.5h``, ``90s`` or plain seconds, as Go and kubectl write
+    durations. Not the kubernetes client's ``parse_duration``: it refuses fractions
+    (``1.5h``), which Go's time.ParseDuration takes."""
     rest, total, found = text.strip(), 0.0, False
     if rest.replace(".", "", 1).isdigit():
         return float(rest)

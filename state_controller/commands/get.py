@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
 
     from ..cluster.embedded import EmbeddedCluster
     from ..cluster.interface import HOSTS, HOSTSTATES, NODEPOOLS, ApiError
-    from ..cluster.kube import KubeCluster, load_api_client
+    from ..cluster.kube import KubeCluster
     from ..screens.tables import render, rows
 
     if args.state_dir is not None:
@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         kubeconfig = None if args.kubeconfig == "-" else args.kubeconfig
         try:
-            cluster = KubeCluster(load_api_client(kubeconfig, args.context))
+            cluster = KubeCluster.from_kubeconfig(kubeconfig, args.context)
         except (ConfigException, OSError) as err:
             print(f"--kubeconfig {args.kubeconfig}: {err}", file=sys.stderr)
             return 2

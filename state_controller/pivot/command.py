@@ -22,7 +22,7 @@ from rich.progress import (
 from ..bootstrap.state_dir import StateDir, StateDirError
 from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import ApiError, unreachable
-from ..cluster.kube import KubeCluster, load_api_client
+from ..cluster.kube import KubeCluster
 from ..cluster.schema import validators
 from .moves import Interrupted, Refused
 from .run import PivotReport, pivot
@@ -110,7 +110,7 @@ def run_pivot(opts: PivotOptions) -> int:
 
 def _kube(kubeconfig: str, context: str | None, flag: str) -> KubeCluster:
     try:
-        return KubeCluster(load_api_client(kubeconfig, context))
+        return KubeCluster.from_kubeconfig(kubeconfig, context)
     except (ConfigException, OSError, yaml.YAMLError, ValueError, TypeError) as err:
         raise PivotError(
             f"{flag} {kubeconfig}: not a usable kubeconfig ({_first_line(err)})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -10,19 +11,22 @@ from typing import Any
 import pytest
 
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import HOSTS, Cluster, NotFound
+from state_controller.cluster.interface import HOSTS, SECRETS, Cluster, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.cluster.schema import validators
 from state_controller.observability.metrics import Metrics
 from state_controller.provisioning.backoff import Backoff
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import observed_controller
 from tests.support.metrics import sample
+from tests.support.scenarios import NS, PASSWORD, state_of
+from tests.support.scenarios import NS as SCENARIO_NAMESPACE
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
-SCENARIO_NAMESPACE = "fleet"
 NODE_STATE_NAMESPACE = "hoststate-system"
 
 
@@ -172,4 +176,32 @@ def run_controller() -> Iterator[Callable[..., Any]]:
 
     yield start
     for controller in started:  # a test that failed inside the block
+        controller.stop()
+
+
+@pytest.fixture
+def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
+    """Three hosts provisioned (two through a fault) by a controller with its metrics and
+    in-memory spans; yields (metrics, spans). The reporting and metrics tests read them."""
+    caplog.set_level(logging.DEBUG)
+    plan = FaultPlan(
+        {
+            f"{NS}/host-0000": [Fault("credentials", times=1)],
+            f"{NS}/host-0001": [Fault("provisioning", times=1)],
+        }
+    )
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF)
+    observed = observed_controller(
+        cluster, SimulatedProvisioner(faults=plan), config, trace="memory"
+    )
+    controller, metrics, spans = observed.controller, observed.metrics, observed.spans
+    controller.start()
+    for index in range(3):
+        cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))
+        cluster.create(HOSTS, host_manifest(NS, index))
+    try:
+        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_for(controller.idle)
+        yield metrics, spans
+    finally:
         controller.stop()

@@ -20,7 +20,6 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
-from tests.scenarios.test_nodes import step_of
 from tests.support.bootstrap import (
     arrived,
     assert_continuous,
@@ -34,6 +33,7 @@ from tests.support.bootstrap import (
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS, k8s_bin_dir
 from tests.support.processes import cli
+from tests.support.scenarios import step_of
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.scenarios.test_reporting import observed  # noqa: F401  (a fixture)
 from tests.support.prometheus import promtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +29,7 @@ FAMILIES = [
 
 
 def test_promtool_check_metrics_passes_on_a_live_controller(
-    observed: Any,  # noqa: F811
+    observed: Any,
     prometheus: Path,
 ) -> None:
     metrics, _ = observed
@@ -40,7 +39,7 @@ def test_promtool_check_metrics_passes_on_a_live_controller(
     assert checked.stdout.strip() == "" and checked.stderr.strip() == ""
 
 
-def test_error_series_start_at_zero_and_no_label_is_empty(observed: Any) -> None:  # noqa: F811
+def test_error_series_start_at_zero_and_no_label_is_empty(observed: Any) -> None:
     metrics, _ = observed
     families = {
         f.name: f
@@ -77,7 +76,7 @@ def test_error_series_start_at_zero_and_no_label_is_empty(observed: Any) -> None
 
 
 def test_the_catalogue_lists_every_family_a_live_controller_exposes(
-    observed: Any,  # noqa: F811
+    observed: Any,
 ) -> None:
     metrics, _ = observed
     catalogue = (ROOT / "docs" / "metrics.md").read_text()

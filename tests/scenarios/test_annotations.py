@@ -11,21 +11,15 @@ from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for, wait_reconciled
-from tests.scenarios.test_lifecycle import condition, events_for, state_of
+from tests.support.scenarios import condition, events_for, state_of, writes
 
 NS = "fleet"
-WRITES = ("create", "update", "update_status", "patch", "delete")
 ADDRESS0 = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"
 
 
 def annotate(cluster: Cluster, name: str, **values: str | None) -> None:
     mapped = {getattr(ann, k.upper()): v for k, v in values.items()}
     cluster.patch(HOSTS, NS, name, {"metadata": {"annotations": mapped}})
-
-
-def writes(cluster: Cluster) -> dict[str, int]:
-    stats = cluster.stats  # type: ignore[attr-defined]
-    return {k: stats[k] for k in WRITES}
 
 
 def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_controller: Any) -> None:

@@ -10,7 +10,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Invalid
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
-from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of
+from tests.support.scenarios import condition, events_for, hoststate, state_of
 
 NS = "fleet"
 

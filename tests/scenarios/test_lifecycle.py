@@ -8,7 +8,7 @@ from typing import Any
 
 from state_controller.api import annotations as ann
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
+from state_controller.cluster.interface import HOSTS, SECRETS, Cluster, NotFound
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
@@ -16,35 +16,9 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
+from tests.support.scenarios import condition, events_for, hoststate, state_of
 
 NS = "fleet"
-
-
-def state_of(cluster: Cluster, name: str) -> str:
-    """The host's provisioning state once its HostState reports the same (both writes landed)."""
-    try:
-        host = cluster.get(HOSTS, NS, name)
-    except NotFound:
-        return "<gone>"
-    state = str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
-    try:
-        reported = cluster.get(HOSTSTATES, NS, name).get("status") or {}
-    except NotFound:
-        return "<not reported>"
-    return state if reported.get("provisioning", {}).get("state") == state else "<reporting>"
-
-
-def hoststate(cluster: Cluster, name: str) -> dict[str, Any]:
-    return cluster.get(HOSTSTATES, NS, name)
-
-
-def condition(state: dict[str, Any], type_: str) -> dict[str, Any]:
-    return next(c for c in state["status"]["conditions"] if c["type"] == type_)
-
-
-def events_for(cluster: Cluster, name: str) -> list[dict[str, Any]]:
-    items, _ = cluster.list(EVENTS, NS)
-    return [e for e in items if e["involvedObject"]["name"] == name]
 
 
 def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any) -> None:

@@ -5,7 +5,6 @@ by a PodDisruptionBudget, and heartbeats that cost nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import time
 from typing import Any
@@ -17,51 +16,27 @@ from state_controller.cluster.interface import (
     HOSTSTATES,
     NODEPOOLS,
     NODES,
-    AlreadyExists,
     Cluster,
-    NotFound,
-    Resource,
 )
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode, set_budget
 from state_controller.upgrades.signals import MCO
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
-from tests.scenarios.test_lifecycle import condition, events_for, hoststate, state_of
+from tests.support.scenarios import (
+    WORKER,
+    allow_pods,
+    condition,
+    events_for,
+    hoststate,
+    pool,
+    state_of,
+    step_of,
+    update_of,
+)
 
 NS = "fleet"
 OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"
-SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
-WORKER = {"node-role.kubernetes.io/worker": ""}
-
-
-def allow_pods(cluster: Cluster) -> None:
-    """A real API server admits a Pod only with its namespace's default ServiceAccount
-    (no controller here creates it)."""
-    with contextlib.suppress(AlreadyExists):
-        cluster.create(
-            SERVICE_ACCOUNTS,
-            {"apiVersion": "v1", "kind": "ServiceAccount",
-             "metadata": {"name": "default", "namespace": NS}},
-        )  # fmt: skip
-
-
-def update_of(state: dict[str, Any]) -> dict[str, Any]:
-    return dict((state.get("status") or {}).get("update") or {})
-
-
-def pool(cluster: Cluster, name: str) -> dict[str, Any] | None:
-    try:
-        return dict(cluster.get(NODEPOOLS, None, name).get("status") or {})
-    except NotFound:
-        return None
-
-
-def step_of(cluster: Cluster, namespace: str, name: str) -> str:
-    try:
-        return str(update_of(cluster.get(HOSTSTATES, namespace, name)).get("step", ""))
-    except NotFound:
-        return "<none>"
 
 
 def test_an_mco_update_is_told_in_its_hosts_history(cluster: Cluster, run_controller: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import urllib.request
 from typing import Any
 
@@ -12,17 +11,10 @@ from opentelemetry.trace import StatusCode
 from prometheus_client import generate_latest, start_http_server
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
-from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
-from state_controller.provisioning.fault_plan import Fault, FaultPlan
-from state_controller.provisioning.simulated import SimulatedProvisioner
-from state_controller.runtime.config import ControllerConfig
-from state_controller.simulation.fleet import host_manifest, secret_manifest
-from state_controller.wiring import observed_controller
-from tests.conftest import FAST_BACKOFF, wait_for
-from tests.scenarios.test_lifecycle import state_of
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
+from tests.support.scenarios import PASSWORD
 
 NS = "fleet"
-PASSWORD = "Tr0ub4dor-never-printed"
 
 REQUIRED_FAMILIES = [
     "hoststate_hosts",
@@ -46,32 +38,6 @@ REQUIRED_FAMILIES = [
     "workqueue_unfinished_work_seconds",
     "workqueue_longest_running_processor_seconds",
 ]
-
-
-@pytest.fixture
-def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
-    caplog.set_level(logging.DEBUG)
-    plan = FaultPlan(
-        {
-            f"{NS}/host-0000": [Fault("credentials", times=1)],
-            f"{NS}/host-0001": [Fault("provisioning", times=1)],
-        }
-    )
-    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF)
-    observed = observed_controller(
-        cluster, SimulatedProvisioner(faults=plan), config, trace="memory"
-    )
-    controller, metrics, spans = observed.controller, observed.metrics, observed.spans
-    controller.start()
-    for index in range(3):
-        cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))
-        cluster.create(HOSTS, host_manifest(NS, index))
-    try:
-        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
-        wait_for(controller.idle)
-        yield metrics, spans
-    finally:
-        controller.stop()
 
 
 def test_metrics_are_served_over_http(observed: Any) -> None:

@@ -10,8 +10,7 @@ from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for, wait_reconciled
-from tests.scenarios.test_annotations import writes
-from tests.scenarios.test_lifecycle import state_of
+from tests.support.scenarios import state_of, writes
 
 NS = "fleet"
 

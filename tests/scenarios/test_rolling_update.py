@@ -14,7 +14,7 @@ from state_controller.cluster.interface import HOSTSTATES, Cluster
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
-from tests.scenarios.test_nodes import NS, WORKER, allow_pods, pool, step_of, update_of
+from tests.support.scenarios import NS, WORKER, allow_pods, pool, step_of, update_of
 
 NODES = 50
 OLD, NEW = "rendered-worker-1", "rendered-worker-2"

@@ -342,29 +342,17 @@ class HostController:
         acted on (or deliberately not)."""
         with self._counts_lock:
             done = self._reconciled.get(key, -1)
-        return done >= _version(resource_version)
+        return done >= int(resource_version)  # integers, as the informer relies on too
 
     def _cached_version(self, key: str) -> int | None:
-        """The resourceVersion of the Host (or Node) ``key`` names, in the cache now."""
+        """The resourceVersion of the Host (or Node) ``key`` names, in the cache now: the
+        cache's own number, no object parsed (this runs for every reconcile)."""
         node = node_named_by(key)
         if node is not None:
-            obj = self.nodes.get(node)
-        elif pool_named_by(key) is not None:
+            return self.nodes.version(node)
+        if pool_named_by(key) is not None:
             return None
-        else:
-            obj = self.hosts.get(key)
-        if obj is None:
-            return None
-        return _version(obj["metadata"].get("resourceVersion", ""))
-
-
-def _version(resource_version: str) -> int:
-    """A resourceVersion as a number: both the API server's (etcd revisions) and the
-    embedded store's are; anything else reads as -1, newer than nothing."""
-    try:
-        return int(resource_version)
-    except ValueError:
-        return -1
+        return self.hosts.version(key)
 
 
 def _secret_of(host: Obj | None) -> str | None:

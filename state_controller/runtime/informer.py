@@ -80,6 +80,11 @@ class Informer:
         entry = self._cache.get(key)
         return None if entry is None else orjson.loads(entry[1])
 
+    def version(self, key: str) -> int | None:
+        """The cached object's resourceVersion, read without parsing it (None: not cached)."""
+        entry = self._cache.get(key)
+        return None if entry is None else entry[0]
+
     def keys(self) -> list[str]:
         with self._lock:
             return list(self._cache)
@@ -237,6 +242,10 @@ class InformerSet:
     def get(self, key: str) -> Obj | None:
         informer = self._for(key)
         return None if informer is None else informer.get(key)
+
+    def version(self, key: str) -> int | None:
+        informer = self._for(key)
+        return None if informer is None else informer.version(key)
 
     def mutate(self, obj: Obj) -> None:
         informer = self._for(object_key(obj))

@@ -41,6 +41,31 @@ AGE = Column("Age", ".metadata.creationTimestamp", "date")
 # long words would not fit beside STEP) and its Node (a name of any length, often an
 # FQDN; STEP is blank until a Node is followed).
 
+# The conditions -o wide shows, each under its own name, in this order.
+WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("Registered", "Registered with the provisioning backend"),
+    ("Inspected", "Hardware inspected"),
+    ("Prepared", "Prepared: cleaned, RAID and firmware set"),
+    ("Provisioned", "Image written, or externally provisioned"),
+    ("Degraded", "Something is wrong; MESSAGE says what"),
+    # the MachineConfigNode parents, in the order an update passes them
+    ("Updated", "Node runs its desired config"),
+    ("UpdatePrepared", "Update prepared"),
+    ("UpdateExecuted", "Drained and applied"),
+    ("UpdatePostActionComplete", "Rebooted (or reloaded) after the update"),
+    ("UpdateComplete", "Update complete"),
+    ("Resumed", "Uncordoned, taking work again"),
+    # the MachineConfigNode children
+    ("UpdateCompatible", "Checked that the update applies"),
+    ("AppliedFilesAndOS", "Files and OS written"),
+    ("Cordoned", "Cordoned: no new pods"),
+    ("Drained", "Drained of the pods an eviction moves"),
+    ("ReloadedCRIO", "CRI-O reloaded"),
+    ("RebootedNode", "Rebooted into the new config"),
+    ("Uncordoned", "Uncordoned: taking new pods"),
+    ("NodeDegraded", "The update agent gave up"),
+)
+
 HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Host", ".spec.host", priority=1, description="The Host this state belongs to"),
     Column("Node", ".spec.node", priority=1, description="The Kubernetes Node running on the host"),
@@ -63,97 +88,9 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
         priority=1,
         description="Bootstrap: kept before the cluster exists; Cluster: in this cluster",
     ),
-    Column(
-        "Registered",
-        _condition("Registered"),
-        priority=1,
-        description="Registered with the provisioning backend",
-    ),
-    Column("Inspected", _condition("Inspected"), priority=1, description="Hardware inspected"),
-    Column(
-        "Prepared",
-        _condition("Prepared"),
-        priority=1,
-        description="Prepared: cleaned, RAID and firmware set",
-    ),
-    Column(
-        "Provisioned",
-        _condition("Provisioned"),
-        priority=1,
-        description="Image written, or externally provisioned",
-    ),
-    Column(
-        "Degraded",
-        _condition("Degraded"),
-        priority=1,
-        description="Something is wrong; MESSAGE says what",
-    ),
-    # the MachineConfigNode parents, in the order an update passes them
-    Column(
-        "Updated", _condition("Updated"), priority=1, description="Node runs its desired config"
-    ),
-    Column(
-        "UpdatePrepared",
-        _condition("UpdatePrepared"),
-        priority=1,
-        description="Update prepared",
-    ),
-    Column(
-        "UpdateExecuted",
-        _condition("UpdateExecuted"),
-        priority=1,
-        description="Drained and applied",
-    ),
-    Column(
-        "UpdatePostActionComplete",
-        _condition("UpdatePostActionComplete"),
-        priority=1,
-        description="Rebooted (or reloaded) after the update",
-    ),
-    Column(
-        "UpdateComplete", _condition("UpdateComplete"), priority=1, description="Update complete"
-    ),
-    Column(
-        "Resumed", _condition("Resumed"), priority=1, description="Uncordoned, taking work again"
-    ),
-    # the MachineConfigNode children
-    Column(
-        "UpdateCompatible",
-        _condition("UpdateCompatible"),
-        priority=1,
-        description="Checked that the update applies",
-    ),
-    Column(
-        "AppliedFilesAndOS",
-        _condition("AppliedFilesAndOS"),
-        priority=1,
-        description="Files and OS written",
-    ),
-    Column("Cordoned", _condition("Cordoned"), priority=1, description="Cordoned: no new pods"),
-    Column(
-        "Drained",
-        _condition("Drained"),
-        priority=1,
-        description="Drained of the pods an eviction moves",
-    ),
-    Column("ReloadedCRIO", _condition("ReloadedCRIO"), priority=1, description="CRI-O reloaded"),
-    Column(
-        "RebootedNode",
-        _condition("RebootedNode"),
-        priority=1,
-        description="Rebooted into the new config",
-    ),
-    Column(
-        "Uncordoned",
-        _condition("Uncordoned"),
-        priority=1,
-        description="Uncordoned: taking new pods",
-    ),
-    Column(
-        "NodeDegraded",
-        _condition("NodeDegraded"),
-        priority=1,
-        description="The update agent gave up",
+    *(
+        Column(type_, _condition(type_), priority=1, description=description)
+        for type_, description in WIDE_CONDITIONS
     ),
     Column(
         "Message",

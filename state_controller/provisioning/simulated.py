@@ -79,6 +79,12 @@ _REPEATED_WHEN_ASKED_AGAIN: frozenset[Operation] = frozenset(
 """Operations whose end a backend keeps showing (a node stays inspected, deployed);
 power and adoption are asked for by what they must reach, and answered by it."""
 
+_FORWARD: tuple[Operation, ...] = ("inspect", "prepare", "provision")
+"""The order a node moves through on its way to a deployed image. A node busy with or
+done with a later one has passed the earlier ones: Ironic shows a node in ``deploying``
+as already cleaned. A controller that crashed between the backend's move and its own
+status write asks the earlier operation again and must be told it is done."""
+
 
 class SimulatedProvisioner:
     """A provisioner over simulated machines, shared by all hosts of a controller."""
@@ -325,6 +331,8 @@ class SimulatedProvisioner:
             # asked again after it ended (the answer was lost with a crashed controller):
             # the backend shows the work done, as Ironic shows a node already inspected
             return self._finish(host, machine, operation, finish)
+        if not restart and _passed(machine, operation):
+            return finish()  # the machine has moved on; the answer was lost with a crash
         machine.finished = ""
         machine.started[operation] += 1
         duration = self.timings.of(operation)
@@ -363,6 +371,15 @@ class SimulatedProvisioner:
             "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
             "hostname": host.name,
         }
+
+
+def _passed(machine: Machine, operation: Operation) -> bool:
+    """Whether the machine is busy with, or done with, an operation after ``operation``
+    in :data:`_FORWARD`."""
+    if operation not in _FORWARD:
+        return False
+    current = machine.busy[0] if machine.busy is not None else machine.finished
+    return current in _FORWARD and _FORWARD.index(current) > _FORWARD.index(operation)
 
 
 def _unfetchable_checksum(host: HostView) -> Result | None:

@@ -26,3 +26,40 @@ def test_a_busy_machine_is_written_when_it_changes_not_at_every_poll(tmp_path: P
     assert machine.busy is not None and machine.busy[0] == "inspect"
     assert 25.0 < machine.busy[1] - again.clock() <= 30.0  # the same end, across processes
     assert machine.started["inspect"] == 1 and machine.node_id
+
+
+def test_an_operation_the_machine_has_moved_past_answers_done_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """A controller killed after the backend accepted ``provision`` but before its own
+    status left ``preparing`` asks ``prepare`` again when it comes back: the machine,
+    kept in the file, has moved on and must neither prepare nor provision twice."""
+    kept = HardwareFile(tmp_path / "machines.db")
+    sim = SimulatedProvisioner(timings=Timings(provision=30.0), hardware=kept)
+    host = view_of("metal", 0)
+    assert sim.register(host, credentials_changed=False).done
+    assert sim.inspect(host, restart=False).done
+    assert sim.prepare(host).done
+    assert not sim.provision(host).done  # 30 s of deployment begin; then the kill
+    kept.close()
+
+    again = SimulatedProvisioner(
+        timings=Timings(provision=30.0), hardware=HardwareFile(tmp_path / "machines.db")
+    )
+    assert again.inspect(host, restart=False).done  # the book, replayed from the start
+    assert again.prepare(host).done
+    assert not again.provision(host).done  # still the first deployment
+    machine = again.machine(host.bmc_address)
+    assert machine.started["prepare"] == 1 and machine.started["provision"] == 1
+    assert machine.started["inspect"] == 1
+
+
+def test_an_earlier_operation_is_started_again_once_the_machine_went_back() -> None:
+    """After deprovisioning, the machine is no longer past ``prepare``: a new
+    deployment prepares it again."""
+    sim = SimulatedProvisioner()
+    host = view_of("metal", 0)
+    assert sim.register(host, credentials_changed=False).done
+    for step in (sim.prepare, sim.provision, sim.deprovision, sim.prepare):
+        assert step(host).done
+    assert sim.machine(host.bmc_address).started["prepare"] == 2

@@ -117,14 +117,21 @@ class BookWriter:
         }
         outcome = "written"
         try:
-            written = self.cluster.update_status(resource, body)
-        except Conflict:
-            # Our book is the truth for status; someone changed the object meanwhile.
-            fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
-            informer.mutate(fresh)
-            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
-            written = self.cluster.update_status(resource, body)
-            outcome = "conflict"
+            try:
+                written = self.cluster.update_status(resource, body)
+            except Conflict:
+                # Our book is the truth for status; someone changed the object meanwhile.
+                fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
+                informer.mutate(fresh)
+                body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+                written = self.cluster.update_status(resource, body)
+                outcome = "conflict"
+        except NotFound:
+            # Deleted since the cache was read (seen on a real server: a Host erased while
+            # kube-apiserver was down, reconciled from the cache as it came back). Its
+            # deletion event follows and queues the reconcile that forgets it; a failure
+            # here would only print a traceback and retry what can no longer be done.
+            return obj
         informer.mutate(written)
         self.reporter.status_write(resource.plural, outcome)
         return written

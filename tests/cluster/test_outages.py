@@ -1,6 +1,9 @@
 """An outage of the kube-apiserver, as a person on call reads it in the log: one line when
 it starts, a reminder while it lasts, one line when it ends; no traceback, and nothing
-lost (the hosts finish as if nothing happened)."""
+lost (the hosts finish as if nothing happened). What changed while the server was away
+reaches the controller when it is back, a deletion included: the object is erased from
+etcd while kube-apiserver is down, as another writer could have done, and the server
+that comes back no longer holds the history the informer would resume from."""
 
 from __future__ import annotations
 
@@ -9,9 +12,12 @@ import time
 
 import pytest
 
+from state_controller.api.objects import Obj
+from state_controller.cluster.interface import SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.informer import Informer
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
@@ -34,15 +40,19 @@ def test_an_apiserver_outage_is_told_once_without_tracebacks(
     try:
         create_fleet(admin, NS, 5)
         wait_for(lambda: set(host_states(admin).values()) == {"provisioning"}, what="provisioning")
+        gone = f"{NS}/host-0004"
+        assert controller.books.get(gone) is not None
         caplog.clear()
         control_plane.stop_apiserver()
+        assert control_plane.erase_from_etcd(f"/registry/hoststate.io/hosts/{gone}") == 1
         time.sleep(OUTAGE_SECONDS)  # the outage itself, not a wait for an event
         control_plane.start_apiserver()
         wait_for(
-            lambda: set(host_states(admin).values()) == {"provisioned"},
+            lambda: host_states(admin) == {f"host-{i:04d}": "provisioned" for i in range(4)},
             timeout=120,
             what="provisioned",
         )
+        wait_for(lambda: controller.books.get(gone) is None, what=f"{gone} forgotten")
         ended = lambda: any(getattr(r, "event", "") == "ended" for r in caplog.records)  # noqa: E731
         wait_for(ended, timeout=60, what="the outage's end in the log")
         wait_for(controller.idle)
@@ -62,3 +72,34 @@ def test_an_apiserver_outage_is_told_once_without_tracebacks(
         f"({len(outage)} about the outage), "
         f"{len([r for r in caplog.records if r.levelno == logging.DEBUG])} at debug"
     )
+
+
+def secret(name: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS}}
+
+
+def test_an_informer_lists_again_after_an_outage_and_tells_the_deletion(
+    control_plane: ControlPlane, admin: KubeCluster
+) -> None:
+    for name in ("a", "b", "c"):
+        admin.create(SECRETS, secret(name))
+    seen: list[tuple[str, Obj | None]] = []
+    informer = Informer(
+        admin, SECRETS, NS, handlers=[lambda key, obj: seen.append((key, obj))], relist_delay=0.2
+    )
+    informer.start()
+    try:
+        assert informer.wait_synced(30)
+        assert {f"{NS}/a", f"{NS}/b", f"{NS}/c"} <= set(informer.keys())
+        relists = informer.relists
+        control_plane.stop_apiserver()
+        assert control_plane.erase_from_etcd(f"/registry/secrets/{NS}/b") == 1
+        control_plane.start_apiserver()
+        admin.create(SECRETS, secret("d"))
+        wait_for(lambda: (f"{NS}/b", None) in seen, timeout=60, what="b's deletion told")
+        wait_for(lambda: informer.get(f"{NS}/d") is not None, timeout=60, what="d seen")
+        assert informer.get(f"{NS}/b") is None
+        # the server that came back starts its history after the erase: only a list knew
+        assert informer.relists == relists + 1
+    finally:
+        informer.stop()

@@ -43,12 +43,15 @@ Stdlib + ``cryptography``.
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
 import datetime as dt
 import ipaddress
+import json
 import os
 import ssl
 import threading
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -366,6 +369,19 @@ class ControlPlane(Servers):
     def restart_apiserver(self) -> None:
         self.stop_apiserver()
         self.start_apiserver()
+
+    def erase_from_etcd(self, key: str) -> int:
+        """Delete ``key`` (e.g. ``/registry/secrets/ns/name``) in etcd itself, through its
+        JSON gateway: an object gone while kube-apiserver is down, as if another writer
+        removed it then. Returns how many keys etcd deleted."""
+        body = json.dumps({"key": base64.b64encode(key.encode()).decode()}).encode()
+        request = urllib.request.Request(
+            f"{self.etcd_url}/v3/kv/deleterange",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return int(json.loads(answer.read()).get("deleted", 0))
 
     def kubectl_argv(self, *args: str) -> list[str]:
         """``[kubectl, --kubeconfig, <admin kubeconfig>, *args]``."""

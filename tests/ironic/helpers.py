@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -21,6 +22,7 @@ from state_controller.observability.tracing import Exporter
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
+from state_controller.provisioning.results import Outcome, Result
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import Observed, observed_controller
@@ -117,6 +119,25 @@ def view_of(ns: str, index: int, *, provider_id: str = "", password: str = "") -
         image=dict(spec["image"]),
         online=spec["online"],
     )
+
+
+def settled(call: Callable[[], Result], what: str) -> Result:
+    """The first answer of a provisioner call that is not "not yet" (continuing, retry after):
+    the call made again, as the controller would, until Ironic is done with the step."""
+
+    def answer() -> Result | None:
+        result = call()
+        return None if result.outcome in (Outcome.CONTINUING, Outcome.RETRY_AFTER) else result
+
+    result: Result = eventually(answer, what=what)
+    return result
+
+
+def registered(prov: IronicProvisioner, view: HostView) -> HostView:
+    """``view`` registered by ``prov`` (its Ironic node ``manageable``), with its node's ID."""
+    done = settled(lambda: prov.register(view, credentials_changed=True), "registered")
+    assert done.outcome is Outcome.COMPLETE and done.provider_id, done
+    return replace(view, provider_id=done.provider_id)
 
 
 def new_cluster() -> EmbeddedCluster:

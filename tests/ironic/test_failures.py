@@ -5,6 +5,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -12,6 +16,7 @@ from prometheus_client import generate_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.ironic.faults import readable
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.ironic.helpers import (
@@ -22,8 +27,10 @@ from tests.ironic.helpers import (
     host_status,
     new_cluster,
     provisioner,
+    registered,
     running,
     sample,
+    settled,
     state_of,
     view_of,
     wait_all,
@@ -155,6 +162,73 @@ def test_hardware_type_ironic_does_not_offer_is_named(ironic: IronicServer) -> N
     )
     assert "No conductor service registered which supports driver redfish" in result.details
     assert IronicAPI(ironic.url).nodes() == []
+
+
+class ImageFiles(BaseHTTPRequestHandler):
+    """A web server with an image (an empty one: Ironic fails before it reads it) and no
+    checksum file next to it."""
+
+    def do_HEAD(self) -> None:
+        self.send_response(200 if self.path == "/os.qcow2" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def image_files() -> Iterator[str]:
+    """The base URL of an :class:`ImageFiles` server on loopback, stopped after the test."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ImageFiles)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.mark.parametrize(
+    ("checksum_url", "reason"),
+    [
+        # a name that never resolves (RFC 2606): no network is needed to fail on it
+        ("http://checksums.invalid/os.qcow2.sha256sum", "Name or service not known"),
+        (
+            "{files}/os.qcow2.sha256sum",
+            "Got HTTP code 404 instead of 200 in response to GET request",
+        ),
+    ],
+)
+def test_a_checksum_file_ironic_cannot_fetch_is_named(
+    ironic: IronicServer, api: IronicAPI, image_files: str, checksum_url: str, reason: str
+) -> None:
+    """Ironic fetches the checksum file itself when it downloads the image (the node's
+    ``image_download_source`` is ``local``) and fails the deploy when it cannot."""
+    checksum_url = checksum_url.format(files=image_files)
+    image = {"url": f"{image_files}/os.qcow2", "checksum": checksum_url, "checksumType": "sha256"}
+    prov = provisioner(ironic.url, {"host-0000": {"deploy_interface": "direct"}})
+    view = registered(prov, replace(view_of("checksum", 0), image=image, automated_cleaning=False))
+    local = [{"op": "add", "path": "/driver_info/image_download_source", "value": "local"}]
+    code, _, text = api.request("PATCH", f"/v1/nodes/{view.provider_id}", local)
+    assert code == 200, text
+
+    result = settled(lambda: prov.provision(view), "the deploy failed")
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message == (
+        f"deploying the image failed: Ironic could not fetch the checksum file {checksum_url} "
+        f"named in spec.image.checksum: {reason}; make it reachable from Ironic or put the "
+        "checksum itself in spec.image.checksum"
+    )
+    node = api.node(view.provider_id)
+    assert node is not None and node["provision_state"] == "deploy failed"
+    assert result.details == node["last_error"]  # Ironic's own words kept next to ours
+    assert result.details.startswith("Failed to prepare to deploy: ")
+    # the same words about the image itself are not blamed on the checksum file
+    image_error = result.details.replace(checksum_url, image["url"])
+    assert "spec.image.checksum" not in readable(image_error, checksum_url=checksum_url)
 
 
 SECRET = "Sup3r-Secret-BMC-Passw0rd"

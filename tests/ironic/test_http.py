@@ -1,5 +1,15 @@
 """The HTTP edge of the Ironic provisioner against a scripted server (no Ironic needed):
-version negotiation, basic auth, and how refusals and outages become results."""
+version negotiation, basic auth, and how refusals and outages become results.
+
+Only what the real Ironic of tests/ironic cannot be made to do on cue is scripted here:
+races (maintenance set between our read and our write, a failed state whose reason Ironic
+has not written yet, a node locked or changing state at the moment of a write), the 406
+renegotiation (a server whose API version changes mid-run), answers of an older Ironic or
+of a proxy in front of it (version caps, 401/403/5xx), and Ironic's words for failures a
+fake-hardware node never has (a failed teardown or reboot). What a real Ironic can produce
+is tested against it: a checksum file it cannot fetch (test_failures), a node torn down
+outside the controller (test_lost_records), a node in maintenance (test_maintenance).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +31,9 @@ from tests.support.processes import free_port
 
 class Script:
     """What the fake Ironic answers: (status, body) per ``METHOD path-prefix``; a list of
-    them answers successive requests, the last one repeating."""
+    them answers successive requests, the last one repeating. Successive answers are how a
+    race is set up exactly: the node changes between two requests of one operation, which
+    a real Ironic does only by chance."""
 
     def __init__(self, version: str = "1.115") -> None:
         self.version = version
@@ -39,6 +51,9 @@ class Script:
 
 @pytest.fixture
 def fake() -> Iterator[tuple[str, Script]]:
+    """A scripted Ironic on loopback and its :class:`Script`: for races, the 406
+    renegotiation and answers the real Ironic of tests/ironic cannot give on cue (see the
+    module docstring); everything else is tested against that real one."""
     script = Script()
 
     class Handler(BaseHTTPRequestHandler):
@@ -287,60 +302,6 @@ def test_a_failure_whose_reason_ironic_has_not_written_yet_is_waited_on(
     assert third.message == "inspecting the hardware failed: Ironic gave no reason", third
 
 
-CHECKSUM_URL = "http://checksums.invalid/os.qcow2.sha256sum"
-# Ironic 39.0.0's last_error when it cannot fetch the checksum file it was given
-# (image_download_source "local": the conductor fetches it; measured against a real one)
-UNRESOLVED_CHECKSUM = (
-    f"Failed to prepare to deploy: Failed to download image {CHECKSUM_URL}, reason: "
-    "HTTPConnectionPool(host='checksums.invalid', port=80): Max retries exceeded with url: "
-    "/os.qcow2.sha256sum (Caused by NameResolutionError(\"HTTPConnection(host='checksums."
-    "invalid', port=80): Failed to resolve 'checksums.invalid' ([Errno -2] Name or service "
-    'not known)"))'
-)
-MISSING_CHECKSUM = (
-    f"Failed to prepare to deploy: Validation of image href {CHECKSUM_URL} failed, reason: "
-    "Got HTTP code 404 instead of 200 in response to GET request."
-)
-
-
-@pytest.mark.parametrize(
-    ("last_error", "reason"),
-    [
-        (UNRESOLVED_CHECKSUM, "Name or service not known"),
-        (MISSING_CHECKSUM, "Got HTTP code 404 instead of 200 in response to GET request"),
-    ],
-)
-def test_a_checksum_file_ironic_cannot_fetch_is_named(
-    fake: tuple[str, Script], last_error: str, reason: str
-) -> None:
-    url, script = fake
-    info = {"image_source": "http://images.example/os.qcow2", "image_checksum": CHECKSUM_URL}
-    failed_deploy = dict(
-        NODE, provision_state="deploy failed", last_error=last_error, instance_info=info
-    )
-    script.answers["GET /v1/nodes/"] = (200, failed_deploy)
-    result = IronicProvisioner(url).provision(view_of("ns", 0, provider_id="u-1"))
-    assert result.outcome is Outcome.FAILED, result
-    assert result.message == (
-        f"deploying the image failed: Ironic could not fetch the checksum file {CHECKSUM_URL} "
-        f"named in spec.image.checksum: {reason}; make it reachable from Ironic or put the "
-        "checksum itself in spec.image.checksum"
-    )
-    assert result.details == last_error  # Ironic's own words kept next to ours
-    # the same words about the image itself are not blamed on the checksum file
-    image_error = last_error.replace(CHECKSUM_URL, info["image_source"])
-    assert "spec.image.checksum" not in readable(image_error, checksum_url=CHECKSUM_URL)
-
-
-def test_a_node_torn_down_behind_our_back_is_not_adopted(fake: tuple[str, Script]) -> None:
-    url, script = fake
-    script.answers["GET /v1/nodes/"] = (200, dict(NODE, provision_state="available"))
-    result = IronicProvisioner(url).adopt(view_of("ns", 0, provider_id="u-1"))
-    assert result.outcome is Outcome.FAILED, result
-    assert "was torn down outside hoststate and its image no longer runs" in result.message
-    assert not [seen for seen in script.seen if seen[0] == "PUT"]  # nothing asked of Ironic
-
-
 def test_a_failed_reboot_is_no_success(fake: tuple[str, Script]) -> None:
     url, script = fake
     script.answers["GET /v1/nodes/"] = [
@@ -372,18 +333,6 @@ def test_maintenance_set_after_our_read_is_a_wait_not_a_failure(
     result = IronicProvisioner(url).provision(view_of("ns", 0, provider_id="u-1"))
     assert result.outcome is Outcome.TRANSIENT, result  # ...Ironic refused: maintenance since
     assert "is in maintenance (replacing a DIMM)" in result.message
-
-
-def test_a_node_in_maintenance_is_not_written_to(fake: tuple[str, Script]) -> None:
-    url, script = fake
-    held = dict(NODE, provision_state="available", maintenance=True, maintenance_reason="DIMM")
-    script.answers["GET /v1/nodes/"] = (200, held)
-    prov = IronicProvisioner(url)
-    for _ in range(2):  # the first attempt and a retry
-        result = prov.provision(view_of("ns", 0, provider_id="u-1"))
-        assert result.outcome is Outcome.TRANSIENT, result
-        assert "is in maintenance (DIMM)" in result.message
-    assert [method for method, *_ in script.seen if method != "GET"] == []
 
 
 def test_unreachable_ironic_is_transient() -> None:

@@ -1,14 +1,18 @@
 """Hosts whose records were lost (a new cluster, a restore without status) meet machines that
-Ironic already runs: taken over when the spec says what they run, never wiped."""
+Ironic already runs: taken over when the spec says what they run, never wiped. And the
+other way round: a machine torn down behind the controller's back is not claimed as running."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
+from dataclasses import replace
 
 import pytest
 
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.ironic.helpers import (
     IronicAPI,
@@ -17,9 +21,12 @@ from tests.ironic.helpers import (
     moves,
     new_cluster,
     provisioner,
+    registered,
     running,
+    settled,
     state_of,
     status,
+    view_of,
     wait_all,
 )
 from tests.support.ironic_server import IronicServer
@@ -36,8 +43,8 @@ def test_running_hosts_are_taken_over_or_left_alone_never_wiped(ironic: IronicSe
     with running(first, provisioner(ironic.url)):
         create_fleet(first, NS, 2)
         wait_all(first, NS, names, "provisioned")
-    nodes = {n: api.node(f"{NS}~{n}") for n in names}
-    assert all(node and node["provision_state"] == "active" for node in nodes.values())
+    nodes = {n: api.node(f"{NS}~{n}") or {} for n in names}
+    assert all(node.get("provision_state") == "active" for node in nodes.values())
 
     # a new cluster: host-0000 as before; host-0001 with no image and inspection disabled,
     # the path that would go straight to preparing (cleaning) the machine
@@ -88,3 +95,41 @@ def test_running_hosts_are_taken_over_or_left_alone_never_wiped(ironic: IronicSe
         left = api.node(f"{NS}~host-0001")
         assert left is not None and left["provision_state"] == "active"
         assert sum(prov.actions.values()) == 0
+
+
+def test_a_node_torn_down_behind_our_back_is_not_adopted(
+    ironic: IronicServer, api: IronicAPI
+) -> None:
+    # every call reads Ironic: a read serves the next call for a second, and the
+    # teardown below may well take less
+    prov = provisioner(ironic.url, fresh_for=0.0)
+    view = registered(prov, replace(view_of(NS, 0), automated_cleaning=False))
+    deployed = settled(lambda: prov.provision(view), "deployed")
+    assert deployed.outcome is Outcome.COMPLETE, deployed
+    uuid = view.provider_id
+    code, _, text = api.request("PUT", f"/v1/nodes/{uuid}/states/provision", {"target": "deleted"})
+    assert code == 202, text
+    before = eventually(
+        lambda: (
+            node
+            if (node := api.node(uuid))
+            and node["provision_state"] == "available"
+            and not node["reservation"]
+            else None
+        ),
+        what="the node torn down (and its lock let go)",
+    )
+    calls, actions = Counter(prov.calls), Counter(prov.actions)
+
+    result = prov.adopt(view)
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message == (
+        f"the Ironic node {NS}~host-0000 is available: it was torn down outside hoststate and "
+        "its image no longer runs; to deploy it again, remove spec.image and set it back"
+    )
+    assert [call for call in prov.calls - calls if not call.startswith("GET ")] == []
+    assert prov.actions == actions  # nothing asked of Ironic...
+    after = api.node(uuid)
+    assert after is not None
+    fields = ("provision_state", "target_provision_state", "updated_at", "instance_info")
+    assert {f: after[f] for f in fields} == {f: before[f] for f in fields}  # ...nor changed

@@ -1,10 +1,13 @@
-"""Ironic maintenance: a node in someone's hands is waited for, visibly, with no error counted;
-maintenance Ironic set after a cleaning failure is cleared by the retry."""
+"""Ironic maintenance: a node in someone's hands is waited for, visibly, with no error counted
+and nothing written to it; maintenance Ironic set after a cleaning failure is cleared by the
+retry."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -19,11 +22,15 @@ from tests.ironic.helpers import (
     eventually,
     host_status,
     one_available_host,
+    provisioner,
+    registered,
     sample,
+    settled,
     state_of,
     view_of,
     wait_all,
 )
+from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +67,37 @@ def test_operator_maintenance_holds_the_host_without_an_error(
     eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
     assert condition(cluster, ns, name, "Degraded")["status"] == "False"
     assert prov.actions[(f"{ns}~{name}", "active")] == 1
+
+
+def test_a_node_in_maintenance_is_not_written_to(ironic: IronicServer, api: IronicAPI) -> None:
+    """Ironic would take a new instance_info from a node in maintenance (it refuses only
+    the deploy): written before the refusal, it would be written again on every retry."""
+    # every call reads Ironic: a read serves the next call for a second, and a read from
+    # before the maintenance is the race test_http fakes
+    prov = provisioner(ironic.url, fresh_for=0.0)
+    view = registered(prov, replace(view_of("held", 0), automated_cleaning=False))
+    prepared = settled(lambda: prov.prepare(view), "available")
+    assert prepared.outcome is Outcome.COMPLETE, prepared
+    uuid = view.provider_id
+    code, _, text = api.request("PUT", f"/v1/nodes/{uuid}/maintenance", {"reason": "DIMM"})
+    assert code == 202, text
+    before = eventually(
+        lambda: node if (node := api.node(uuid)) and node["maintenance"] else None,
+        what="the node in maintenance",
+    )
+    calls = Counter(prov.calls)
+
+    for _ in range(2):  # the first attempt and a retry
+        result = prov.provision(view)
+        assert result.outcome is Outcome.TRANSIENT, result
+        assert "the Ironic node held~host-0000 is in maintenance (DIMM)" in result.message
+
+    assert [call for call in prov.calls - calls if not call.startswith("GET ")] == []
+    after = api.node(uuid)
+    assert after is not None
+    fields = ("provision_state", "updated_at", "instance_info", "maintenance_reason")
+    assert {f: after[f] for f in fields} == {f: before[f] for f in fields}
+    assert before["provision_state"] == "available" and not before["instance_info"]
 
 
 def test_cleaning_failure_maintenance_is_cleared_by_the_retry(

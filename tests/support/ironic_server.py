@@ -27,6 +27,12 @@ Real failures with this config (no mocks), per node:
   ``{"interface": "bios", "step": "apply_configuration", "args": {"settings":
   [{"bad": 1}]}}`` -> ``clean failed`` at once (and maintenance=true).
 * verify (manage) failed: ``power_interface=agent`` -> back to ``enroll``.
+* deploy failed on a checksum file: ``deploy_interface=direct``,
+  ``driver_info.image_download_source=local`` (the conductor fetches the image and
+  its checksum file itself), ``instance_info.image_source`` an http URL that
+  answers and ``image_checksum`` one that does not -> ``deploy failed`` in ~0.3 s,
+  "Failed to prepare to deploy: Validation of image href <checksum URL> failed"
+  (an HTTP error) or "Failed to download image <checksum URL>" (unreachable).
 * 409 "Node ... is locked by host ...": any request while a ``fake_delays``
   operation holds the node lock.
 
@@ -145,6 +151,7 @@ class IronicServer(Servers):
         self.db_path = self.workdir / "ironic.sqlite"
         self.log_path = self.workdir / "ironic.log"
         self.lock_dir = self.workdir / "locks"
+        self.http_root = self.workdir / "httpboot"
         self._process = ServerProcess(
             "ironic", self.log_path, stop_timeout=stop_timeout, error=IronicServerError
         )
@@ -285,6 +292,9 @@ class IronicServer(Servers):
             # Where an IPA would call back (direct deploy / agent inspect);
             # without it those fail at once with a keystone catalog error.
             "service_catalog": {"endpoint_override": self.url},
+            # Where Ironic serves images it fetched itself (image_download_source
+            # "local"); nothing serves them, but a local deploy is refused without it.
+            "deploy": {"http_url": f"http://{self.host}:9/", "http_root": str(self.http_root)},
             "oslo_concurrency": {"lock_path": str(self.lock_dir)},
             "fake": {f"{k}_delay": str(v) for k, v in sorted(self.fake_delays.items())},
         }

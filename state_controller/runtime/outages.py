@@ -7,6 +7,11 @@ Measured against a 15 s kube-apiserver restart under a running controller:
 before, 529 to 1,611 log lines with 21 to 60 Python tracebacks (every informer,
 worker, status and Event write logging its own failure); now a handful, no
 traceback (tests/cluster/test_outages.py).
+
+An outage ends once the dependency has answered for :data:`SETTLE` seconds with no
+failure in between. Ended at its first answer, a restarting kube-apiserver was told
+down twice in one restart: it answers a list, then a 503 while its post-start hooks
+finish (two "started" lines in the same test, one CI run in about seven).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ..cluster.interface import unreachable
 log = logging.getLogger("state_controller.outages")
 
 REMIND_EVERY = 30.0  # seconds between "still unreachable" lines
+SETTLE = 5.0  # seconds of answers, with no failure, before an outage is told ended
 
 
 class Outage:
@@ -32,13 +38,16 @@ class Outage:
         name: str,
         *,
         remind_every: float = REMIND_EVERY,
+        settle: float = SETTLE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.name = name
         self.remind_every = remind_every
+        self.settle = settle
         self.clock = clock
         self.down = False
         self._since = self._reminded = 0.0
+        self._answered: float | None = None  # the first answer since the last failure
         self._failures = 0
         self._lock = threading.Lock()
 
@@ -46,6 +55,7 @@ class Outage:
         now = self.clock()
         with self._lock:
             self._failures += 1
+            self._answered = None
             if not self.down:
                 self.down, self._since, self._reminded, self._failures = True, now, now, 1
                 log.error(
@@ -66,20 +76,43 @@ class Outage:
                 )
 
     def recovered(self) -> None:
+        """The dependency answered. The outage is told ended once answers have gone on
+        for ``settle`` seconds with no failure: at a later answer, or by a timer when
+        nothing else calls (an idle controller after its informers listed again)."""
         if not self.down:  # the common case: no lock, no work
             return
         now = self.clock()
         with self._lock:
             if not self.down:
                 return
-            self.down = False
-            log.warning(
-                "%s reachable again after %s (%d failed calls)",
-                self.name,
-                human_duration(now - self._since),
-                self._failures,
-                extra={"outage": self.name, "event": "ended"},
-            )
+            if self._answered is None:
+                self._answered = now
+                failures = self._failures
+                self._later(self.settle, lambda: self._settled(failures))
+            elif now - self._answered >= self.settle:
+                self._end()
+
+    def _later(self, delay: float, then: Callable[[], None]) -> None:
+        timer = threading.Timer(delay, then)
+        timer.daemon = True
+        timer.start()
+
+    def _settled(self, failures: int) -> None:
+        with self._lock:
+            if self.down and self._failures == failures and self._answered is not None:
+                self._end()
+
+    def _end(self) -> None:
+        assert self._answered is not None
+        self.down = False
+        log.warning(
+            "%s reachable again after %s (%d failed calls)",
+            self.name,
+            human_duration(self._answered - self._since),
+            self._failures,
+            extra={"outage": self.name, "event": "ended"},
+        )
+        self._answered = None
 
 
 def log_failure(

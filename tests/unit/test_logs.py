@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import pytest
 
 from state_controller.observability.logs import JsonFormatter, TextFormatter
 from state_controller.runtime.outages import Outage
+from tests.conftest import wait_for
 
 
 class Clock:
@@ -23,11 +25,18 @@ class Clock:
 def test_an_outage_is_one_line_a_reminder_and_one_line(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     clock = Clock()
-    outage = Outage("kube-apiserver 127.0.0.1:6443", remind_every=30, clock=clock)
+    outage = Outage("kube-apiserver 127.0.0.1:6443", remind_every=30, settle=5, clock=clock)
     outage.recovered()  # up: nothing to say
     for _ in range(200):  # every worker and informer failing, many times a second
         outage.failed(ConnectionRefusedError("[Errno 111] Connection refused"))
         clock.now += 0.2
+    outage.recovered()  # the first answer...
+    clock.now += 1
+    outage.failed(ConnectionRefusedError("503: the server is starting"))  # ...and a relapse
+    outage.recovered()
+    clock.now += 4
+    outage.recovered()  # 4 s of answers: not settled yet
+    clock.now += 1
     outage.recovered()
     outage.recovered()
     lines = [(r.levelname, getattr(r, "event", ""), r.getMessage()) for r in caplog.records]
@@ -39,9 +48,48 @@ def test_an_outage_is_one_line_a_reminder_and_one_line(caplog: pytest.LogCapture
         "ConnectionRefusedError: [Errno 111] Connection refused",
     )
     assert lines[1][2].startswith("kube-apiserver 127.0.0.1:6443 still unreachable after 30s")
-    assert (
-        lines[2][2] == "kube-apiserver 127.0.0.1:6443 reachable again after 40s (200 failed calls)"
+    assert (  # until the answer after the relapse
+        lines[2][2] == "kube-apiserver 127.0.0.1:6443 reachable again after 41s (201 failed calls)"
     )
+
+
+class Timers(Outage):
+    """An outage whose timers run when the test says."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.due: list[Callable[[], None]] = []
+
+    def _later(self, delay: float, then: Callable[[], None]) -> None:
+        self.due.append(then)
+
+
+def test_an_outage_with_no_call_after_its_first_answer_is_told_ended_by_a_timer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An idle controller calls nothing after its informers listed again: a timer tells
+    the end once the settling time has passed, unless a failure came meanwhile."""
+    caplog.set_level(logging.INFO)
+    outage = Timers("provisioner ironic")
+    outage.failed("no answer")
+    outage.recovered()
+    outage.failed("no answer")  # a relapse before the timer fires
+    outage.due.pop()()
+    assert outage.down
+    outage.recovered()
+    outage.due.pop()()
+    assert not outage.down
+    assert [getattr(r, "event", "") for r in caplog.records] == ["started", "ended"]
+    assert caplog.records[-1].getMessage().endswith("(2 failed calls)")
+
+
+def test_the_timer_is_a_real_one(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    outage = Outage("provisioner ironic", settle=0.05)
+    outage.failed("no answer")
+    outage.recovered()
+    wait_for(lambda: not outage.down, timeout=10, what="the end told")
+    assert [getattr(r, "event", "") for r in caplog.records] == ["started", "ended"]
 
 
 def _record(**fields: str) -> logging.LogRecord:

@@ -1,30 +1,57 @@
-"""Hosts through a real Ironic: the whole life, deprovisioning and deletion."""
+"""Hosts through a real Ironic: the whole life, deprovisioning and deletion, detaching
+and pausing; each on the embedded store and on the session's real kube-apiserver, as
+the scenarios in tests/scenarios run."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, Cluster
+from state_controller.cluster.kube import KubeCluster
+from state_controller.pivot.target import ensure_namespaces
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
-from tests.conftest import wait_reconciled
+from tests.conftest import empty_namespace, wait_reconciled
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
     host_status,
     moves,
+    new_cluster,
     one_provisioned_host,
     state_of,
     status,
     wait_all,
 )
+from tests.support.scenarios import writes
 
 pytestmark = pytest.mark.slow
 
 NS = "life"
+NAMESPACES = (NS, "detach", "paused")
 NAMES = [f"host-{i:04d}" for i in range(3)]
+
+
+@pytest.fixture(params=["embedded", "kube"])
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The embedded store, or the session's real control plane (its namespaces emptied
+    after the test); this module's scenarios run on both."""
+    if request.param == "embedded":
+        store = new_cluster()
+        yield store
+        store.close()
+        return
+    plane = request.getfixturevalue("control_plane")
+    kube = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+    ensure_namespaces(kube, NAMESPACES)
+    yield kube
+    for namespace in NAMESPACES:
+        empty_namespace(kube, namespace)
+    kube.close()
 
 
 def test_hosts_live_and_die_through_ironic(
@@ -114,12 +141,12 @@ def test_paused_host_gets_no_ironic_call_and_no_write(
     one_provisioned_host(cluster, observed, api, ns)
     cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: ""}}})
     wait_reconciled(observed.controller, cluster, ns, name, timeout=60)  # the pause seen
-    calls, writes = sum(prov.calls.values()), cluster.stats["update_status"]
+    calls, written = sum(prov.calls.values()), writes(cluster)
     cluster.patch(HOSTS, ns, name, {"spec": {"online": False}})
     # a reconcile read the change and, the host being paused, did nothing with it
     seen = wait_reconciled(observed.controller, cluster, ns, name, timeout=60)
     assert sum(prov.calls.values()) == calls  # Ironic was not asked anything
-    assert cluster.stats["update_status"] == writes  # and no status was written
+    assert writes(cluster) == {**written, "patch": written["patch"] + 1}  # but the test's
     now = cluster.get(HOSTS, ns, name)["metadata"]["resourceVersion"]
     assert now == seen["metadata"]["resourceVersion"]
     assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power on"

@@ -48,8 +48,8 @@ MUTANTS = (
     Mutant(
         "conflict-retry-removed",
         "state_controller/runtime/statuses.py",
-        "        except Conflict:\n            # Our book",
-        "        except ZeroDivisionError:\n            # Our book",
+        "            except Conflict:\n                # Our book",
+        "            except ZeroDivisionError:\n                # Our book",
     ),
     Mutant(
         "stuck-announced-every-reconcile",
@@ -108,7 +108,15 @@ def run(mutant: Mutant, timeout: float) -> tuple[str, float]:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
         copy = Path(tmp)
-        for part in ("state_controller", "tests", "docs", "api", "manifests", "dashboards"):
+        for part in (
+            "state_controller",
+            "tests",
+            "docs",
+            "api",
+            "manifests",
+            "dashboards",
+            "tools",
+        ):
             shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
         for part in ("pyproject.toml", "mkdocs.yml", "README.md"):
             shutil.copy(ROOT / part, copy / part)

@@ -24,6 +24,7 @@ from tests.ironic.helpers import (
     one_available_host,
     provisioner,
     registered,
+    requests,
     sample,
     settled,
     state_of,
@@ -56,7 +57,11 @@ def test_operator_maintenance_holds_the_host_without_an_error(
     assert (
         f"the Ironic node {ns}~{name} is in maintenance (replacing a DIMM)" in (degraded["message"])
     )
-    time.sleep(1.5)  # several backed-off retries
+    held = requests(observed, "provision", "transient")
+    eventually(  # several backed-off retries, each refused while maintenance lasts
+        lambda: requests(observed, "provision", "transient") >= held + 3,
+        what="three more refused attempts",
+    )
     assert state_of(cluster, ns, name) == "available"  # nothing started...
     assert prov.actions[(f"{ns}~{name}", "active")] == 0
     assert host_status(cluster, ns, name)["errorCount"] == 0  # ...and nothing failed

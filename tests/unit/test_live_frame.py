@@ -12,8 +12,8 @@ from rich.console import Console
 
 from state_controller.api.timefmt import rfc3339
 from state_controller.screens.live import Bars, frame
+from tests.support.clocks import T0 as NOW
 
-NOW = 1_800_000_000.0
 BLOCKED = (
     "draining: 1 pod left, eviction blocked by PodDisruptionBudget metal/db-[/dev/sda] "
     "(it allows no disruption since 2026-11-25T14:52:15Z) [bold]not markup[/bold]"

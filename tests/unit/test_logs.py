@@ -12,31 +12,24 @@ import pytest
 from state_controller.observability.logs import JsonFormatter, TextFormatter
 from state_controller.runtime.outages import Outage
 from tests.conftest import wait_for
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clocks import Clock
 
 
 def test_an_outage_is_one_line_a_reminder_and_one_line(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    clock = Clock()
+    clock = Clock(start=100.0)
     outage = Outage("kube-apiserver 127.0.0.1:6443", remind_every=30, settle=5, clock=clock)
     outage.recovered()  # up: nothing to say
     for _ in range(200):  # every worker and informer failing, many times a second
         outage.failed(ConnectionRefusedError("[Errno 111] Connection refused"))
-        clock.now += 0.2
+        clock.advance(0.2)
     outage.recovered()  # the first answer...
-    clock.now += 1
+    clock.advance(1)
     outage.failed(ConnectionRefusedError("503: the server is starting"))  # ...and a relapse
     outage.recovered()
-    clock.now += 4
+    clock.advance(4)
     outage.recovered()  # 4 s of answers: not settled yet
-    clock.now += 1
+    clock.advance(1)
     outage.recovered()
     outage.recovered()
     lines = [(r.levelname, getattr(r, "event", ""), r.getMessage()) for r in caplog.records]

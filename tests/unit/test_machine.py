@@ -23,6 +23,7 @@ from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.host_inputs import parse_spec
+from tests.support.clocks import Clock
 
 IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123" * 10 + "abcd"}  # 64 hex digits
 ADDRESS = "ipmi://bmc-1.example:623"
@@ -56,14 +57,6 @@ def with_image(**extra: Any) -> dict[str, Any]:
     return {"bmc": {"address": ADDRESS, "credentialsName": "c"}, "image": IMAGE, **extra}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class Stepped:
     """One host's book with the retry window the runtime keeps beside it between steps."""
 
@@ -84,7 +77,7 @@ def drive(machine: HostMachine, book: Book, inp: HostInput, clock: Clock, rounds
         decision = host.step(inp, clock())
         if decision.requeue_after is None and not decision.rate_limited:
             return
-        clock.now += decision.requeue_after or 1.0
+        clock.advance(decision.requeue_after or 1.0)
 
 
 def test_zero_latency_host_goes_to_provisioned_in_one_step() -> None:
@@ -108,11 +101,11 @@ def test_timed_operations_poll_without_restarting_work() -> None:
     inp = host_input(with_image())
     decision = machine.step(book, inp, clock())
     assert book.cursor.state == S.INSPECTING and decision.requeue_after == pytest.approx(5)
-    clock.now += 2
+    clock.advance(2)
     machine.step(book, inp, clock())
     assert book.cursor.state == S.INSPECTING
     drive(machine, book, inp, clock)
-    assert book.cursor.state == S.PROVISIONED
+    assert book.cursor.state == S.PROVISIONED  # type: ignore[comparison-overlap]
     m = sim.machine(ADDRESS)
     assert m.started["inspect"] == 1 and m.started["provision"] == 1
 
@@ -137,7 +130,7 @@ def test_registration_error_backs_off_and_recovers() -> None:
         early = host.step(inp, clock() + delays[-1] / 2)
         assert book.cursor.error_count == attempt
         assert early.requeue_after == pytest.approx(delays[-1] / 2)
-        clock.now += delays[-1]
+        clock.advance(delays[-1])
     assert delays[1] > delays[0]  # exponential
     host.step(inp, clock())
     assert book.cursor.state == S.PROVISIONED and book.cursor.error_count == 0
@@ -277,7 +270,7 @@ def test_detached_host_is_forgotten_then_adopted_without_redeploy() -> None:
     assert sim.machine(ADDRESS).node_id == "" and sim.machine(ADDRESS).disk_image is not None
     machine.step(book, host_input(with_image(online=True)), 3)
     assert book.cursor.state == S.PROVISIONED
-    assert book.cursor.operational_status == OperationalStatus.OK
+    assert book.cursor.operational_status == OperationalStatus.OK  # type: ignore[comparison-overlap]
     assert sim.machine(ADDRESS).started["provision"] == 1  # adopted, not redeployed
     assert [t.reason for t in book.history][-2:] == ["Reattached", "Adopted"]
 
@@ -353,9 +346,9 @@ def test_hanging_step_keeps_host_in_state_until_done() -> None:
     book = Book("ns/h", now=clock())
     decision = machine.step(book, host_input(with_image()), clock())
     assert book.cursor.state == S.INSPECTING and decision.requeue_after == pytest.approx(100)
-    clock.now += 100
+    clock.advance(100)
     machine.step(book, host_input(with_image()), clock())
-    assert book.cursor.state == S.PROVISIONED
+    assert book.cursor.state == S.PROVISIONED  # type: ignore[comparison-overlap]
 
 
 def test_every_state_has_a_handler_in_both_tables() -> None:

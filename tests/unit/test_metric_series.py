@@ -17,17 +17,9 @@ from state_controller.observability.collectors import (
     BooksCollector,
     PoolsCollector,
 )
+from tests.support.clocks import T0, Clock
 
-T0 = 1_800_000_000.0
 LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def scrape(
@@ -50,13 +42,13 @@ def test_a_host_lifecycle_keeps_one_series_per_host_and_drops_stuck_and_error_se
     collector = BooksCollector(lambda: books, StuckPolicy({P.INSPECTING: 60}), clock)
     seen: set[Any] = set()
     for state in LIFE:
-        clock.now += 10
+        clock.advance(10)
         for book in books.values():
             book.move(state, now=clock.now, reason="r")
         series = scrape(collector)
         seen |= set(series)
         if state == P.INSPECTING:  # held there past the threshold, one host failing
-            clock.now += 61
+            clock.advance(61)
             books["ns/host-3"].fail(ErrorType.INSPECTION, "BMC said no", now=clock.now, reason="F")
             series = scrape(collector)
             seen |= set(series)

@@ -28,18 +28,10 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.host_reconciler import HostReconciler
 from state_controller.runtime.informer import Informer
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from tests.support.clocks import T0, Clock
 from tests.support.metrics import absent, sample
 
 KEY = "ns/host-0000"
-T0 = 1_800_000_000.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Setup:
@@ -104,10 +96,10 @@ def test_a_stuck_host_is_one_journal_entry_and_one_event_per_state() -> None:
     s.create(host_manifest("ns", 0))
     s.reconcile()
     assert s.reconciler.books[KEY].cursor.state == S.INSPECTING
-    s.clock.now += 30
+    s.clock.advance(30)
     s.reconcile()
     assert s.notices(STUCK) == [] and s.events(STUCK) == []
-    s.clock.now += 31
+    s.clock.advance(31)
     s.reconcile(times=3)  # the timer, a resync, a status event: still one
     [notice] = s.notices(STUCK)
     assert notice.state == "inspecting" and notice.type == "Warning"

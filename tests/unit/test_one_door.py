@@ -18,54 +18,37 @@ from state_controller.books.journal import INVALID_ANNOTATION, STUCK, Notice
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS
+from state_controller.cluster.interface import EVENTS, HOSTS
 from state_controller.observability.events import EventRecorder
 from state_controller.observability.metrics import Metrics
 from state_controller.observability.reporter import Observability
-from state_controller.provisioning.machine import HostMachine
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.host_reconciler import HostReconciler
-from state_controller.runtime.informer import Informer
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.support.clocks import T0, Clock
+from tests.support.hand_driven import HandDriven
 from tests.support.metrics import absent, sample
 
 KEY = "ns/host-0000"
 
 
-class Setup:
+class Setup(HandDriven):
+    """One host's reconciler with the real reporter (metrics, Events) and a test's clock."""
+
     def __init__(self, *, timings: Timings | None = None, stuck: StuckPolicy | None = None) -> None:
         self.clock = Clock()
-        self.store = EmbeddedCluster()
-        self.hosts = Informer(self.store, HOSTS)
-        secrets = Informer(self.store, SECRETS)
-        secrets.mutate(self.store.create(SECRETS, secret_manifest("ns", "host-0000-bmc", "a", "p")))
         self.metrics = Metrics()
-        self.reconciler = HostReconciler(
-            self.store,
-            hosts=self.hosts,
-            hoststates=Informer(self.store, HOSTSTATES),
-            secrets=secrets,
-            machine=HostMachine(
-                SimulatedProvisioner(timings=timings or Timings(), clock=self.clock)
-            ),
+        store = EmbeddedCluster()
+        super().__init__(
+            store,
+            provisioner=SimulatedProvisioner(timings=timings or Timings(), clock=self.clock),
             config=ControllerConfig(stuck=stuck or StuckPolicy()),
             reporter=Observability(
-                self.metrics, EventRecorder(self.store), NoOpTracer(), clock=self.clock
+                self.metrics, EventRecorder(store), NoOpTracer(), clock=self.clock
             ),
             clock=self.clock,
         )
-
-    def create(self, manifest: dict[str, Any]) -> None:
-        self.hosts.mutate(self.store.create(HOSTS, manifest))
-
-    def patch(self, body: dict[str, Any]) -> None:
-        self.hosts.mutate(self.store.patch(HOSTS, "ns", "host-0000", body))
-
-    def reconcile(self, times: int = 1) -> None:
-        for _ in range(times):
-            self.reconciler.reconcile(KEY)
+        self.add_secret(secret_manifest("ns", "host-0000-bmc", "a", "p"))
 
     def notices(self, reason: str) -> list[Notice]:
         entries, missed = self.reconciler.books[KEY].journal.since(0)
@@ -84,7 +67,7 @@ def test_a_refused_annotation_is_one_journal_entry_and_one_event() -> None:
     manifest = host_manifest("ns", 0)
     manifest["metadata"]["annotations"] = {ann.HARDWARE_DETAILS: "{not json"}
     s.create(manifest)
-    s.reconcile(times=3)
+    s.reconcile(KEY, times=3)
     assert [n.type for n in s.notices(INVALID_ANNOTATION)] == ["Warning"]
     [event] = s.events(INVALID_ANNOTATION)
     assert ann.HARDWARE_DETAILS in event["message"] and event["type"] == "Warning"
@@ -94,13 +77,13 @@ def test_a_refused_annotation_is_one_journal_entry_and_one_event() -> None:
 def test_a_stuck_host_is_one_journal_entry_and_one_event_per_state() -> None:
     s = Setup(timings=Timings(inspect=3600), stuck=StuckPolicy({S.INSPECTING: 60}))
     s.create(host_manifest("ns", 0))
-    s.reconcile()
+    s.reconcile(KEY)
     assert s.reconciler.books[KEY].cursor.state == S.INSPECTING
     s.clock.advance(30)
-    s.reconcile()
+    s.reconcile(KEY)
     assert s.notices(STUCK) == [] and s.events(STUCK) == []
     s.clock.advance(31)
-    s.reconcile(times=3)  # the timer, a resync, a status event: still one
+    s.reconcile(KEY, times=3)  # the timer, a resync, a status event: still one
     [notice] = s.notices(STUCK)
     assert notice.state == "inspecting" and notice.type == "Warning"
     [event] = s.events(STUCK)
@@ -113,10 +96,10 @@ def test_a_notice_the_machine_raises_is_one_journal_entry_and_one_event() -> Non
     manifest = host_manifest("ns", 0)
     manifest["spec"]["online"] = False
     s.create(manifest)
-    s.reconcile()
+    s.reconcile(KEY)
     assert s.reconciler.books[KEY].cursor.state == S.PROVISIONED
-    s.patch({"metadata": {"annotations": {ann.REBOOT: ""}}})
-    s.reconcile(times=3)
+    s.patch(KEY, {"metadata": {"annotations": {ann.REBOOT: ""}}})
+    s.reconcile(KEY, times=3)
     [notice] = s.notices("RebootSkipped")
     assert notice.type == "Normal" and "off" in notice.message
     assert len(s.events("RebootSkipped")) == 1
@@ -128,11 +111,11 @@ def test_a_restart_reports_nothing_twice() -> None:
     """The journal is not stored: a rebuilt book starts with an empty one."""
     s = Setup()
     s.create(host_manifest("ns", 0))
-    s.reconcile()
+    s.reconcile(KEY)
     events = len(s.store.list(EVENTS)[0])
     s.reconciler.books.clear()
     s.reconciler.deliveries.clear()
-    s.reconcile(times=2)
+    s.reconcile(KEY, times=2)
     assert len(s.store.list(EVENTS)[0]) == events
     assert s.reconciler.books[KEY].journal.end == 0
 
@@ -140,7 +123,7 @@ def test_a_restart_reports_nothing_twice() -> None:
 def test_an_update_is_told_when_it_ends_not_at_every_step() -> None:
     s = Setup()
     s.create(host_manifest("ns", 0))
-    s.reconcile()
+    s.reconcile(KEY)
     book = Book("ns/host-0000", now=T0, node_only=True)
     steps = [UpdateStep.PENDING, UpdateStep.DRAINING, UpdateStep.REBOOTING, UpdateStep.UPDATED]
     reasons = ["UpdateStarted", "Draining", "Rebooting", "UpdateComplete"]

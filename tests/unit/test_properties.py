@@ -13,15 +13,9 @@ from state_controller.api import annotations as ann
 from state_controller.api.host import HostStatus
 from state_controller.api.hoststate import HostStateStatus
 from state_controller.api.states import ProvisioningState
-from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, NotFound
-from state_controller.provisioning.machine import HostMachine
-from state_controller.provisioning.simulated import SimulatedProvisioner
-from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.host_reconciler import HostReconciler
-from state_controller.runtime.informer import Informer
-from state_controller.runtime.reporting import NoReporter
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, NotFound
 from state_controller.simulation.fleet import secret_manifest
+from tests.support.hand_driven import HandDriven
 
 PASSWORD = "Zq7-never-shown"
 text = st.text(max_size=40)
@@ -95,30 +89,17 @@ def _secret(kind: str) -> dict[str, Any] | None:
 def test_reconcile_never_raises_and_lands_in_a_defined_state(
     spec: Any, annotations: dict[str, str], secret: str, delete_after: int | None, rounds: int
 ) -> None:
-    store = EmbeddedCluster()  # no schema validation: anything may be stored
+    s = HandDriven()  # no schema validation: anything may be stored
+    store, hosts, reconciler = s.store, s.hosts, s.reconciler
     try:
-        hosts = Informer(store, HOSTS)
-        states = Informer(store, HOSTSTATES)
-        secret_cache = Informer(store, SECRETS)
         created_secret = _secret(secret)
         if created_secret is not None:
-            secret_cache.mutate(store.create(SECRETS, created_secret))
-        host = store.create(
-            HOSTS,
+            s.add_secret(created_secret)
+        s.create(
             {"apiVersion": "hoststate.io/v1alpha1", "kind": "Host",
              "metadata": {"name": "h", "namespace": "ns", "annotations": annotations},
              "spec": spec},
         )  # fmt: skip
-        hosts.mutate(host)
-        reconciler = HostReconciler(
-            store,
-            hosts=hosts,
-            hoststates=states,
-            secrets=secret_cache,
-            machine=HostMachine(SimulatedProvisioner()),
-            config=ControllerConfig(),
-            reporter=NoReporter(),
-        )
         paused = ann.PAUSED in annotations
         writes_before = store.stats["update_status"]
         for round_ in range(rounds):
@@ -149,4 +130,4 @@ def test_reconcile_never_raises_and_lands_in_a_defined_state(
             assert parsed.provisioning.error_message  # every error says why
         assert PASSWORD not in json.dumps(stored) and PASSWORD not in json.dumps(state)
     finally:
-        store.close()
+        s.close()

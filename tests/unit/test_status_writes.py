@@ -10,16 +10,8 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, NotFound
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.informer import Informer
-from state_controller.runtime.reporting import NoReporter
 from state_controller.runtime.statuses import BookWriter
-
-
-class Counting(NoReporter):
-    def __init__(self) -> None:
-        self.writes: list[tuple[str, str]] = []
-
-    def status_write(self, resource: str, outcome: str) -> None:
-        self.writes.append((resource, outcome))
+from tests.support.hand_driven import StatusWrites
 
 
 def test_a_status_write_to_a_deleted_object_is_no_failure_and_no_write() -> None:
@@ -29,7 +21,7 @@ def test_a_status_write_to_a_deleted_object_is_no_failure_and_no_write() -> None
         {"apiVersion": API_VERSION, "kind": "Host", "metadata": {"name": "h", "namespace": "ns"}},
     )
     hosts = Informer(cluster, HOSTS, "ns")
-    reporter = Counting()
+    reporter = StatusWrites()
     writer = BookWriter(cluster, hosts, ControllerConfig(), reporter)
 
     written = writer.update_status(HOSTS, hosts, host, {"errorMessage": "first"})

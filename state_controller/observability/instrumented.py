@@ -47,7 +47,7 @@ class InstrumentedProvisioner:
         else:
             result = call()
         elapsed = time.perf_counter() - started
-        if result.outcome == Outcome.TRANSIENT:  # the backend could not be reached
+        if result.outcome == Outcome.TRANSIENT and not result.held:  # could not be reached
             self.outage.failed(result.message or "no answer")
         else:
             self.outage.recovered()

@@ -3,8 +3,10 @@
 Five answers cover every case (after metal3's semantic provisioner results):
 the work goes on (:func:`continuing`), it is done (:func:`complete`), it
 failed for a reason the user must see (:func:`failed`), the backend could not
-be reached this time (:func:`transient`), or the backend asked us to come
-back later (:func:`retry_after`, e.g. a node locked by another operation).
+be reached this time or holds the host out of our hands (:func:`transient`:
+nobody's fault, retried with backoff; ``held`` tells the second from an outage),
+or the backend asked us to come back later (:func:`retry_after`, e.g. a node
+locked by another operation).
 The state machine alone decides what each answer means for the host.
 """
 
@@ -36,6 +38,9 @@ class Result:
     # register(): the backend already runs an image on this host ("" if it cannot say
     # which); None: nothing deployed. A host whose records were lost must not be wiped.
     deployed_image: str | None = None
+    # transient(): the backend answered, but holds this one host (an Ironic node in
+    # maintenance); not an outage of the backend, which is told for every host at once
+    held: bool = False
 
     @property
     def done(self) -> bool:
@@ -60,8 +65,8 @@ def failed(message: str, details: str = "") -> Result:
     return Result(Outcome.FAILED, message=message, details=details)
 
 
-def transient(message: str, details: str = "") -> Result:
-    return Result(Outcome.TRANSIENT, message=message, details=details)
+def transient(message: str, details: str = "", *, held: bool = False) -> Result:
+    return Result(Outcome.TRANSIENT, message=message, details=details, held=held)
 
 
 def retry_after(delay: float, message: str = "") -> Result:

@@ -37,7 +37,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_operator_maintenance_holds_the_host_without_an_error(
-    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+    api: IronicAPI,
+    prov: IronicProvisioner,
+    cluster: Cluster,
+    observed: Observed,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     ns, name = "maint", "host-0000"
     node = one_available_host(cluster, observed, api, ns)
@@ -66,6 +70,9 @@ def test_operator_maintenance_holds_the_host_without_an_error(
     assert prov.actions[(f"{ns}~{name}", "active")] == 0
     assert host_status(cluster, ns, name)["errorCount"] == 0  # ...and nothing failed
     assert sample(observed, "hoststate_errors_total", {"type": "provisioning error"}) == 0
+    # one node in someone's hands is no outage of Ironic: nobody is told it is unreachable
+    told = [r.getMessage() for r in caplog.records if getattr(r, "outage", "")]
+    assert told == []
 
     api.request("DELETE", f"/v1/nodes/{node['uuid']}/maintenance")
     wait_all(cluster, ns, [name], "provisioned")

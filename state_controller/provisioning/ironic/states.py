@@ -83,7 +83,7 @@ def wait_out_maintenance(node: Node) -> None:
             + (f" ({why})" if why else "")
             + "; hoststate goes on once it is taken out of maintenance"
         )
-    raise Answer(transient(message, why if why not in message else ""))
+    raise Answer(transient(message, why if why not in message else "", held=True))
 
 
 def interrupted(node: Node) -> bool:

@@ -1,0 +1,82 @@
+"""A watch that goes away while writes go on, for the informer tests on both backends:
+the informer's next watch waits until the outage ends, then starts from where it stopped."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from state_controller.api.objects import Obj
+from state_controller.cluster.interface import SECRETS, Cluster, Resource, Watch
+from state_controller.runtime.informer import Informer
+
+
+class WatchOutage:
+    """A cluster whose watches can be made to wait (the API server away from the
+    informer), while reads and writes go on."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.up = threading.Event()
+        self.up.set()
+        self.watches: list[Watch] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cluster, name)
+
+    def watch(self, resource: Resource, namespace: str | None, **kwargs: Any) -> Watch:
+        self.up.wait(30)
+        watch = self.cluster.watch(resource, namespace, **kwargs)
+        self.watches.append(watch)
+        return watch
+
+    def begin(self) -> None:
+        """The watch in progress ends, and none starts until :meth:`end`."""
+        self.up.clear()
+        self.watches[-1].stop()
+
+    def end(self) -> None:
+        self.up.set()
+
+
+def secret(namespace: str, name: str, value: str = "v") -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "stringData": {"k": value},
+    }
+
+
+def missed(cluster: Cluster, namespace: str, writes: int) -> None:
+    """While the watch is down: b deleted, c changed ``writes`` times, d created."""
+    cluster.delete(SECRETS, namespace, "b")
+    for i in range(writes):
+        cluster.patch(SECRETS, namespace, "c", {"stringData": {"k": f"v{i}"}})
+    cluster.create(SECRETS, secret(namespace, "d"))
+
+
+def cache_matches(cluster: Cluster, namespace: str, informer: Informer) -> bool:
+    """The informer holds every Secret of ``namespace`` at the server's version."""
+    items = cluster.list(SECRETS, namespace)[0]
+    listed = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in items}
+    cached = {}
+    for key in informer.keys():  # noqa: SIM118 (an Informer is no mapping)
+        cached[key.split("/")[1]] = (informer.get(key) or {})["metadata"]["resourceVersion"]
+    return cached == listed
+
+
+def told_what_was_missed(
+    cluster: Cluster, namespace: str, informer: Informer, seen: list[tuple[str, Obj | None]]
+) -> None:
+    """After :func:`missed`: the handlers heard b's deletion, d's creation and c's last
+    version, and the cache holds what the server holds."""
+    from tests.conftest import wait_for
+
+    wait_for(lambda: cache_matches(cluster, namespace, informer), what="the cache caught up")
+    wait_for(lambda: (f"{namespace}/b", None) in seen, what="b's deletion told")
+    assert any(key == f"{namespace}/d" and obj is not None for key, obj in seen)
+    last_c = [obj for key, obj in seen if key == f"{namespace}/c"][-1]
+    now = cluster.get(SECRETS, namespace, "c")["metadata"]["resourceVersion"]
+    assert last_c is not None and last_c["metadata"]["resourceVersion"] == now
+    assert informer.get(f"{namespace}/b") is None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -23,29 +22,12 @@ from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import observed_controller
 from tests.support.metrics import sample
-from tests.support.scenarios import NS, PASSWORD, state_of
+from tests.support.scenarios import NS, PASSWORD, wait_all_in
 from tests.support.scenarios import NS as SCENARIO_NAMESPACE
+from tests.support.waiting import wait_for as wait_for  # where most tests import it from
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 NODE_STATE_NAMESPACE = "hoststate-system"
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
-    """Until ``predicate`` returns something true; NotFound and KeyError mean "not there
-    yet", and the last one is named when time runs out (a typo is then read, not guessed)."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while True:
-        try:
-            value, last = predicate(), None
-        except (NotFound, KeyError) as error:  # not there yet
-            value, last = None, error
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raised = f"; the last try raised {type(last).__name__}: {last}" if last else ""
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}{raised}")
-        time.sleep(0.02)
 
 
 def wait_reconciled(
@@ -200,7 +182,7 @@ def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
         cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))
         cluster.create(HOSTS, host_manifest(NS, index))
     try:
-        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_all_in(cluster, NS, "provisioned")
         wait_for(controller.idle)
         yield metrics, spans
     finally:

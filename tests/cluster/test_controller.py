@@ -29,6 +29,7 @@ from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import FAST_BACKOFF, remove_nodes, wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS, host_states, kubectl, wait_for_garbage_collection
+from tests.support.scenarios import wait_all_in
 
 NS = HOSTS_NS
 SA = "hoststate-controller"
@@ -73,7 +74,7 @@ def test_controller_works_as_its_service_account_and_nothing_more(
     controller.start()
     try:
         create_fleet(admin, NS, 3)
-        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, what="provisioned")
+        wait_all_in(admin, NS, "provisioned", reported=False)
         admin.delete(HOSTS, NS, "host-0000")
         wait_for(lambda: "host-0000" not in host_states(admin), what="deleted through finalizer")
         # Nodes: one on a Host (spec.node patched), one on none (a HostState of its own,
@@ -121,7 +122,7 @@ def test_kubectl_get_shows_the_printer_columns(
     controller.start()
     try:
         create_fleet(admin, NS, 2)
-        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"})
+        wait_all_in(admin, NS, "provisioned", reported=False)
         wait_for(lambda: set(phases(admin).values()) == {"Provisioned"})
         node = SimulatedNode(admin, "host-0001")  # linked by its hostname
         node.register()
@@ -165,7 +166,7 @@ def test_kubectl_get_shows_the_printer_columns(
             assert list(theirs[0]) == ours[0]
     # state-controller get reads the same cluster and prints the same table, cell by cell
     for kind in ("hoststates", "hosts"):
-        theirs = kubectl(control_plane, "get", kind, "-n", NS, "-o", "wide").stdout
+        printed = kubectl(control_plane, "get", kind, "-n", NS, "-o", "wide").stdout
         mine = subprocess.run(
             [sys.executable, "-m", "state_controller.cli", "get", kind, "-n", NS, "-o", "wide",
              "--kubeconfig", str(control_plane.kubeconfig)],
@@ -173,7 +174,7 @@ def test_kubectl_get_shows_the_printer_columns(
         ).stdout  # fmt: skip
         ages = {"AGE", "IN-STATE", "IN-STEP"}  # relative times move on between the two calls
         assert [{k: v for k, v in row.items() if k not in ages} for row in parse_table(mine)] == [
-            {k: v for k, v in row.items() if k not in ages} for row in parse_table(theirs)
+            {k: v for k, v in row.items() if k not in ages} for row in parse_table(printed)
         ]
     one = subprocess.run(
         [sys.executable, "-m", "state_controller.cli", "get", "hs", "host-0001", "-n", NS,
@@ -221,11 +222,11 @@ def test_apiserver_restart_under_a_running_controller(
     controller.start()
     try:
         create_fleet(admin, NS, 5)
-        wait_for(lambda: set(host_states(admin).values()) == {"provisioning"}, what="provisioning")
+        wait_all_in(admin, NS, "provisioning", reported=False)
         control_plane.stop_apiserver()
         time.sleep(2)
         control_plane.start_apiserver()
-        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, timeout=60)
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         wait_for(controller.idle)
     finally:
         controller.stop()
@@ -258,6 +259,9 @@ class Replica:
             return int(match.group(1)) if match else None
 
         return int(wait_for(found, what=f"{what} port in {self.log.name}"))
+
+    def ready(self) -> bool:
+        return self.get("/readyz")[0] == 200
 
     def get(self, path: str) -> tuple[int, str]:
         import urllib.error
@@ -307,10 +311,10 @@ def test_one_leader_reconciles_and_the_other_takes_over(
     replicas = [Replica(control_plane, tmp_path, name) for name in ("a", "b")]
     try:
         for replica in replicas:
-            wait_for(lambda r=replica: r.get("/readyz")[0] == 200, timeout=30, what="ready")
+            wait_for(replica.ready, timeout=30, what="ready")
         holder = wait_for(lambda: lease_holder(control_plane), timeout=30, what="a leader")
         create_fleet(admin, NS, 3)
-        wait_for(lambda: set(host_states(admin).values()) == {"provisioned"}, timeout=30)
+        wait_all_in(admin, NS, "provisioned", timeout=30, reported=False)
         # a reconcile is counted after both its status writes: wait for the count itself
         wait_for(lambda: sum(r.reconciles() for r in replicas) >= 3, what="reconciles counted")
         counts = [r.reconciles() for r in replicas]

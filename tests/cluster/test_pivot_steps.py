@@ -28,8 +28,8 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
-from tests.support.bootstrap import provisioned
 from tests.support.control_plane import ControlPlane
+from tests.support.scenarios import wait_all_in
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def bootstrapped(path: Path, namespace: str, run_controller: Any) -> EmbeddedClu
     config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, mode=Mode.BOOTSTRAP)
     with run_controller(store, sim, config) as running:
         names = [k.rpartition("/")[2] for k in create_fleet(store, namespace, HOSTS_PER_SOURCE)]
-        wait_for(lambda: provisioned(store, namespace, names), what="bootstrap provisioned")
+        wait_all_in(store, namespace, "provisioned", names, reported=False)
         wait_for(running.controller.idle)
     return store
 

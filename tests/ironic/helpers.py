@@ -16,7 +16,7 @@ import urllib3
 
 from state_controller.api.bmc import parse_bmc_address
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster, NotFound
+from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.schema import validators
 from state_controller.observability.tracing import Exporter
 from state_controller.provisioning.backoff import Backoff
@@ -28,6 +28,7 @@ from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import Observed, observed_controller
 from tests.conftest import wait_for
 from tests.support import metrics
+from tests.support.scenarios import state_in, wait_all_in
 
 BACKOFF = Backoff(base=0.1, cap=1.0, jitter=0.0)
 POLL = 0.2
@@ -194,17 +195,8 @@ def one_provisioned_host(
 
 
 def state_of(cluster: Cluster, ns: str, name: str) -> str:
-    """The host's provisioning state once its HostState reports the same (both writes landed)."""
-    try:
-        host = cluster.get(HOSTS, ns, name)
-    except NotFound:
-        return "<gone>"
-    state = str((host.get("status") or {}).get("provisioning", {}).get("state", ""))
-    try:
-        reported = cluster.get(HOSTSTATES, ns, name).get("status") or {}
-    except NotFound:
-        return "<not reported>"
-    return state if reported.get("provisioning", {}).get("state") == state else "<reporting>"
+    """The host's provisioning state once its HostState reports the same (``state_in``)."""
+    return state_in(cluster, ns, name)
 
 
 def status(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
@@ -227,17 +219,8 @@ def events(cluster: Cluster, ns: str) -> list[dict[str, Any]]:
 def wait_all(
     cluster: Cluster, ns: str, names: list[str], state: str, timeout: float = 60.0
 ) -> None:
-    try:
-        wait_for(
-            lambda: all(state_of(cluster, ns, n) == state for n in names),
-            timeout=timeout,
-            what=f"hosts {state}",
-        )
-    except AssertionError as e:
-        now = {
-            n: (state_of(cluster, ns, n), status(cluster, ns, n).get("provisioning")) for n in names
-        }
-        raise AssertionError(f"{e}; now: {now}") from None
+    """``wait_all_in`` the hosts named, with a real Ironic's minute."""
+    wait_all_in(cluster, ns, state, names, timeout=timeout)
 
 
 def eventually(predicate: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:

@@ -10,7 +10,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Invalid
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
-from tests.support.scenarios import condition, events_for, hoststate, state_of
+from tests.support.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 
 NS = "fleet"
 
@@ -103,13 +103,15 @@ def test_objects_that_slipped_past_validation_do_not_stop_the_fleet(run_controll
                 host = host_manifest(NS, index)
                 host["spec"] = spec
                 loose.create(HOSTS, host)
-            create_fleet(loose, NS, 3)
+            fleet = [k.rpartition("/")[2] for k in create_fleet(loose, NS, 3)]
+            wait_all_in(loose, NS, "provisioned", fleet)  # not the broken ones
+            names = [f"host-{index:04d}" for index in range(10, 14)]
             wait_for(
-                lambda: all(state_of(loose, f"host-{i:04d}") == "provisioned" for i in range(3))
+                lambda: all(loose.get(HOSTS, NS, n)["status"]["errorMessage"] for n in names),
+                timeout=4 * 15,  # as long as 15 s a host
+                what="every broken host's error",
             )
-            for index in range(10, 14):
-                name = f"host-{index:04d}"
-                wait_for(lambda name=name: loose.get(HOSTS, NS, name)["status"]["errorMessage"])
+            for name in names:
                 host = loose.get(HOSTS, NS, name)
                 assert host["status"]["provisioning"]["state"] == "registering"
                 assert host["status"]["errorType"] == "registration error"

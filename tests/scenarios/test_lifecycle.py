@@ -16,7 +16,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from tests.conftest import wait_for
-from tests.support.scenarios import condition, events_for, hoststate, state_of
+from tests.support.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 
 NS = "fleet"
 
@@ -24,10 +24,7 @@ NS = "fleet"
 def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any) -> None:
     with run_controller(cluster) as running:
         create_fleet(cluster, NS, 5)
-        for i in range(5):
-            wait_for(
-                lambda i=i: state_of(cluster, f"host-{i:04d}") == "provisioned", what="provisioned"
-            )
+        wait_all_in(cluster, NS, "provisioned", timeout=5 * 15)  # as long as 15 s a host
         wait_for(running.controller.idle)
         state = hoststate(cluster, "host-0000")
         status = state["status"]
@@ -66,7 +63,7 @@ def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any
 def test_nothing_is_written_once_settled(cluster: Cluster, run_controller: Any) -> None:
     with run_controller(cluster) as running:
         create_fleet(cluster, NS, 3)
-        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_all_in(cluster, NS, "provisioned")
         wait_for(running.controller.idle)  # settled (the proof is the forced reconcile below)
         before = dict(cluster.stats)  # type: ignore[attr-defined]
         writes_total = "hoststate_status_writes_total"
@@ -74,7 +71,7 @@ def test_nothing_is_written_once_settled(cluster: Cluster, run_controller: Any) 
         counted = {o: running.sample(writes_total, v) for o, v in outcomes.items()}
 
         def decided() -> float:  # status writes decided on, written or not
-            return sum(running.sample(writes_total, v) for v in outcomes.values())
+            return float(sum(running.sample(writes_total, v) for v in outcomes.values()))
 
         running.controller.queue.add(f"{NS}/host-0001")  # a reconcile with nothing to do
         wait_for(lambda: decided() > sum(counted.values()), what="the forced reconcile")

@@ -10,7 +10,7 @@ from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for, wait_reconciled
-from tests.support.scenarios import state_of, writes
+from tests.support.scenarios import state_of, wait_all_in, writes
 
 NS = "fleet"
 
@@ -19,9 +19,7 @@ def test_restart_over_settled_hosts_writes_nothing(cluster: Cluster, run_control
     sim = SimulatedProvisioner()
     with run_controller(cluster, sim) as first:
         create_fleet(cluster, NS, 20)
-        wait_for(
-            lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(20))
-        )
+        wait_all_in(cluster, NS, "provisioned")
         wait_for(first.controller.idle)
         histories = {
             o["metadata"]["name"]: o["status"]["history"] for o in cluster.list(HOSTSTATES, NS)[0]
@@ -47,11 +45,9 @@ def test_restart_mid_provisioning_continues_the_same_history(
     sim = SimulatedProvisioner(timings=Timings(provision=0.6))
     with run_controller(cluster, sim):
         create_fleet(cluster, NS, 3)
-        wait_for(
-            lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioning" for i in range(3))
-        )
+        wait_all_in(cluster, NS, "provisioning")
     with run_controller(cluster, sim):
-        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(3)))
+        wait_all_in(cluster, NS, "provisioned")
         for obj in cluster.list(HOSTSTATES, NS)[0]:
             seqs = [h["seq"] for h in obj["status"]["history"]]
             assert seqs == list(range(1, len(seqs) + 1))  # no gap, nothing twice
@@ -89,16 +85,14 @@ def test_simulated_hardware_outlives_the_process(
     )
     with run_controller(cluster, first_sim):
         create_fleet(cluster, NS, 4)
-        wait_for(
-            lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioning" for i in range(4))
-        )
+        wait_all_in(cluster, NS, "provisioning")
     assert first_sim.hardware is not None
     first_sim.hardware.close()
     second_sim = SimulatedProvisioner(
         timings=Timings(provision=0.8), hardware=HardwareFile(hardware)
     )
     with run_controller(cluster, second_sim) as second:
-        wait_for(lambda: all(state_of(cluster, f"host-{i:04d}") == "provisioned" for i in range(4)))
+        wait_all_in(cluster, NS, "provisioned")
         wait_for(second.controller.idle)
     third_sim = SimulatedProvisioner(hardware=HardwareFile(hardware))
     with run_controller(cluster, third_sim) as third:

@@ -21,6 +21,7 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for
 from tests.support.processes import CLI
+from tests.support.scenarios import states_in
 
 
 def write_hosts_file(path: Path, namespace: str, count: int) -> list[str]:
@@ -131,12 +132,9 @@ def assert_continuous(hoststate: dict[str, Any], *, pivots: int) -> list[dict[st
 
 
 def provisioned(cluster: Cluster, namespace: str, names: Sequence[str]) -> bool:
-    hosts = {h["metadata"]["name"]: h for h in cluster.list(HOSTS, namespace)[0]}
-    return all(
-        ((hosts.get(n, {}).get("status") or {}).get("provisioning") or {}).get("state")
-        == "provisioned"
-        for n in names
-    )
+    """Every host named is provisioned, as its Host.status says."""
+    now = states_in(cluster, namespace, names, reported=False)
+    return all(state == "provisioned" for state in now.values())
 
 
 def arrived(cluster: Cluster, namespace: str, names: Sequence[str], pivots: int) -> bool:

@@ -1,0 +1,28 @@
+"""The tests' one way to wait (tests.conftest re-exports it, where most tests import it
+from): here so that tests/support modules can wait too without importing conftest."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from state_controller.cluster.interface import NotFound
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
+    """Until ``predicate`` returns something true; NotFound and KeyError mean "not there
+    yet", and the last one is named when time runs out (a typo is then read, not guessed)."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while True:
+        try:
+            value, last = predicate(), None
+        except (NotFound, KeyError) as error:  # not there yet
+            value, last = None, error
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raised = f"; the last try raised {type(last).__name__}: {last}" if last else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}{raised}")
+        time.sleep(0.02)

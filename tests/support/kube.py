@@ -123,9 +123,6 @@ def apply_manifests(plane: ControlPlane) -> subprocess.CompletedProcess[str]:
 
 def host_states(kube: Cluster, namespace: str = HOSTS_NS) -> dict[str, str]:
     """Each Host's provisioning state as written in its status ("" before the first)."""
-    from state_controller.cluster.interface import HOSTS
+    from tests.support.scenarios import states_in
 
-    return {
-        h["metadata"]["name"]: (h.get("status") or {}).get("provisioning", {}).get("state", "")
-        for h in kube.list(HOSTS, namespace)[0]
-    }
+    return states_in(kube, namespace, reported=False)

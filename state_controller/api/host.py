@@ -54,6 +54,18 @@ CHECKSUM_FIX = (
 CHECKSUM_MESSAGE = f"spec.image.checksum: {CHECKSUM_FIX}"
 
 
+def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
+    """The sentence for a checksum file (``spec.image.checksum`` as a URL) that ``fetcher``
+    could not download: which file, why, and the two ways out. Every backend says it the
+    same way, so a user reads one sentence whichever runs (Ironic, or the simulated
+    hardware)."""
+    return (
+        f"{fetcher} could not fetch the checksum file {url} named in spec.image.checksum: "
+        f"{reason}; make it reachable from {fetcher} or put the checksum itself in "
+        "spec.image.checksum"
+    )
+
+
 HEX_PATTERN = r"^[0-9a-fA-F]+$"
 
 

@@ -1,6 +1,6 @@
 """Bootstrap: a cluster's first hosts provisioned before the cluster exists, their books
-kept in a state directory until ``pivot`` moves them in (see ``run.py``)."""
+kept in a state directory until ``pivot`` moves them in (see ``session.py``)."""
 
-from .run import BootstrapOptions, run_bootstrap
+from .session import BootstrapOptions, run_bootstrap
 
 __all__ = ["BootstrapOptions", "run_bootstrap"]

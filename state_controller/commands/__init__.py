@@ -4,7 +4,7 @@ reported in one line and exit code 2.
 
 Every module here has the same two functions, so :mod:`state_controller.cli` only
 lists them. What a command does lives below: :mod:`state_controller.demo`,
-:mod:`state_controller.run`, :mod:`state_controller.bootstrap`,
+:mod:`state_controller.manager`, :mod:`state_controller.bootstrap`,
 :mod:`state_controller.pivot`; ``get`` and ``gen`` are small enough to be here whole.
 """
 

@@ -28,10 +28,12 @@ def add(p: argparse.ArgumentParser) -> None:
         help=f"comma-separated subset of: {', '.join(ALL_FAULT_KINDS)}",
     )
     p.add_argument(
-        "--no-upgrade",
+        "--no-update",
         action="store_true",
         help="provision only: no Nodes, no rolling update",
     )
+    # the flag's first name, before node updates were called updates everywhere
+    p.add_argument("--no-upgrade", dest="no_update", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(
         "--max-unavailable",
         type=int,
@@ -116,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
         fault_rate=args.fault_rate,
         fault_kinds=tuple(k for k in FAULT_KINDS if k in kinds),
         update_fault_kinds=tuple(UpdateFault(k) for k in UPDATE_FAULT_KINDS if k in kinds),
-        upgrade=not args.no_upgrade,
+        update=not args.no_update,
         max_unavailable=args.max_unavailable,
         fault_attempts=args.fault_attempts,
         seed=args.seed,

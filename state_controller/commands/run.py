@@ -8,7 +8,7 @@ import sys
 from kubernetes.config import ConfigException
 
 from ..books.stuck import stuck_policy
-from ..upgrades.signals import DEFAULT_POOL_LABEL
+from ..updates.signals import DEFAULT_POOL_LABEL
 from .flags import (
     duration,
     ironic_settings,
@@ -100,7 +100,7 @@ def leader_election_problem(lease: int, renew: int, retry: int) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..run import RunOptions, run_controller
+    from ..manager import RunOptions, run_controller
 
     namespaces = tuple(
         n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()

@@ -1,7 +1,7 @@
 """``state-controller demo``: a simulated fleet on the embedded cluster, provisioned and
-then updated, watched live (see :mod:`.run`)."""
+then updated, watched live (see :mod:`.session`)."""
 
 from .options import DemoOptions
-from .run import run_demo
+from .session import run_demo
 
 __all__ = ["DemoOptions", "run_demo"]

@@ -32,7 +32,7 @@ class DemoOptions:
     store: str | None = None
     trace: Exporter = "none"
     target: ProvisioningState = ProvisioningState.PROVISIONED
-    upgrade: bool = True  # register Nodes and roll them to a new configuration
+    update: bool = True  # register Nodes and roll them to a new configuration
     max_unavailable: int = 5  # nodes of a pool updating at once
     ironic: IronicSettings | None = None  # None: the simulated provisioner
     keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end

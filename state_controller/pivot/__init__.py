@@ -2,7 +2,7 @@
 from a bootstrap's state directory or from another cluster (see ``moves.py``)."""
 
 from .command import PivotOptions, run_pivot
+from .mover import PivotReport, pivot
 from .moves import STEPS, Interrupted, Refused
-from .run import PivotReport, pivot
 
 __all__ = ["STEPS", "Interrupted", "PivotOptions", "PivotReport", "Refused", "pivot", "run_pivot"]

@@ -24,8 +24,8 @@ from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import ApiError, unreachable
 from ..cluster.kube import KubeCluster
 from ..cluster.schema import validators
+from .mover import PivotReport, pivot
 from .moves import Interrupted, Refused
-from .run import PivotReport, pivot
 from .target import TargetError
 
 

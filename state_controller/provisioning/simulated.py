@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..api.host import unfetchable_checksum
 from .fault_plan import Fault, FaultPlan, Operation, failure
 from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed
-from .wording import unfetchable_checksum
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from ..api.hoststate import Mode
 from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
-from ..upgrades.signals import DEFAULT_POOL_LABEL
+from ..updates.signals import DEFAULT_POOL_LABEL
 
 
 @dataclass(frozen=True)

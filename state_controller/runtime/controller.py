@@ -37,10 +37,10 @@ from .config import ControllerConfig
 from .drains import Drains
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
+from .node_index import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
 from .node_reconciler import NodeFollower, NodeReconciler
-from .nodes import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
 from .outages import log_failure
-from .pools import PoolReconciler, pool_of_object
+from .pool_reconciler import PoolReconciler, pool_of_object
 from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from ..api.objects import Obj
 from ..cluster.interface import PDBS, PODS, Cluster
-from ..upgrades.adapters import DrainStatus
-from ..upgrades.drain import drain_status
+from ..updates.adapters import DrainStatus
+from ..updates.drain import drain_status
 from .informer import Informer
 
 

@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..api.objects import Obj
+from ..api.objects import Obj, to_json
 from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key
-from ..cluster.jsonbytes import to_json
 from .outages import log_failure
 
 log = logging.getLogger(__name__)

@@ -22,13 +22,13 @@ from ..api.objects import Obj
 from ..books.book import Book
 from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import HOSTSTATES, Cluster, NotFound
-from ..upgrades.progression import progress
-from ..upgrades.signals import NodeSignals
+from ..updates.progression import progress
+from ..updates.signals import NodeSignals
 from .config import ControllerConfig
 from .delivery import Delivery
 from .drains import Drains
 from .informer import Informer, InformerSet
-from .nodes import NodeIndex
+from .node_index import NodeIndex
 from .results import DONE, ReconcileResult
 from .statuses import BookWriter, hoststate_body
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..cluster.interface import Cluster
-from ..upgrades.signals import (
+from ..updates.signals import (
     OWN_CURRENT_CONFIG,
     OWN_DESIRED_CONFIG,
     OWN_REASON,

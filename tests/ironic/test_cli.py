@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from state_controller.run import RunOptions, provisioner_for
+from state_controller.manager import RunOptions, provisioner_for
 from tests.ironic.helpers import IronicAPI
 from tests.support.ironic_server import IronicServer
 from tests.support.processes import CLI, free_port

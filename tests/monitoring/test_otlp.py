@@ -74,7 +74,7 @@ def test_demo_exports_spans_over_otlp_with_the_standard_variables(collector: Col
     done = subprocess.run(
         [
             sys.executable, "-m", "state_controller.cli", "demo", "--hosts", "3",
-            "--no-upgrade", "--exit-when-settled", "--no-table", "--timeout", "90",
+            "--no-update", "--exit-when-settled", "--no-table", "--timeout", "90",
         ],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=150,
     )  # fmt: skip

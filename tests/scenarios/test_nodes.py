@@ -21,7 +21,7 @@ from state_controller.cluster.interface import (
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode, set_budget
-from state_controller.upgrades.signals import MCO
+from state_controller.updates.signals import MCO
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.support.scenarios import (
     WORKER,

@@ -77,13 +77,13 @@ MUTANTS = (
     ),
     Mutant(
         "nodepool-interval-ignored",
-        "state_controller/runtime/pools.py",
+        "state_controller/runtime/pool_reconciler.py",
         "            if wait > 0:",
         "            if False:",
     ),
     Mutant(
         "heartbeat-filter-removed",
-        "state_controller/runtime/nodes.py",
+        "state_controller/runtime/node_index.py",
         "            if signals == before:",
         "            if False:",
     ),

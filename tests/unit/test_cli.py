@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
-from state_controller.run import RunOptions, provisioner_for
+from state_controller.manager import RunOptions, provisioner_for
 from tests.support.processes import cli
 
 
@@ -194,7 +194,7 @@ def test_logs_in_json_give_each_failure_with_its_host_state_and_error_type() -> 
     done = cli(
         "--log-format", "json", "--log-level", "info",
         "demo", "--hosts", "3", "--speed", "20", "--faults", "--fault-rate", "1",
-        "--fault-kinds", "credentials", "--no-upgrade", "--exit-when-settled", "--no-table",
+        "--fault-kinds", "credentials", "--no-update", "--exit-when-settled", "--no-table",
         "--timeout", "60",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -251,7 +251,7 @@ def test_a_second_demo_on_its_store_carries_on_without_adopting_again(tmp_path: 
     """demo --store keeps the simulated machines beside the objects: a second run finds
     the fleet provisioned and the machines deployed, and records nothing new."""
     store = tmp_path / "demo.db"
-    args = ("demo", "--hosts", "3", "--speed", "20", "--exit-when-settled", "--no-upgrade",
+    args = ("demo", "--hosts", "3", "--speed", "20", "--exit-when-settled", "--no-update",
             "--no-table", "--store", str(store), "--timeout", "60")  # fmt: skip
     assert cli(*args).returncode == 0
     before = histories(store)

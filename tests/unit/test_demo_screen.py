@@ -110,7 +110,7 @@ def reasons(frames: list[list[str]], name: str, trouble: str) -> list[str]:
 def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
     size = (24, 80)
     output = on_terminal(
-        "demo", "--hosts", "40", "--no-upgrade", "--speed", "10", "--faults", "--exit-when-settled",
+        "demo", "--hosts", "40", "--no-update", "--speed", "10", "--faults", "--exit-when-settled",
         "--timeout", "90", size=size,
     )  # fmt: skip
     frames, after = frames_of(output)
@@ -124,7 +124,7 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
 
 def test_console_traces_are_not_wiped_by_the_screen() -> None:
     text = on_terminal(
-        "demo", "--hosts", "2", "--no-upgrade", "--speed", "10", "--exit-when-settled",
+        "demo", "--hosts", "2", "--no-update", "--speed", "10", "--exit-when-settled",
         "--timeout", "60", "--trace", "console", stderr_too=True,
     )  # fmt: skip
     assert "\x1b[?1049h" not in text and "\x1b[2J" not in text  # no screen over the spans

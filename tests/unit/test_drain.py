@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from state_controller.upgrades.drain import drain_status, evictable, selects
+from state_controller.updates.drain import drain_status, evictable, selects
 
 
 def pod(name: str, ns: str = "web", *, created: str = "2026-11-24T10:00:00Z", **extra: Any) -> Any:

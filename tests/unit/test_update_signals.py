@@ -10,11 +10,11 @@ from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
-from state_controller.upgrades.adapters import DrainStatus, adapter_for, never_back
-from state_controller.upgrades.links import host_of, names_read
-from state_controller.upgrades.pools import pool_summary
-from state_controller.upgrades.progression import progress
-from state_controller.upgrades.signals import node_signals, pool_of
+from state_controller.updates.adapters import DrainStatus, adapter_for, never_back
+from state_controller.updates.links import host_of, names_read
+from state_controller.updates.pool_summary import pool_summary
+from state_controller.updates.progression import progress
+from state_controller.updates.signals import node_signals, pool_of
 
 M = "machineconfiguration.openshift.io/"
 OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"

@@ -16,9 +16,8 @@ from typing import Any, Final
 
 import orjson
 
-from state_controller.api.objects import Obj
+from state_controller.api.objects import Obj, to_json
 from state_controller.cluster.interface import Conflict, FieldCause, Invalid, Resource
-from state_controller.cluster.jsonbytes import to_json
 
 Key = tuple[str, str, str]  # (resource key, namespace, name)
 Record = tuple[int, bytes]  # (resourceVersion, serialized object)

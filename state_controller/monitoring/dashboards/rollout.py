@@ -32,7 +32,7 @@ def dashboard() -> Dashboard:
             UID,
             "hoststate / Upgrade rollout",
             "Each pool's progress, every node's update step, and what holds them.",
-            tags=["upgrades"],
+            tags=["updates"],
         )
         .with_variable(label_variable("pool", "Pool", "hoststate_nodepool_machines"))
         .with_variable(

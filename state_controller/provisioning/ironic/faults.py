@@ -16,9 +16,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ...api.host import unfetchable_checksum
 from ..provisioner import HostView
 from ..results import Result
-from ..wording import unfetchable_checksum
 
 
 class Answer(Exception):

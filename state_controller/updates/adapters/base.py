@@ -17,7 +17,7 @@ from ..signals import NodeSignals
 
 @dataclass(frozen=True, slots=True)
 class DrainStatus:
-    """The pods an eviction would still move off a cordoned node (see ``upgrades.drain``)."""
+    """The pods an eviction would still move off a cordoned node (see ``updates.drain``)."""
 
     known: bool = False  # pods were looked at: the node is cordoned and its pods are watched
     pods_left: int = 0

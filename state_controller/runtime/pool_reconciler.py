@@ -23,9 +23,9 @@ from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
 from ..books.records import UpdateCursor
 from ..cluster.interface import NODEPOOLS, Cluster, NotFound
-from ..upgrades.pools import pool_summary
+from ..updates.pool_summary import pool_summary
 from .informer import Informer
-from .nodes import NodeIndex
+from .node_index import NodeIndex
 from .results import DONE, ReconcileResult
 from .statuses import BookWriter
 

@@ -2,12 +2,12 @@
 
 Kubelets update their Node every 10 s to 5 min with nothing an update is read
 from (heartbeat times, images, allocatable). :meth:`NodeIndex.observe` reduces
-each Node event to its :class:`~..upgrades.signals.NodeSignals` and answers the
+each Node event to its :class:`~..updates.signals.NodeSignals` and answers the
 work-queue keys to reconcile, or none when the signals did not change: that
 filter is the whole cost of a heartbeat. A Node that leaves a pool also queues
 that pool's NodePool (``pool:<pool>``).
 
-A Node linked to a Host (see :mod:`..upgrades.links`) is told in the Host's
+A Node linked to a Host (see :mod:`..updates.links`) is told in the Host's
 book, so its events queue the Host's key and one worker owns the book. A Node
 with no Host is told in a book of its own, queued as ``node:<name>``. A Host
 that appears or goes away can change a link; :meth:`NodeIndex.relink` answers
@@ -20,8 +20,8 @@ import threading
 from collections.abc import Callable, Iterable
 
 from ..api.objects import Obj
-from ..upgrades.links import host_of, names_read
-from ..upgrades.signals import DEFAULT_POOL_LABEL, NodeSignals, node_signals
+from ..updates.links import host_of, names_read
+from ..updates.signals import DEFAULT_POOL_LABEL, NodeSignals, node_signals
 
 NODE_KEY_PREFIX = "node:"
 POOL_KEY_PREFIX = "pool:"

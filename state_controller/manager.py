@@ -29,10 +29,10 @@ from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .runtime.config import ControllerConfig
 from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
-from .upgrades.signals import DEFAULT_POOL_LABEL
+from .updates.signals import DEFAULT_POOL_LABEL
 from .wiring import observed_controller
 
-log = logging.getLogger("state_controller.run")
+log = logging.getLogger("state_controller.manager")
 
 
 @dataclass

@@ -6,7 +6,7 @@ Secrets), and shows the HostStates live (:mod:`..screens.live`: what needs a
 person first) while the fleet moves through registering → inspecting → preparing → available →
 provisioning → provisioned. Then each provisioned Host's kubelet registers a
 Node and a simulated update agent rolls every Node to a new configuration
-(``--no-upgrade`` skips it): the same HostStates show each node's update
+(``--no-update`` skips it): the same HostStates show each node's update
 step, and the NodePools count the rollout. Metrics are served on loopback
 while it runs.
 
@@ -170,7 +170,7 @@ def _run_demo_on(
     err = sys.stderr
     metrics_line = f"metrics: http://127.0.0.1:{port}/metrics"
     print(metrics_line, file=err, flush=True)
-    updating = opts.upgrade and opts.target == ProvisioningState.PROVISIONED
+    updating = opts.update and opts.target == ProvisioningState.PROVISIONED
     rollout = _rollout(cluster, opts, config) if updating else None
     if opts.faults:
         update_faults = len(rollout.kubelets.faults) if rollout else 0

@@ -266,3 +266,17 @@ def histories(store: Path) -> dict[str, list[dict[str, object]]]:
     return {
         i["metadata"]["name"]: i["status"]["history"] for i in json.loads(listed.stdout)["items"]
     }
+
+
+@pytest.mark.parametrize("flag", ["--no-update", "--no-upgrade"])
+def test_the_demo_skips_the_rollout_under_its_name_and_its_first_name(flag: str) -> None:
+    import argparse
+
+    from state_controller.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["demo", flag]).no_update is True
+    assert parser.parse_args(["demo"]).no_update is False
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    shown = commands.choices["demo"].format_help()
+    assert "--no-update" in shown and "--no-upgrade" not in shown  # the old name, unlisted

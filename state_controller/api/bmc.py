@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import _CacheInfo, lru_cache
 from urllib.parse import urlsplit
 
 # scheme -> default port (None: the protocol's usual HTTPS port is implied)
@@ -62,8 +62,37 @@ class BMCAddress:
         return self.scheme.split("+", 1)[0].replace("-virtualmedia", "")
 
 
-@lru_cache(maxsize=65536)
+CACHE_SIZE = 1024  # addresses kept
+CACHED_LENGTH = 256  # the longest address kept
+
+
 def parse_bmc_address(address: str) -> BMCAddress:
+    """The address's parts, or :class:`BMCAddressError` saying how to write it.
+
+    The address is a tenant's string, so what the cache keeps of it is bounded. Measured
+    (timeit, tracemalloc): a parse costs 2.4 µs for a 52-character address and 10 µs for
+    one of 2 KB, a cache hit 0.07 µs; a reconcile at rest takes ~105 µs and parses twice,
+    so the cache saves ~5 % of it, and no more than that is worth memory. It used to hold
+    65,536 addresses of any length: 280 MiB of 2 KB ones against a 512 Mi pod limit. Only
+    addresses of at most :data:`CACHED_LENGTH` characters (any real BMC's) are kept, at
+    most :data:`CACHE_SIZE` of them: 0.6 MiB measured when full of 256-character ones,
+    whatever tenants write. A longer one is parsed every time (``urlsplit`` keeps its own
+    128 answers).
+    """
+    if len(address) <= CACHED_LENGTH:
+        return _parse_cached(address)
+    return _parse(address)
+
+
+def cache_info() -> _CacheInfo:
+    return _parse_cached.cache_info()
+
+
+def cache_clear() -> None:
+    _parse_cached.cache_clear()
+
+
+def _parse(address: str) -> BMCAddress:
     example = "e.g. ipmi://192.0.2.10:623 or redfish://bmc.example.com/redfish/v1/Systems/1"
     if not _ADDRESS_RE.match(address):
         raise BMCAddressError(
@@ -89,3 +118,6 @@ def parse_bmc_address(address: str) -> BMCAddress:
     if port is None:
         port = BMC_SCHEMES[scheme]
     return BMCAddress(scheme=scheme, host=host, port=port, path=parts.path)
+
+
+_parse_cached = lru_cache(maxsize=CACHE_SIZE)(_parse)

@@ -17,7 +17,8 @@
     cluster, and a bootstrap on this directory is refused rather than bringing back (and
     provisioning again) hosts that moved.
 
-The directory is made readable by its owner only: the store holds the BMC Secrets.
+The directory (0700) and every file in it (0600, the store's ``-wal`` and ``-shm`` too)
+are readable by their owner only: the store holds the BMC Secrets.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import os
 import time
 from pathlib import Path
 from types import TracebackType
+
+from ..api.private_files import write_private
 
 
 class StateDirError(ValueError):
@@ -70,9 +73,7 @@ class StateDir:
 
     def _write(self, name: str, data: dict[str, object]) -> None:
         """Whole or not at all: written beside, then renamed over."""
-        part = self.path / f".{name}.part"
-        part.write_text(json.dumps(data) + "\n")
-        os.replace(part, self.path / name)
+        write_private(self.path / name, json.dumps(data) + "\n")
 
     def lock(self, purpose: str) -> StateDir:
         """Hold the directory for this process, or say who holds it."""

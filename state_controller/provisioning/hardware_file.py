@@ -18,6 +18,9 @@ sqlite (in the standard library, one row written per change, safe against a
 kill) rather than a JSON file rewritten whole at every change: a thousand hosts
 make a few thousand changes, and rewriting every machine at each one would cost
 quadratic time.
+
+The file is its owner's only (0600, its folder 0700 when this makes it): the machines'
+rows sit beside the BMC Secrets when it is the embedded store's file.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..api.private_files import connect_private, private_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +90,8 @@ class HardwareFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
+            private_dir(self.path.parent)
+            self._db = connect_private(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30.0
             )
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -380,7 +380,7 @@ class EmbeddedCluster:
         self._reindex(key, old["metadata"] if old else None, new["metadata"])
         self._hub.emit_locked(rv, key, event_type, body)
         if self._sqlite is not None:
-            self._sqlite.put(key, body)
+            self._sqlite.put(key, body, replacing=old is not None)
         return body
 
     def _remove_locked(self, key: Key, old: Obj, last: Obj) -> tuple[bytes, _Keys]:

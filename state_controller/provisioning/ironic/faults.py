@@ -19,6 +19,7 @@ from typing import Any
 from ...api.host import unfetchable_checksum
 from ..provisioner import HostView
 from ..results import Result
+from .scrubbing import scrub_text
 
 
 class Answer(Exception):
@@ -213,11 +214,14 @@ def adopted_message(lost: bool) -> str:
 
 
 def scrub(result: Result, password: str) -> Result:
-    """No message or detail may carry the BMC password, whatever Ironic wrote."""
-    if len(password) < 4 or (password not in result.message and password not in result.details):
+    """No message or detail may carry the BMC password, in any form Ironic wrote it
+    (:mod:`.scrubbing`). A message quotes Ironic's words (the details): what is masked
+    there is masked where the message quotes them too."""
+    message, details = result.message, scrub_text(result.details, password)
+    quoted = message.rfind(result.details) if details != result.details else -1
+    if quoted >= 0:
+        message = message[:quoted] + details + message[quoted + len(result.details) :]
+    message = scrub_text(message, password)
+    if message == result.message and details == result.details:
         return result
-    return replace(
-        result,
-        message=result.message.replace(password, "******"),
-        details=result.details.replace(password, "******"),
-    )
+    return replace(result, message=message, details=details)

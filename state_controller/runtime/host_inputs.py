@@ -17,8 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..api import annotations as ann
+from ..api.backend_ids import id_problem
 from ..api.errors import describe
-from ..api.host import HardwareDetails, HostSpec
+from ..api.host import HardwareDetails, HostSpec, HostStatus
 from ..api.objects import Obj
 from ..provisioning.inputs import HostInput, SpecProblem
 from ..provisioning.provisioner import Credentials
@@ -101,6 +102,27 @@ def hardware_details(annotations: dict[str, str]) -> tuple[dict[str, Any] | None
             "fix or remove it"
         )
     return parsed.model_dump(by_alias=True), None
+
+
+def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+    """The Host status the annotation holds, to restore after a move: (status, problem).
+
+    The backend ID in it goes into a backend's URLs: one that is no ID refuses the whole
+    annotation, never restored.
+    """
+    raw = annotations.get(ann.STATUS)
+    if raw is None:
+        return None, None
+    try:
+        parsed = HostStatus.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        return None, f"annotation {ann.STATUS} is not a valid Host status in JSON; fix or remove it"
+    problem = parsed.provisioning.id and id_problem(
+        parsed.provisioning.id, "status.provisioning.id"
+    )
+    if problem:
+        return None, f"annotation {ann.STATUS}: {problem}; fix or remove it"
+    return parsed.model_dump(by_alias=True, exclude_none=True, mode="json"), None
 
 
 def gather(host: Obj, spec_cache: SpecCache, secrets: Callable[[str], Obj | None]) -> HostInput:

@@ -22,17 +22,13 @@ holds the host's key.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..api import API_VERSION
 from ..api import annotations as ann
-from ..api.host import HostStatus
 from ..api.hoststate import Mode
 from ..api.objects import Obj
 from ..api.states import ProvisioningState
@@ -45,7 +41,7 @@ from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, R
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .delivery import Delivery
-from .host_inputs import SpecCache, gather, hardware_details
+from .host_inputs import SpecCache, gather, hardware_details, status_annotation
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .reporting import Reporter
@@ -164,9 +160,9 @@ class HostReconciler:
             return book, delivery, False
         status = host.get("status") or None
         from_annotation = False
-        raw = (host["metadata"].get("annotations") or {}).get(ann.STATUS)
-        if not (status or {}).get("provisioning", {}).get("state") and raw:
-            status = _status_from_annotation(raw)
+        annotations = host["metadata"].get("annotations") or {}
+        if not (status or {}).get("provisioning", {}).get("state") and annotations.get(ann.STATUS):
+            status, _ = status_annotation(annotations)
             from_annotation = status is not None
         state = self.hoststates.get(key)
         if state is None and status:
@@ -214,11 +210,9 @@ class HostReconciler:
         _, hw_problem = hardware_details(annotations)
         if hw_problem:
             problems[ann.HARDWARE_DETAILS] = hw_problem
-        raw = annotations.get(ann.STATUS)
-        if raw is not None and _status_from_annotation(raw) is None:
-            problems[ann.STATUS] = (
-                f"annotation {ann.STATUS} is not a valid Host status in JSON; fix or remove it"
-            )
+        _, status_problem = status_annotation(annotations)
+        if status_problem:
+            problems[ann.STATUS] = status_problem
         before = book.seen.annotation_problems
         if problems != before:
             for name, message in problems.items():
@@ -287,14 +281,5 @@ def _hoststate_of(host: Obj) -> Obj:
 def _spent_status_annotation(host: Obj, annotations: dict[str, str]) -> bool:
     """A valid status annotation on a Host whose status is restored already (a restart
     between the status write and the annotation's removal): it has done its work."""
-    raw = annotations.get(ann.STATUS)
     state = ((host.get("status") or {}).get("provisioning") or {}).get("state")
-    return raw is not None and bool(state) and _status_from_annotation(raw) is not None
-
-
-def _status_from_annotation(raw: str) -> dict[str, Any] | None:
-    try:
-        parsed = HostStatus.model_validate(json.loads(raw))
-    except (ValueError, ValidationError):
-        return None
-    return parsed.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return bool(state) and status_annotation(annotations)[0] is not None

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from ...api import annotations as ann
+from ...api.backend_ids import id_problem
 from ..provisioner import HostView
 from ..results import failed, retry_after
 from .client import IronicClient, Reply
@@ -66,16 +68,11 @@ class Attempt:
         name = node_name(self.host)
         found: Node | None = None
         if self.host.provider_id:
-            reply = self.request(
-                "GET",
-                f"/v1/nodes/{quote(self.host.provider_id)}?fields={NODE_FIELDS}",
-                route="node",
-                allow=(404,),
-            )
+            reply = self._read(self.host.provider_id, PROVIDER_ID)
             if reply.status == 200 and isinstance(reply.data, dict):
                 found = reply.data if reply.data.get("name") == name else None
         if found is None:
-            reply = self._read(quote(name))
+            reply = self._read(name, "the node name")
             found = reply.data if reply.status == 200 and isinstance(reply.data, dict) else None
         self.read = None if found is None else (read_at, found)
         return found
@@ -83,9 +80,7 @@ class Attempt:
     def hardware(self, node: Node) -> dict[str, Any]:
         """Host.status.hardware: from the inventory where Ironic has one, else properties."""
         if self.client.version() >= INVENTORY_VERSION:
-            reply = self.request(
-                "GET", f"/v1/nodes/{node['uuid']}/inventory", route="inventory", allow=(404,)
-            )
+            reply = self.request("GET", _path(node, "/inventory"), route="inventory", allow=(404,))
             if reply.status == 200 and isinstance(reply.data, dict):
                 hardware = hardware_from_inventory(reply.data.get("inventory") or {})
                 if hardware:
@@ -117,9 +112,7 @@ class Attempt:
             return
         uuid = node["uuid"]
         if not known_empty:
-            reply = self.request(
-                "GET", f"/v1/nodes/{uuid}/ports?fields=address", route="node/ports"
-            )
+            reply = self.request("GET", _path(node, "/ports?fields=address"), route="node/ports")
             if any(p.get("address", "").lower() == mac for p in reply.data.get("ports", [])):
                 return
         reply = self.request(
@@ -139,11 +132,11 @@ class Attempt:
             )
 
     def patch(self, node: Node, ops: PatchOps) -> None:
-        self.request("PATCH", f"/v1/nodes/{node['uuid']}", ops, route="node")
+        self.request("PATCH", _path(node), ops, route="node")
 
     def validate_bmc(self, node: Node) -> None:
         """Ironic's check of the power interface: a BMC it rejects is a failure."""
-        reply = self.request("GET", f"/v1/nodes/{node['uuid']}/validate", route="validate")
+        reply = self.request("GET", _path(node, "/validate"), route="validate")
         power = reply.data.get("power") or {}
         if power.get("result") is False:
             reason = str(power.get("reason") or "")
@@ -154,12 +147,12 @@ class Attempt:
         uuid = node["uuid"]
         if node.get("maintenance") and node.get("fault") == "clean failure":
             # Ironic set it because cleaning failed: this retry is the fix it waits for
-            self.request("DELETE", f"/v1/nodes/{uuid}/maintenance", route="maintenance")
+            self.request("DELETE", _path(node, "/maintenance"), route="maintenance")
         else:
             wait_out_maintenance(node)
         reply = self.request(
             "PUT",
-            f"/v1/nodes/{uuid}/states/provision",
+            _path(node, "/states/provision"),
             {"target": target},
             route="states/provision",
             allow=(400,),
@@ -167,7 +160,7 @@ class Attempt:
         if reply.status != 400:
             return
         fault = fault_text(reply.data)
-        now = self._read(uuid).data
+        now = self._read(uuid, UUID).data
         if not isinstance(now, dict) or now.get("provision_state") != node["provision_state"]:
             # it moved between our read and our request: decide again from the new state
             raise Answer(retry_after(poll_delay, f"node {uuid} changed state: {fault}"))
@@ -178,24 +171,46 @@ class Attempt:
     def power(self, node: Node, target: str) -> None:
         self.request(
             "PUT",
-            f"/v1/nodes/{node['uuid']}/states/power",
+            _path(node, "/states/power"),
             {"target": target},
             route="states/power",
         )
 
     def delete(self, node: Node, why: str) -> None:
         """Delete the node, in maintenance first where its state needs it."""
-        uuid = node["uuid"]
         if node["provision_state"] not in DELETABLE_STATES and not node.get("maintenance"):
             self.request(
                 "PUT",
-                f"/v1/nodes/{uuid}/maintenance",
+                _path(node, "/maintenance"),
                 {"reason": f"hoststate: host {self.host.key} {why}"},
                 route="maintenance",
             )
-        self.request("DELETE", f"/v1/nodes/{uuid}", route="node", allow=(404,))
+        self.request("DELETE", _path(node), route="node", allow=(404,))
 
-    def _read(self, ident: str) -> Reply:
+    def _read(self, ident: str, field: str) -> Reply:
         return self.request(
-            "GET", f"/v1/nodes/{ident}?fields={NODE_FIELDS}", route="node", allow=(404,)
+            "GET", node_path(ident, field, f"?fields={NODE_FIELDS}"), route="node", allow=(404,)
         )
+
+
+PROVIDER_ID = "status.provisioning.id"
+UUID = "Ironic's node uuid"
+
+
+def node_path(ident: str, field: str, rest: str = "") -> str:
+    """``/v1/nodes/{ident}{rest}``, the ID one path segment; an ID that could be more (a
+    ``/``, ``?``, a dot segment) ends the operation before any request, naming ``field``."""
+    problem = id_problem(ident, field)
+    if problem:
+        where = (
+            f"; nothing was sent to Ironic: fix or remove it in the Host's status or its "
+            f"{ann.STATUS} annotation"
+            if field == PROVIDER_ID
+            else "; nothing was sent to Ironic with it"
+        )
+        raise Answer(failed(problem + where))
+    return f"/v1/nodes/{quote(ident, safe='')}{rest}"
+
+
+def _path(node: Node, rest: str = "") -> str:
+    return node_path(str(node.get("uuid") or ""), UUID, rest)

@@ -125,14 +125,28 @@ def _checksum_file_trouble(last_error: str, checksum_url: str) -> str | None:
     return unfetchable_checksum(checksum_url, trouble)
 
 
+# Ironic's text is read for a reason within its first READ_MAX characters: enough for
+# any of its messages, and a bound on what a pattern costs whatever a BMC, an image server
+# or a tenant's URL made it quote. A pattern that needs a phrase somewhere after another
+# commits to the first occurrence of the first phrase on a line (an atomic group): tried
+# from every occurrence, "checksum " * 6700 took 5.7 s, now 2 ms (60 KB, uncut).
+READ_MAX = 4096
+_LINE = r"[^\n]*?"  # what "." matches, as few as possible
+
+
+def _after_first(first: str, then: str, flags: int = 0) -> re.Pattern[str]:
+    """``first`` then, later on the same line, ``then``; linear in the text."""
+    return re.compile(f"^(?>{_LINE}{first}){_LINE}{then}", flags | re.MULTILINE)
+
+
 _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
-        re.compile(r"image href (\S+) failed.*(Connection refused|Name or service not known)"),
+        _after_first(r"image href (\S+) failed", "(Connection refused|Name or service not known)"),
         "Ironic could not download the image {0} ({1}); check spec.image.url and that the "
         "image server is reachable from Ironic",
     ),
     (
-        re.compile(r"image href (\S+) failed.*(404|Not Found)"),
+        _after_first(r"image href (\S+) failed", "(404|Not Found)"),
         "the image {0} does not exist (HTTP 404); check spec.image.url",
     ),
     (
@@ -140,7 +154,7 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
         "Ironic could not validate the image {0}; check spec.image.url",
     ),
     (
-        re.compile(r"checksum.*(mismatch|does not match|did not match)", re.I),
+        _after_first("checksum", "(mismatch|does not match|did not match)", re.I),
         "the image's checksum did not match spec.image.checksum",
     ),
     (
@@ -183,8 +197,10 @@ def readable(last_error: str, *, checksum_url: str = "") -> str:
     A known failure becomes a sentence that names what to check; any other keeps Ironic's
     first sentence (at most 200 characters). ``checksum_url`` is the node's
     ``instance_info.image_checksum``: Ironic names a checksum file it could not fetch as
-    an image, so only that URL tells the two apart.
+    an image, so only that URL tells the two apart. Only the first :data:`READ_MAX`
+    characters are read.
     """
+    last_error = last_error[:READ_MAX]
     checksum_trouble = _checksum_file_trouble(last_error, checksum_url)
     if checksum_trouble is not None:
         return checksum_trouble

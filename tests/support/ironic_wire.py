@@ -7,7 +7,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from state_controller.api.bmc import parse_bmc_address
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.provisioner import Credentials, HostView
 
 
 @dataclass
@@ -45,3 +47,16 @@ def on_wire(prov: IronicProvisioner, answers: dict[str, tuple[int, Any]] | None 
     wire = Wire(dict(answers or {}), base=prov.client.url)
     prov.client._http = wire  # type: ignore[assignment]
     return wire
+
+
+def host_view(provider_id: str = "") -> HostView:
+    """What the controller hands the provisioner for ``ns/host-0000``."""
+    address = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"
+    return HostView(
+        namespace="ns",
+        name="host-0000",
+        provider_id=provider_id,
+        bmc=parse_bmc_address(address),
+        bmc_address=address,
+        credentials=Credentials("admin", "pw-0"),
+    )

@@ -74,6 +74,10 @@ def test_empty_password_file(tmp_path: Path) -> None:
         (["demo", "--provisioner", "ironic"], "--ironic-url is required"),
         (["demo", "--ironic-url", "http://i", "--faults"], "--faults injects failures"),
         (["run", "--provisioner", "ironic", "--ironic-url", "x"], "is not an http(s) URL"),
+        (
+            ["run", "--ironic-url", "http://admin:pw@i:6385"],
+            "--ironic-url: leave user:password@ out of the URL",
+        ),
     ],
 )
 def test_cli_refuses_bad_flags_with_exit_2(args: list[str], words: str) -> None:

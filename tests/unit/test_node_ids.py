@@ -10,37 +10,23 @@ from dataclasses import replace
 import pytest
 
 from state_controller.api import annotations as ann
-from state_controller.api.bmc import parse_bmc_address
 from state_controller.books.journal import INVALID_ANNOTATION, Notice
 from state_controller.provisioning.ironic import IronicProvisioner
-from state_controller.provisioning.provisioner import Credentials, HostView
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.support.hand_driven import HandDriven
-from tests.support.ironic_wire import on_wire
+from tests.support.ironic_wire import host_view, on_wire
 
 KEY = "ns/host-0000"
 EVIL = ("../../v1/ports?address=x", "u-1/../../v1/drivers", "..", "u-1?fields=driver_info")
 UUID = "5b7a3c2e-8f1d-4a6b-9c0e-2d4f6a8b0c1e"
 
 
-def _view(provider_id: str) -> HostView:
-    address = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"
-    return HostView(
-        namespace="ns",
-        name="host-0000",
-        provider_id=provider_id,
-        bmc=parse_bmc_address(address),
-        bmc_address=address,
-        credentials=Credentials("admin", "pw-0"),
-    )
-
-
 @pytest.mark.parametrize("provider_id", EVIL)
 def test_an_id_that_is_no_node_id_is_refused_before_any_request(provider_id: str) -> None:
     prov = IronicProvisioner("http://ironic.example:6385")
     wire = on_wire(prov)
-    result = prov.register(_view(provider_id), credentials_changed=False)
+    result = prov.register(host_view(provider_id), credentials_changed=False)
     assert result.outcome is Outcome.FAILED, result
     assert "status.provisioning.id" in result.message and ann.STATUS in result.message
     assert "a UUID or an Ironic node name" in result.message
@@ -51,7 +37,7 @@ def test_a_node_id_and_name_go_in_the_path_as_one_segment() -> None:
     prov = IronicProvisioner("http://ironic.example:6385")
     node = {"uuid": UUID, "name": "ns~host-0000", "provision_state": "manageable"}
     wire = on_wire(prov, {f"GET /v1/nodes/{UUID}?": (200, node)})
-    result = prov.register(_view(UUID), credentials_changed=False)
+    result = prov.register(host_view(UUID), credentials_changed=False)
     assert result.provider_id == UUID, result
     assert ("GET", f"{prov.client.url}/v1/nodes/{UUID}?fields=") in [
         (m, u.split("fields=")[0] + "fields=") for m, u in wire.sent
@@ -59,7 +45,7 @@ def test_a_node_id_and_name_go_in_the_path_as_one_segment() -> None:
     # a uuid read back from Ironic with a character out of its own charset
     prov = IronicProvisioner("http://ironic.example:6385")
     wire = on_wire(prov, {"GET /v1/nodes/": (200, dict(node, uuid="x/../../v1/chassis"))})
-    result = prov.register(replace(_view(UUID), provider_id=""), credentials_changed=True)
+    result = prov.register(replace(host_view(UUID), provider_id=""), credentials_changed=True)
     assert result.outcome is Outcome.FAILED and "Ironic's node uuid" in result.message
     assert [url for _, url in wire.sent if "chassis" in url] == []
 

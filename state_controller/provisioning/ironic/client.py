@@ -35,7 +35,8 @@ baremetal_status_code_retries=0)``):
   os-service-types … to the controller image for about fifteen endpoints.
 
 Passwords are sent in request bodies only: never logged (only method, route and status
-are).
+are). A URL written with ``user:password@`` is used and shown without them (urllib3 never
+sent them): messages name the Ironic, and go to logs and to every Host's status.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import urllib3
 
@@ -95,7 +97,13 @@ class IronicClient:
         ca_file: str | None = None,
         insecure: bool = False,
     ) -> None:
-        url = url.rstrip("/")
+        shown = without_userinfo(url)
+        if shown != url:
+            log.warning(
+                "the Ironic URL has user:password@ in it, which is neither sent nor shown; "
+                "give the credentials apart (username and password)"
+            )
+        url = shown.rstrip("/")
         self.url = url[: -len("/v1")] if url.endswith("/v1") else url
         self.lock_retry_delay = lock_retry_delay
         self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
@@ -265,6 +273,14 @@ class IronicClient:
             except ValueError:
                 data = response.data.decode(errors="replace")[:500]
         return Reply(response.status, data)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@``, which must show nowhere."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def basic_auth(username: str, password: str) -> str:

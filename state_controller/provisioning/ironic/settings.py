@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .client import without_userinfo
 from .provisioner import IronicProvisioner
 
 
@@ -69,8 +70,14 @@ def load_ironic_settings(
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
-            f"--ironic-url: {url!r} is not an http(s) URL; "
+            f"--ironic-url: {without_userinfo(url)!r} is not an http(s) URL; "
             "give the Ironic API endpoint, e.g. http://ironic.example:6385"
+        )
+    if "@" in parts.netloc:
+        raise ValueError(
+            "--ironic-url: leave user:password@ out of the URL (it would show in ps, logs "
+            "and messages); give them with --ironic-username and --ironic-password-file, "
+            "or --ironic-credentials-dir"
         )
     if poll_delay <= 0:
         raise ValueError(f"--ironic-poll-delay must be more than 0 seconds, not {poll_delay:g}")

@@ -40,6 +40,11 @@ def test_password_file_and_credentials_dir(tmp_path: Path) -> None:
         ("http://i", {"username": ""}, "--ironic-username is empty"),
         ("http://i", {"ca_file": "/nonexistent/ca.pem"}, "--ironic-ca-file: /nonexistent"),
         (
+            "https://i",
+            {"ca_file": "/nonexistent/ca.pem", "insecure": True},
+            "--ironic-insecure and --ironic-ca-file: give one or the other",
+        ),
+        (
             "http://i",
             {"credentials_dir": "/nonexistent", "username": "u"},
             "--ironic-credentials-dir replaces --ironic-username",
@@ -78,6 +83,17 @@ def test_empty_password_file(tmp_path: Path) -> None:
             ["run", "--ironic-url", "http://admin:pw@i:6385"],
             "--ironic-url: leave user:password@ out of the URL",
         ),
+        (
+            [
+                "demo",
+                "--ironic-url",
+                "https://i",
+                "--ironic-ca-file",
+                __file__,
+                "--ironic-insecure",
+            ],
+            "--ironic-insecure and --ironic-ca-file: give one or the other",
+        ),
     ],
 )
 def test_cli_refuses_bad_flags_with_exit_2(args: list[str], words: str) -> None:
@@ -85,4 +101,4 @@ def test_cli_refuses_bad_flags_with_exit_2(args: list[str], words: str) -> None:
         [*CLI, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
     )
     assert done.returncode == 2, done.stderr
-    assert words in done.stderr
+    assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1

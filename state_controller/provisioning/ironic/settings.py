@@ -81,6 +81,11 @@ def load_ironic_settings(
         )
     if poll_delay <= 0:
         raise ValueError(f"--ironic-poll-delay must be more than 0 seconds, not {poll_delay:g}")
+    if insecure and ca_file is not None:  # the CA file would be silently ignored
+        raise ValueError(
+            "--ironic-insecure and --ironic-ca-file: give one or the other; "
+            "--ironic-insecure skips the verification --ironic-ca-file is for"
+        )
     if ca_file is not None and not Path(ca_file).is_file():
         raise ValueError(f"--ironic-ca-file: {ca_file} is not a file")
     if credentials_dir is not None:

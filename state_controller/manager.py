@@ -59,6 +59,7 @@ class RunOptions:
     node_state_namespace: str = "hoststate-system"
     pool_label: str = DEFAULT_POOL_LABEL
     pool_status_interval: float = 1.0
+    link_nodes_by_hostname: bool = False
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
 
@@ -106,6 +107,7 @@ def run_controller(opts: RunOptions) -> int:
         node_state_namespace=opts.node_state_namespace,
         pool_label=opts.pool_label,
         pool_status_interval=opts.pool_status_interval,
+        link_nodes_by_hostname=opts.link_nodes_by_hostname,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics

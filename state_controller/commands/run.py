@@ -70,6 +70,13 @@ def add(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_POOL_LABEL,
         help="label naming a Node's pool; prefix/* takes the role (default %(default)s)",
     )
+    nodes.add_argument(
+        "--link-nodes-by-hostname",
+        action="store_true",
+        help="a Node whose hostname is the name of exactly one Host runs on it; off by "
+        "default: anyone who may create a Host may name it, so only spec.providerID or "
+        "the hoststate.io/host label link a Node",
+    )
     p.add_argument(
         "--node-pool-status-interval",
         type=duration,
@@ -134,6 +141,7 @@ def main(args: argparse.Namespace) -> int:
                 follow_nodes=not args.no_nodes,
                 node_state_namespace=args.node_state_namespace,
                 pool_label=args.node_pool_label,
+                link_nodes_by_hostname=args.link_nodes_by_hostname,
                 pool_status_interval=args.node_pool_status_interval,
                 stuck=stuck_policy(args.stuck_after),
             )

@@ -21,6 +21,9 @@ class ControllerConfig:
     follow_nodes: bool = True  # watch Nodes and follow their updates
     node_state_namespace: str = "hoststate-system"  # where node-only HostStates live
     pool_label: str = DEFAULT_POOL_LABEL  # the label that puts a Node in a pool
+    # a Node whose hostname is the name of one Host runs on it (updates/links.py); off:
+    # any tenant may name a Host, and only providerID or the hoststate.io/host label prove
+    link_nodes_by_hostname: bool = False
     # a NodePool's status is written at most this often (seconds): a rollout moves its
     # counts at every node's start and end, and a summary a second old is as good
     pool_status_interval: float = 1.0

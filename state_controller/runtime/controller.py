@@ -71,7 +71,11 @@ class HostController:
         self.hoststates = InformerSet(cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate])
         self.secrets = InformerSet(cluster, SECRETS, ns, handlers=[self._on_secret])
         self._host_names: dict[str, set[str]] = {}  # Host name -> keys (a Node links by name)
-        self.node_index = NodeIndex(self._hosts_named, self.config.pool_label)
+        self.node_index = NodeIndex(
+            self._hosts_named,
+            self.config.pool_label,
+            by_hostname=self.config.link_nodes_by_hostname,
+        )
         self.drains = Drains(cluster, self._on_pods)
         # built always, started only when Nodes are followed (no node:/pool: key otherwise)
         self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])

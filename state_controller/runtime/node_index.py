@@ -52,9 +52,12 @@ class NodeIndex:
         self,
         hosts_named: Callable[[str], Iterable[str]],
         pool_label: str = DEFAULT_POOL_LABEL,
+        *,
+        by_hostname: bool = False,
     ) -> None:
         self._hosts_named = hosts_named
         self._pool_label = pool_label
+        self._by_hostname = by_hostname  # a Node's hostname links it (an operator's opt-in)
         self._lock = threading.Lock()
         self._signals: dict[str, NodeSignals] = {}
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
@@ -79,7 +82,7 @@ class NodeIndex:
                 keys.add(self._key_locked(name))
                 if signals is None or signals.pool != before.pool:
                     keys.add(pool_key(before.pool))  # a pool the Node left
-                for host_name in names_read(before):
+                for host_name in names_read(before, by_hostname=self._by_hostname):
                     self._readers.get(host_name, set()).discard(name)
             if signals is None:
                 self._signals.pop(name, None)
@@ -87,9 +90,9 @@ class NodeIndex:
                 self._links.pop(name, None)
                 return keys
             self._signals[name] = signals
-            for host_name in names_read(signals):
+            for host_name in names_read(signals, by_hostname=self._by_hostname):
                 self._readers.setdefault(host_name, set()).add(name)
-            self._set_link_locked(name, host_of(signals, self._hosts_named))
+            self._set_link_locked(name, self._link_locked(name, signals))
             keys.add(self._key_locked(name))
             return keys
 
@@ -98,12 +101,16 @@ class NodeIndex:
         keys: set[str] = set()
         with self._lock:
             for name in sorted(self._readers.get(host_name, ())):
-                link = host_of(self._signals[name], self._hosts_named)
+                link = self._link_locked(name, self._signals[name])
                 if link != self._links.get(name):
                     keys.add(self._key_locked(name))
                     self._set_link_locked(name, link)
                     keys.add(self._key_locked(name))
         return keys
+
+    def _link_locked(self, name: str, signals: NodeSignals) -> str | None:
+        current = self._links.get(name)
+        return host_of(signals, self._hosts_named, by_hostname=self._by_hostname, current=current)
 
     def _set_link_locked(self, name: str, link: str | None) -> None:
         old = self._links.get(name)

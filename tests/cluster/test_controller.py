@@ -79,7 +79,7 @@ def test_controller_works_as_its_service_account_and_nothing_more(
         wait_for(lambda: "host-0000" not in host_states(admin), what="deleted through finalizer")
         # Nodes: one on a Host (spec.node patched), one on none (a HostState of its own,
         # its pods watched once cordoned), all with the ServiceAccount's rights only
-        SimulatedNode(admin, "host-0001").register()
+        SimulatedNode(admin, "host-0001", provider_id=f"metal3://{NS}/host-0001/m-1").register()
         lone = SimulatedNode(admin, "lone-1")
         lone.register()
         lone.cordon()
@@ -124,7 +124,7 @@ def test_kubectl_get_shows_the_printer_columns(
         create_fleet(admin, NS, 2)
         wait_all_in(admin, NS, "provisioned", reported=False)
         wait_for(lambda: set(phases(admin).values()) == {"Provisioned"})
-        node = SimulatedNode(admin, "host-0001")  # linked by its hostname
+        node = SimulatedNode(admin, "host-0001", provider_id=f"metal3://{NS}/host-0001/m-1")
         node.register()
         node.cordon()
         wait_for(lambda: phases(admin)["host-0001"] == "Updating")

@@ -111,7 +111,10 @@ def fleet(control_plane: ControlPlane, admin: KubeCluster) -> Iterator[KubeClust
             name = manifest["metadata"]["name"]
             admin.create(SECRETS, secret_manifest(NS, f"{name}-bmc", "admin", "pw"))
             admin.create(HOSTS, manifest)
-        nodes = {name: SimulatedNode(admin, name, labels=WORKER) for name in (PREPARING, REBOOTING)}
+        nodes = {
+            name: SimulatedNode(admin, name, labels=WORKER, provider_id=f"metal3://{NS}/{name}/m")
+            for name in (PREPARING, REBOOTING)
+        }
         for name, node in nodes.items():
             wait_for(partial(phase_is, admin, name, "Provisioned"), WAIT, f"{name} provisioned")
             node.register()

@@ -1,7 +1,8 @@
 """Nodes followed end to end, on the embedded store and a real kube-apiserver: a Node's
 update told in its Host's book (the Machine Config Operator's annotations), a Node with no
 Host in a HostState of its own (our own annotations), a plain kubelet reboot, a drain held
-by a PodDisruptionBudget, and heartbeats that cost nothing."""
+by a PodDisruptionBudget, heartbeats that cost nothing, and a Host named like a Node that
+does not take it."""
 
 from __future__ import annotations
 
@@ -13,16 +14,17 @@ from state_controller.api.updates import UpdateStep
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import (
     EVENTS,
+    HOSTS,
     HOSTSTATES,
     NODEPOOLS,
     NODES,
     Cluster,
 )
 from state_controller.runtime.config import ControllerConfig
-from state_controller.simulation.fleet import create_fleet
+from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.simulation.nodes import SimulatedNode, set_budget
 from state_controller.updates.signals import MCO
-from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
+from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for, wait_reconciled
 from tests.support.scenarios import (
     WORKER,
     allow_pods,
@@ -142,6 +144,13 @@ def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
         assert [h["to"] for h in state["status"]["history"]] == ["preparing update", "updated"]
         assert update_of(state)["source"] == "agent" and update_of(state)["currentConfig"] == "v2"
         assert "Provisioned" not in {c["type"] for c in state["status"]["conditions"]}
+        # a tenant's Host named like the Node takes nothing: a name proves no link
+        squatter = host_manifest(NS, 7)
+        squatter["metadata"]["name"] = "edge-7"
+        cluster.create(HOSTS, squatter)
+        wait_reconciled(running.controller, cluster, NS, "edge-7")
+        assert hoststate(cluster, "edge-7")["spec"]["node"] == ""
+        assert step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "updated"  # still its own
         # a Node that goes takes its node-only HostState with it
         node.delete()
         wait_for(
@@ -391,7 +400,9 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
 def test_a_restart_mid_update_keeps_one_history(cluster: Cluster, run_controller: Any) -> None:
     """The update's records before the restart are neither lost nor told twice."""
     agent = {"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"}
-    node = SimulatedNode(cluster, "host-0000", labels=WORKER)  # linked by its hostname
+    node = SimulatedNode(
+        cluster, "host-0000", labels=WORKER, provider_id=f"metal3://{NS}/host-0000/m-0"
+    )
     with run_controller(cluster) as first:
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="provisioned")

@@ -10,6 +10,7 @@ from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
+from state_controller.runtime.node_index import NodeIndex
 from state_controller.updates.adapters import DrainStatus, adapter_for, never_back
 from state_controller.updates.links import host_of, names_read
 from state_controller.updates.pool_summary import pool_summary
@@ -315,7 +316,7 @@ def test_progress_through_the_operators_annotations_and_a_degraded_retry() -> No
     assert book.update.step == S.APPLYING and book.update.failed_step is None
 
 
-def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None:
+def test_a_node_is_linked_to_its_host_by_provider_id_or_label_and_by_hostname_if_asked() -> None:
     hosts = {
         "host-0": ["metal/host-0"],
         "bmh-7": ["openshift-machine-api/bmh-7"],
@@ -331,17 +332,42 @@ def test_a_node_is_linked_to_its_host_by_provider_id_label_or_hostname() -> None
     raw["spec"]["providerID"] = "baremetalhost:///openshift-machine-api/bmh-7/0f3c"
     assert host_of(node_signals(raw), named) == "openshift-machine-api/bmh-7"
     raw["spec"]["providerID"] = "metal3://metal/gone/m-0"
-    assert host_of(node_signals(raw), named) == "metal/w0"  # no such Host: the hostname
-    assert names_read(node_signals(raw)) == {"gone", "w0"}
+    assert host_of(node_signals(raw), named) is None  # no such Host; a hostname proves nothing
+    assert names_read(node_signals(raw)) == {"gone"}
+    # ...unless the operator says hostnames are to be trusted
+    assert host_of(node_signals(raw), named, by_hostname=True) == "metal/w0"
+    assert names_read(node_signals(raw), by_hostname=True) == {"gone", "w0"}
     raw["spec"]["providerID"] = "aws:///us-east-1a/i-0abc"
-    assert host_of(node_signals(raw), named) == "metal/w0"  # the hostname label
+    assert host_of(node_signals(raw), named, by_hostname=True) == "metal/w0"
     raw["metadata"]["labels"]["hoststate.io/host"] = "twin"
     assert host_of(node_signals(raw), named) is None  # two Hosts of that name: none
+    assert host_of(node_signals(raw), named, current="a/twin") == "a/twin"  # kept
     raw["metadata"]["labels"]["hoststate.io/host"] = "b/twin"
     assert host_of(node_signals(raw), named) == "b/twin"
     del raw["metadata"]["labels"]["hoststate.io/host"]
     raw["metadata"]["labels"]["kubernetes.io/hostname"] = "nowhere"
-    assert host_of(node_signals(raw), named) is None
+    assert host_of(node_signals(raw), named, by_hostname=True) is None
+
+
+def test_a_host_named_like_a_node_does_not_take_it() -> None:
+    """A tenant's Host named after a Node (its hostname) takes nothing by default; with
+    hostnames trusted, a second Host of that name elsewhere does not take the Node away
+    from the one it was linked to."""
+    hosts: dict[str, list[str]] = {}
+    index = NodeIndex(lambda name: hosts.get(name, []))
+    worker = node()
+    worker["spec"] = {}  # no providerID, no label: only its hostname, w0
+    index.observe("w0", worker)
+    hosts["w0"] = ["tenant/w0"]
+    assert index.relink("w0") == set()
+    assert index.key_of("w0") == "node:w0"  # followed on its own, as before
+
+    trusting = NodeIndex(lambda name: hosts.get(name, []), by_hostname=True)
+    trusting.observe("w0", worker)
+    assert trusting.key_of("w0") == "tenant/w0"
+    hosts["w0"] = ["tenant/w0", "other/w0"]
+    assert trusting.relink("w0") == set()
+    assert trusting.key_of("w0") == "tenant/w0"  # the link made first holds
 
 
 def test_an_update_that_reloads_cri_o_instead_of_rebooting() -> None:

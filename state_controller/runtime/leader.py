@@ -41,9 +41,24 @@ def run_for_leadership(
     on_stopped: Callable[[], None],
 ) -> threading.Thread:
     """Campaign in a daemon thread; ``on_started`` runs once this process leads."""
+    election = campaign(api, cfg, on_started=on_started, on_stopped=on_stopped)
+    thread = threading.Thread(target=election.run, name="leader-election", daemon=True)
+    thread.start()
+    return thread
+
+
+def campaign(
+    api: client.ApiClient,
+    cfg: LeaderElectionConfig,
+    *,
+    on_started: Callable[[], None],
+    on_stopped: Callable[[], None],
+) -> leaderelection.LeaderElection:
+    """The election, not yet run: the Lease ``cfg`` names, read and written through ``api``
+    (get, create, update: what the manifests' Role grants on that one Lease)."""
     lock = LeaseLock(cfg.name, cfg.namespace, cfg.identity)
     lock.api_instance = client.CoordinationV1Api(api)  # ours, not the global default client
-    election = leaderelection.LeaderElection(
+    return leaderelection.LeaderElection(
         electionconfig.Config(
             lock,
             lease_duration=cfg.lease_duration,
@@ -53,6 +68,3 @@ def run_for_leadership(
             onstopped_leading=on_stopped,
         )
     )
-    thread = threading.Thread(target=election.run, name="leader-election", daemon=True)
-    thread.start()
-    return thread

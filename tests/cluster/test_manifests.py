@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 
+from state_controller.runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, campaign
 from tests.support.control_plane import ControlPlane
 from tests.support.secret_volume import write_secret_volume
 
@@ -38,6 +40,7 @@ HOSTS = "hosts.hoststate.io"
 HOSTSTATES = "hoststates.hoststate.io"
 NODEPOOLS = "nodepools.hoststate.io"
 LEASES = "leases.coordination.k8s.io"
+OUR_LEASE = f"{LEASES}/{DEFAULT_LEASE}"  # the one Lease read and written: leader election
 
 # Everything the controller is granted: (apiGroup, resource, namespace or None
 # for cluster-wide) -> verbs. A new permission must be added here on purpose.
@@ -323,9 +326,9 @@ ALLOWED = [
     ("watch", "secrets", "-n", HOSTS_NS),
     ("create", "events", "-n", HOSTS_NS),
     ("patch", "events", "-n", HOSTS_NS),
-    ("get", LEASES, "-n", CONTROLLER_NS),
+    ("get", OUR_LEASE, "-n", CONTROLLER_NS),
     ("create", LEASES, "-n", CONTROLLER_NS),
-    ("update", LEASES, "-n", CONTROLLER_NS),
+    ("update", OUR_LEASE, "-n", CONTROLLER_NS),
     ("patch", HOSTSTATES, "-n", HOSTS_NS),
     ("create", HOSTSTATES, "-n", CONTROLLER_NS),
     ("delete", HOSTSTATES, "-n", CONTROLLER_NS),
@@ -363,11 +366,15 @@ DENIED = [
     ("update", HOSTS, "-n", HOSTS_NS),
     ("delete", HOSTSTATES, "-n", HOSTS_NS),
     ("update", "events", "-n", HOSTS_NS),
-    # Leases: only its own namespace, never deleted
-    ("update", LEASES, "-n", "default"),
-    ("update", LEASES, "-n", HOSTS_NS),
-    ("delete", LEASES, "-n", CONTROLLER_NS),
+    # Leases: only its own, in its own namespace, never deleted
+    ("update", OUR_LEASE, "-n", "default"),
+    ("update", OUR_LEASE, "-n", HOSTS_NS),
+    ("delete", OUR_LEASE, "-n", CONTROLLER_NS),
+    ("patch", OUR_LEASE, "-n", CONTROLLER_NS),
     ("list", LEASES, "--all-namespaces"),
+    ("get", LEASES, "-n", CONTROLLER_NS),  # any Lease: no
+    ("update", f"{LEASES}/another-controller", "-n", CONTROLLER_NS),
+    ("get", f"{LEASES}/another-controller", "-n", CONTROLLER_NS),
     ("*", "*", "--all-namespaces"),
 ]
 
@@ -391,7 +398,57 @@ def test_every_granted_verb_is_allowed(cp: ControlPlane, applied: object) -> Non
             qualified += f"/{sub}"
         scope = ("-n", ns) if ns else ()
         for verb in sorted(verbs):
-            assert _can_i(cp, verb, qualified, *scope), (verb, qualified, ns)
+            named = qualified == LEASES and verb != "create"  # one Lease, by its name
+            resource = f"{qualified}/{DEFAULT_LEASE}" if named else qualified
+            assert _can_i(cp, verb, resource, *scope), (verb, resource, ns)
+
+
+def test_leases_are_the_controllers_own_by_name(cp: ControlPlane, applied: object) -> None:
+    """get and update name the one Lease the controller campaigns for (create cannot be
+    limited by name: the object does not exist yet); the Deployment keeps its name."""
+    assert "--leader-election-id" not in _container(cp)["args"]  # so: DEFAULT_LEASE
+    rules = [
+        rule
+        for kind, ns, rule in _rbac_rules(cp)
+        if "leases" in rule["resources"] and ns == CONTROLLER_NS
+    ]
+    assert sorted((sorted(r["verbs"]), r.get("resourceNames")) for r in rules) == [
+        (["create"], None),
+        (["get", "update"], [DEFAULT_LEASE]),
+    ]
+
+
+def _try_to_lead(api: client.ApiClient, lease: str) -> bool:
+    """One try of the controller's leader election (runtime/leader.py) for ``lease``."""
+    cfg = LeaderElectionConfig(CONTROLLER_NS, lease, identity="replica-under-test")
+    election = campaign(api, cfg, on_started=lambda: None, on_stopped=lambda: None)
+    return bool(election.try_acquire_or_renew())  # type: ignore[no-untyped-call]
+
+
+def test_leader_election_works_as_the_controller_on_its_lease_only(
+    cp: ControlPlane, applied: object
+) -> None:
+    """As the controller's ServiceAccount: its Lease is created, then renewed; another
+    Lease in the same namespace cannot even be read."""
+    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
+    configuration = client.Configuration(host=cp.url)
+    configuration.api_key = {"authorization": token.stdout.strip()}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.ssl_ca_cert = str(cp.ca_file)
+    leases = (DEFAULT_LEASE, "another-controller")
+    for lease in leases:
+        _kubectl(cp, "delete", "lease", lease, "-n", CONTROLLER_NS, "--ignore-not-found")
+    try:
+        with client.ApiClient(configuration) as api:
+            assert _try_to_lead(api, DEFAULT_LEASE)  # get (404), create
+            assert _try_to_lead(api, DEFAULT_LEASE)  # get, update
+            lease = _get(cp, "lease", DEFAULT_LEASE, "-n", CONTROLLER_NS)
+            assert lease["spec"]["holderIdentity"] == "replica-under-test"
+            assert not _try_to_lead(api, "another-controller")  # get: 403
+        assert _run(cp, "get", "lease", "another-controller", "-n", CONTROLLER_NS).returncode
+    finally:
+        for lease in leases:
+            _kubectl(cp, "delete", "lease", lease, "-n", CONTROLLER_NS, "--ignore-not-found")
 
 
 # -- (d) the Ironic overlay ----------------------------------------------------------

@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import MetricsHandler
 
 from ..cluster.interface import ApiError, Cluster, Resource
-from .endpoints import Server, listen
+from .endpoints import LIMITS, Limits, Server, serve
 
 log = logging.getLogger(__name__)
 
@@ -178,17 +177,12 @@ def _self_signed(hostnames: list[str]) -> tuple[bytes, bytes]:
     )
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that fails its TLS handshake or hangs up is not worth a traceback."""
-        log.debug("metrics request from %s failed", client_address[0], exc_info=True)
-
-
 def serve_metrics_securely(
     registry: CollectorRegistry,
     address: tuple[str, int],
     auth: DelegatedAuth,
     context: ssl.SSLContext,
+    limits: Limits = LIMITS,
 ) -> Server:
     """``/metrics`` over HTTPS, to callers ``auth`` lets in (401 or 403 otherwise)."""
     base = MetricsHandler.factory(registry)
@@ -211,15 +205,4 @@ def serve_metrics_securely(
         def log_message(self, format: str, *args: object) -> None:  # scrapes are not news
             pass
 
-    def start() -> Server:
-        server = _QuietServer(address, Guarded)
-        server.daemon_threads = True
-        # the handshake happens in the request's thread: a slow client holds no other
-        server.socket = context.wrap_socket(
-            server.socket, server_side=True, do_handshake_on_connect=False
-        )
-        thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
-        thread.start()
-        return Server(server, thread)
-
-    return listen("--metrics-bind-address", address, start)
+    return serve("metrics", "--metrics-bind-address", address, Guarded, limits, lambda: context)

@@ -1,0 +1,204 @@
+"""The controller's HTTP endpoints under abuse: /metrics (plain and HTTPS with bearer
+tokens) and the probes, each started in this process on loopback.
+
+A connection that sends nothing, or begins a TLS handshake and stalls, is dropped after
+the server's timeout and holds no scrape back meanwhile; connections beyond the cap are
+refused at once.
+"""
+
+from __future__ import annotations
+
+import http.client
+import select
+import selectors
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from prometheus_client import CollectorRegistry
+
+from state_controller.api.objects import Obj
+from state_controller.cluster.interface import Resource
+from state_controller.observability.endpoints import (
+    LIMITS,
+    Limits,
+    Server,
+    serve_metrics,
+    serve_probes,
+)
+from state_controller.observability.metrics_auth import (
+    DelegatedAuth,
+    serve_metrics_securely,
+    tls_context,
+)
+from tests.conftest import wait_for
+
+LOOPBACK = "127.0.0.1"
+GOOD = "prometheus-token"  # the one token the stand-in API server allows
+IDLE = 300  # connections an abuser holds open
+SCRAPE_BOUND = 5.0  # seconds: generous; a scrape under idle connections takes milliseconds
+CONNECT_BOUND = 10.0  # seconds to open them: the kernel completes them, busy server or not
+# the first bytes of a TLS ClientHello (a record of 200 bytes), and then nothing
+STALLED_HELLO = b"\x16\x03\x01\x00\xc8\x01\x00\x00\xc4\x03\x03"
+
+
+class Reviewer:
+    """The API server's TokenReview and SubjectAccessReview, counted."""
+
+    def __init__(self) -> None:
+        self.token_reviews = 0
+        self._lock = threading.Lock()
+
+    def create(self, resource: Resource, obj: Obj) -> Obj:
+        if resource.kind == "TokenReview":
+            with self._lock:
+                self.token_reviews += 1
+            known = obj["spec"]["token"] == GOOD
+            user = {"username": "system:serviceaccount:monitoring:prometheus-k8s"}
+            return {"status": {"authenticated": known, "user": user if known else {}}}
+        return {"status": {"allowed": True}}
+
+
+def get(url: str, token: str | None = None, timeout: float = SCRAPE_BOUND) -> int:
+    """The status of a GET; 0 when the server hung up without answering."""
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # self-signed
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+            response.read()
+            return int(response.status)
+    except urllib.error.HTTPError as err:
+        return err.code
+    except (urllib.error.URLError, http.client.RemoteDisconnected, ConnectionError):
+        return 0
+
+
+@contextmanager
+def connections(port: int, count: int, first: bytes = b"") -> Iterator[list[socket.socket]]:
+    """``count`` connections that send ``first`` and then nothing; all closed on exit."""
+    opened: list[socket.socket] = []
+    began = time.monotonic()
+    try:
+        for _ in range(count):
+            opened.append(socket.create_connection((LOOPBACK, port), timeout=CONNECT_BOUND))
+            if first:
+                opened[-1].sendall(first)
+            took = time.monotonic() - began
+            assert took < CONNECT_BOUND, f"{len(opened)} of {count} connected in {took:.1f}s"
+        yield opened
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def hung_up(sockets: list[socket.socket], timeout: float) -> tuple[int, bytes]:
+    """How many of ``sockets`` the server closed within ``timeout`` seconds, and the
+    bytes it sent on them before (an answer, where it should have refused)."""
+    answered = b""
+    closed = 0
+    with selectors.DefaultSelector() as selector:
+        for sock in sockets:
+            selector.register(sock, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while closed < len(sockets) and (left := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                conn = key.fileobj
+                assert isinstance(conn, socket.socket)
+                try:
+                    data = conn.recv(4096)
+                except OSError:  # reset
+                    data = b""
+                answered += data
+                if not data:
+                    closed += 1
+                    selector.unregister(conn)
+    return closed, answered
+
+
+def started(stack: ExitStack, server: Server) -> Server:
+    stack.callback(server.stop)
+    return server
+
+
+def secure(stack: ExitStack, reviewer: Reviewer) -> Server:
+    auth = DelegatedAuth(reviewer)  # type: ignore[arg-type]
+    context = tls_context(None, ["localhost", LOOPBACK])
+    return started(stack, serve_metrics_securely(CollectorRegistry(), (LOOPBACK, 0), auth, context))
+
+
+def test_silent_connections_hold_no_scrape_back_and_are_dropped() -> None:
+    """300 connections that send nothing (or stall their TLS handshake) on each endpoint:
+    a scrape is still answered at once, and the server drops them after its timeout."""
+    reviewer = Reviewer()
+    with ExitStack() as stack:
+        plain = started(stack, serve_metrics(CollectorRegistry(), (LOOPBACK, 0)))
+        probes = started(stack, serve_probes(lambda: True, (LOOPBACK, 0)))
+        silent_tls, stalled_tls = secure(stack, reviewer), secure(stack, reviewer)
+        cases: list[tuple[str, str, str | None, bytes]] = [
+            ("plain /metrics", f"http://{LOOPBACK}:{plain.port}/metrics", None, b""),
+            ("/healthz", f"http://{LOOPBACK}:{probes.port}/healthz", None, b""),
+            ("HTTPS /metrics", f"https://{LOOPBACK}:{silent_tls.port}/metrics", GOOD, b""),
+            (
+                "HTTPS /metrics, handshake stalled",
+                f"https://{LOOPBACK}:{stalled_tls.port}/metrics",
+                GOOD,
+                STALLED_HELLO,
+            ),
+        ]
+        held = {}
+        for name, url, _, first in cases:
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            held[name] = stack.enter_context(connections(port, IDLE, first))
+        for name, url, token, _ in cases:
+            began = time.monotonic()
+            assert get(url, token) == 200, f"{name}: no answer under {IDLE} idle connections"
+            took = time.monotonic() - began
+            assert took < SCRAPE_BOUND, f"{name}: answered in {took:.2f}s"
+        bound = LIMITS.silence + 10.0
+        for name, *_ in cases:
+            closed, _sent = hung_up(held[name], bound)
+            assert closed == IDLE, f"{name}: {IDLE - closed} of {IDLE} still open after {bound}s"
+
+
+def test_connections_beyond_the_cap_are_refused_at_once() -> None:
+    """With the cap's worth of silent connections held, a further request is refused
+    (closed unanswered) at once; once they are gone, requests are answered again."""
+    with ExitStack() as stack:
+        probes = started(stack, serve_probes(lambda: True, (LOOPBACK, 0)))
+        request = b"GET /healthz HTTP/1.0\r\n\r\n"
+        with connections(probes.port, LIMITS.connections):
+            with connections(probes.port, 20, request) as beyond:
+                closed, answered = hung_up(beyond, timeout=LIMITS.silence / 2)
+            assert answered == b"", f"served beyond the cap: {answered[:60]!r}"
+            assert closed == 20
+        url = f"http://{LOOPBACK}:{probes.port}/healthz"
+        wait_for(lambda: get(url) == 200, timeout=10.0, what="/healthz answered again")
+
+
+def test_a_request_trickled_in_is_cut_at_the_deadline() -> None:
+    """A client that sends a byte of a header every tenth of a second, never silent long
+    enough to be dropped for it, is cut when the connection's deadline passes."""
+    limits = Limits(deadline=1.0)
+    with ExitStack() as stack:
+        probes = started(stack, serve_probes(lambda: True, (LOOPBACK, 0), limits))
+        with connections(probes.port, 1, b"GET /healthz HTTP/1.0\r\nX-Slow: ") as (sock,):
+            began = time.monotonic()
+            cut = False
+            while not cut and time.monotonic() - began < limits.deadline + 10.0:
+                try:
+                    sock.sendall(b"x")
+                    readable, _, _ = select.select([sock], [], [], 0.1)
+                    cut = bool(readable) and sock.recv(4096) == b""
+                except OSError:  # reset
+                    cut = True
+            took = time.monotonic() - began
+            assert cut, f"still trickling after {took:.1f}s"
+            assert took < limits.deadline + 5.0, f"cut after {took:.1f}s"

@@ -25,6 +25,16 @@ REBOOT = PREFIX + "reboot"
 
 INSPECT_DISABLED = "disabled"
 
+BMC_CREDENTIALS = PREFIX + "bmc-credentials"
+"""A label, not an annotation: ``true`` on a Secret that holds BMC credentials for Hosts.
+
+Only Secrets carrying it are read (and cached) by the controller: a Host naming any other
+Secret of its namespace gets a registration error instead of sending it to a BMC.
+"""
+
+BMC_CREDENTIALS_SELECTOR = BMC_CREDENTIALS + "=true"
+"""The label selector of the Secrets the controller watches."""
+
 FINALIZER = "hoststate.io/host"
 """Keeps a Host until the controller has deprovisioned and deleted it in the backend."""
 

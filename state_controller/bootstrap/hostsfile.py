@@ -16,11 +16,13 @@ from typing import Any
 import yaml
 
 from ..api import API_VERSION
+from ..api import annotations as ann
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, Cluster, Invalid, NotFound, Resource
 from ..cluster.schema import validators
 
 DEFAULT_NAMESPACE = "default"
+BMC_LABEL = {ann.BMC_CREDENTIALS: "true"}
 
 
 class HostsFileError(ValueError):
@@ -73,6 +75,10 @@ def read_hosts_file(path: str | Path) -> HostsFile:
             obj.pop("status", None)  # a status is the controller's to write
             hosts.append(obj)
         elif kind == "Secret":
+            # the file's Secrets are its Hosts' BMC credentials: labelled so the controller
+            # reads them (it reads no other Secret)
+            labels = meta.get("labels")
+            meta["labels"] = {**(labels if isinstance(labels, dict) else {}), **BMC_LABEL}
             secrets.append(_with_data(obj, f"{where}: {what}"))
         else:
             raise HostsFileError(

@@ -137,12 +137,17 @@ class Cluster(Protocol):
     def get(self, resource: Resource, namespace: str | None, name: str) -> Obj: ...
 
     def list(
-        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        field_selector: str = "",
+        label_selector: str = "",
     ) -> tuple[list[Obj], str]:
         """All objects (in one namespace, or all when ``None``) and the list's resourceVersion.
 
         ``field_selector`` is the API's (``spec.nodeName=worker-1``): equality terms
-        joined by commas.
+        joined by commas. ``label_selector`` too (``hoststate.io/bmc-credentials=true``):
+        ``key=value``, ``key!=value``, ``key`` and ``!key`` terms joined by commas.
         """
         ...
 
@@ -152,8 +157,13 @@ class Cluster(Protocol):
         namespace: str | None = None,
         resource_version: str = "",
         field_selector: str = "",
+        label_selector: str = "",
     ) -> Watch:
-        """Changes after ``resource_version``; iteration raises :class:`Gone` if it is too old."""
+        """Changes after ``resource_version``; iteration raises :class:`Gone` if it is too old.
+
+        With a selector, an object that comes to match is ADDED and one that stops matching
+        is DELETED, as the API server tells it.
+        """
         ...
 
     def create(self, resource: Resource, obj: Obj) -> Obj: ...

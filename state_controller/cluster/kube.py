@@ -230,11 +230,15 @@ class KubeCluster:
         return self._with_kind(resource, self._json("GET", self.path(resource, namespace, name)))
 
     def list(
-        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        field_selector: str = "",
+        label_selector: str = "",
     ) -> tuple[list[Obj], str]:
         self._count("list")
         items: list[Obj] = []
-        first: dict[str, str] = {"fieldSelector": field_selector} if field_selector else {}
+        first = _selectors(field_selector, label_selector)
         query: dict[str, str] = {"limit": "500", **first}
         while True:
             page = self._json("GET", self.path(resource, namespace), query=query)
@@ -250,6 +254,7 @@ class KubeCluster:
         namespace: str | None = None,
         resource_version: str = "",
         field_selector: str = "",
+        label_selector: str = "",
     ) -> KubeWatch:
         self._count("watch")
         query = {
@@ -260,8 +265,7 @@ class KubeCluster:
         }
         if resource_version:
             query["resourceVersion"] = resource_version
-        if field_selector:
-            query["fieldSelector"] = field_selector
+        query.update(_selectors(field_selector, label_selector))
         url = self.path(resource, namespace) + "?" + urlencode(query)
         return KubeWatch(self, url)
 
@@ -316,3 +320,13 @@ class KubeCluster:
         obj.setdefault("apiVersion", resource.api_version)
         obj.setdefault("kind", resource.kind)
         return obj
+
+
+def _selectors(field_selector: str, label_selector: str) -> dict[str, str]:
+    """The query parameters of a list's or watch's selectors (none when empty)."""
+    query: dict[str, str] = {}
+    if field_selector:
+        query["fieldSelector"] = field_selector
+    if label_selector:
+        query["labelSelector"] = label_selector
+    return query

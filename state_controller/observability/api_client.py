@@ -95,10 +95,16 @@ class InstrumentedCluster:
         return self._call("GET", "200", lambda: self.inner.get(resource, namespace, name))
 
     def list(
-        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        field_selector: str = "",
+        label_selector: str = "",
     ) -> tuple[list[Obj], str]:
         return self._call(
-            "GET", "200", lambda: self.inner.list(resource, namespace, field_selector)
+            "GET",
+            "200",
+            lambda: self.inner.list(resource, namespace, field_selector, label_selector),
         )
 
     def watch(
@@ -107,11 +113,14 @@ class InstrumentedCluster:
         namespace: str | None = None,
         resource_version: str = "",
         field_selector: str = "",
+        label_selector: str = "",
     ) -> Watch:
         return self._call(
             "GET",
             "200",
-            lambda: self.inner.watch(resource, namespace, resource_version, field_selector),
+            lambda: self.inner.watch(
+                resource, namespace, resource_version, field_selector, label_selector
+            ),
             answers=False,
         )
 

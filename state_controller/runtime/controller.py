@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..api import annotations as ann
 from ..api.objects import Obj
 from ..books.book import Book
 from ..books.records import UpdateCursor
@@ -69,7 +70,14 @@ class HostController:
             state_ns = (*ns, self.config.node_state_namespace)  # node-only HostStates
         self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host])
         self.hoststates = InformerSet(cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate])
-        self.secrets = InformerSet(cluster, SECRETS, ns, handlers=[self._on_secret])
+        # only the Secrets labelled as BMC credentials: no other Secret is read or cached
+        self.secrets = InformerSet(
+            cluster,
+            SECRETS,
+            ns,
+            handlers=[self._on_secret],
+            label_selector=ann.BMC_CREDENTIALS_SELECTOR,
+        )
         self._host_names: dict[str, set[str]] = {}  # Host name -> keys (a Node links by name)
         self.node_index = NodeIndex(
             self._hosts_named,

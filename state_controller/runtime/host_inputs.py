@@ -55,17 +55,39 @@ def parse_spec(raw: Any) -> tuple[HostSpec | None, SpecProblem | None]:
         return None, SpecProblem(reason, message)
 
 
+def is_bmc_credentials(secret: Obj) -> bool:
+    """Whether a Secret is labelled as holding BMC credentials (the only ones read)."""
+    labels = (secret.get("metadata") or {}).get("labels") or {}
+    return isinstance(labels, dict) and labels.get(ann.BMC_CREDENTIALS) == "true"
+
+
 def credentials(
     secret: Obj | None, namespace: str, name: str
 ) -> tuple[Credentials | None, tuple[str, str] | None, str | None]:
-    """(credentials, (secret name, version), problem)."""
+    """(credentials, (secret name, version), problem).
+
+    A Secret without the ``hoststate.io/bmc-credentials=true`` label is refused before
+    anything in it is read: any Secret of the namespace is not a Host's to send to a BMC.
+    """
     if secret is None:
         return (
             None,
             None,
             (
                 f'spec.bmc.credentialsName: Secret "{name}" not found in namespace "{namespace}"; '
-                'create it with keys "username" and "password"'
+                f'create it with keys "username" and "password" and the label '
+                f"{ann.BMC_CREDENTIALS_SELECTOR}"
+            ),
+        )
+    if not is_bmc_credentials(secret):
+        return (
+            None,
+            None,
+            (
+                f'spec.bmc.credentialsName: the Secret "{name}" has no label '
+                f"{ann.BMC_CREDENTIALS_SELECTOR}; add it if it holds this host's BMC "
+                f"credentials: kubectl label secret {name} -n {namespace} "
+                f"{ann.BMC_CREDENTIALS_SELECTOR}"
             ),
         )
     data = secret.get("data") or {}

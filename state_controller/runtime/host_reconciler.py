@@ -41,7 +41,13 @@ from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, R
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .delivery import Delivery
-from .host_inputs import SpecCache, gather, hardware_details, status_annotation
+from .host_inputs import (
+    SpecCache,
+    gather,
+    hardware_details,
+    is_bmc_credentials,
+    status_annotation,
+)
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .reporting import Reporter
@@ -136,8 +142,25 @@ class HostReconciler:
         return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
 
     def _secret(self, key: str) -> Obj | None:
-        """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence)."""
-        return self.secrets.get(key) or self._from_server(self.secrets, SECRETS, key)
+        """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence).
+
+        Only a Secret labelled as BMC credentials is taken. Of one without the label only
+        its metadata is returned (for the error saying so) and nothing is cached: its data
+        is never read.
+        """
+        cached = self.secrets.get(key)
+        if cached is not None:
+            return cached
+        namespace, _, name = key.partition("/")
+        try:
+            found = self.cluster.get(SECRETS, namespace, name)
+        except NotFound:
+            return None
+        if not is_bmc_credentials(found):
+            meta = found.get("metadata") or {}
+            return {"metadata": {k: meta[k] for k in ("name", "namespace", "labels") if k in meta}}
+        self.secrets.mutate(found)
+        return found
 
     def _from_server(
         self, informer: Informer | InformerSet, resource: Resource, key: str

@@ -62,6 +62,7 @@ class Informer:
     handlers: list[Handler] = field(default_factory=list)
     relist_delay: float = 1.0
     field_selector: str = ""  # e.g. the pods of one node: "spec.nodeName=worker-1"
+    label_selector: str = ""  # e.g. the BMC Secrets: "hoststate.io/bmc-credentials=true"
     on_synced: Callable[[], None] | None = None  # after every full list (handlers saw changes)
 
     def __post_init__(self) -> None:
@@ -156,7 +157,9 @@ class Informer:
                 self._stopping.wait(self.relist_delay)
 
     def _relist(self) -> str:
-        items, version = self.cluster.list(self.resource, self.namespace, self.field_selector)
+        items, version = self.cluster.list(
+            self.resource, self.namespace, self.field_selector, self.label_selector
+        )
         objects = {object_key(o): o for o in items}
         fresh = {key: _entry(o) for key, o in objects.items()}
         with self._lock:
@@ -184,6 +187,7 @@ class Informer:
             self.namespace,
             resource_version=version,
             field_selector=self.field_selector,
+            label_selector=self.label_selector,
         )
         self._watch = watch
         if self._stopping.is_set():
@@ -226,10 +230,14 @@ class InformerSet:
         resource: Resource,
         namespaces: tuple[str, ...] | None,
         handlers: list[Handler],
+        label_selector: str = "",
     ) -> None:
         self.resource = resource
         scopes: tuple[str | None, ...] = namespaces if namespaces else (None,)
-        self._all = [Informer(cluster, resource, ns, handlers=handlers) for ns in scopes]
+        self._all = [
+            Informer(cluster, resource, ns, handlers=handlers, label_selector=label_selector)
+            for ns in scopes
+        ]
         self._by_namespace = {ns: i for ns, i in zip(scopes, self._all, strict=True)}
 
     def _for(self, key: str) -> Informer | None:

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from ..api import API_VERSION
+from ..api import annotations as ann
 from ..cluster.interface import HOSTS, SECRETS, AlreadyExists, Cluster
 
 IMAGE = {
@@ -46,7 +47,11 @@ def secret_manifest(namespace: str, name: str, username: str, password: str) -> 
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {ann.BMC_CREDENTIALS: "true"},  # the controller reads no other Secret
+        },
         "type": "Opaque",
         "data": {"username": b64(username), "password": b64(password)},
     }

@@ -195,3 +195,50 @@ def field_matcher(selector: str) -> FieldMatch | None:
         return True
 
     return matches
+
+
+def label_matcher(selector: str) -> FieldMatch | None:
+    """The API server's label selector as a predicate; None when there is none.
+
+    Terms joined by commas: ``key=value`` (or ``==``), ``key!=value`` (true also when the
+    label is absent), ``key`` (present) and ``!key`` (absent). Set terms (``in``, ``notin``)
+    are refused: nothing here uses them.
+    """
+    if not selector:
+        return None
+    terms: list[tuple[str, str | None, bool]] = []  # (key, value or None: presence, negate)
+    for raw in selector.split(","):
+        term = raw.strip()
+        if "(" in term or " in " in f" {term} " or " notin " in f" {term} ":
+            raise Invalid(f"invalid label selector {selector!r}: set terms are not supported")
+        if "!=" in term:
+            key, _, value = term.partition("!=")
+            terms.append((key.strip(), value.strip(), True))
+        elif "=" in term:
+            key, _, value = term.partition("=")
+            terms.append((key.strip(), value.lstrip("=").strip(), False))
+        elif term.startswith("!"):
+            terms.append((term[1:].strip(), None, True))
+        else:
+            terms.append((term, None, False))
+        if not terms[-1][0]:
+            raise Invalid(f"invalid label selector {selector!r}: write key=value terms")
+
+    def matches(obj: Obj) -> bool:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        for key, value, negate in terms:
+            found = key in labels if value is None else labels.get(key) == value
+            if found == negate:
+                return False
+        return True
+
+    return matches
+
+
+def selector_matcher(field_selector: str, label_selector: str) -> FieldMatch | None:
+    """Both selectors as one predicate (an object must match both); None when neither."""
+    by_field, by_label = field_matcher(field_selector), label_matcher(label_selector)
+    if by_field is None or by_label is None:
+        return by_field or by_label
+    first, second = by_field, by_label
+    return lambda obj: first(obj) and second(obj)

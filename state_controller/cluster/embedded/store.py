@@ -26,7 +26,6 @@ from state_controller.cluster.embedded.semantics import (
     Record,
     check_precondition,
     dumps,
-    field_matcher,
     finish_change,
     identify,
     is_removable,
@@ -35,6 +34,7 @@ from state_controller.cluster.embedded.semantics import (
     now_rfc3339,
     owner_uids,
     prepare_create,
+    selector_matcher,
 )
 from state_controller.cluster.embedded.watch import EmbeddedWatch, WatchHub, parse_version
 from state_controller.cluster.interface import (
@@ -182,10 +182,14 @@ class EmbeddedCluster:
         return orjson.loads(record[1])  # type: ignore[no-any-return]
 
     def list(
-        self, resource: Resource, namespace: str | None = None, field_selector: str = ""
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        field_selector: str = "",
+        label_selector: str = "",
     ) -> tuple[list[Obj], str]:
         """Sorted by namespace/name like etcd; parsing happens after releasing the lock."""
-        match = field_matcher(field_selector)
+        match = selector_matcher(field_selector, label_selector)
         with self._lock:
             self._stats["list"] += 1
             items = list(self._objects.get(str(resource), {}).items())
@@ -202,13 +206,14 @@ class EmbeddedCluster:
         namespace: str | None = None,
         resource_version: str = "",
         field_selector: str = "",
+        label_selector: str = "",
     ) -> EmbeddedWatch:
-        """A field selector filters events by the object they carry (as the API server does
-        for a field that never changes back, like a pod's ``spec.nodeName``)."""
+        """Selectors filter events as the API server does: by the object before and after
+        the change, so one that stops matching is DELETED and one that comes to match ADDED."""
         rkey = str(resource)
         ns = namespace if resource.namespaced else None
         since = parse_version(resource_version)
-        match = field_matcher(field_selector)
+        match = selector_matcher(field_selector, label_selector)
         with self._lock:
             self._stats["watch"] += 1
             return self._hub.watch_locked(
@@ -376,9 +381,11 @@ class EmbeddedCluster:
         new["metadata"]["resourceVersion"] = str(rv)
         body = dumps(new)  # may raise: nothing is changed before this point
         self._rv = rv
-        self._objects.setdefault(key[0], {})[(key[1], key[2])] = (rv, body)
+        objects = self._objects.setdefault(key[0], {})
+        before = objects.get((key[1], key[2]))
+        objects[(key[1], key[2])] = (rv, body)
         self._reindex(key, old["metadata"] if old else None, new["metadata"])
-        self._hub.emit_locked(rv, key, event_type, body)
+        self._hub.emit_locked(rv, key, event_type, body, before[1] if before else None)
         if self._sqlite is not None:
             self._sqlite.put(key, body, replacing=old is not None)
         return body

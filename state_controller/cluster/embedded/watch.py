@@ -20,8 +20,9 @@ import orjson
 from state_controller.cluster.embedded.semantics import FieldMatch, Key, Record
 from state_controller.cluster.interface import EventType, Gone, Invalid, WatchEvent
 
-_Change = tuple[EventType, bytes]  # what a watcher receives
-_Event = tuple[int, str, str, EventType, bytes]  # (rv, resource key, namespace, type, body)
+# what a watcher receives: (type, body, the body before a MODIFIED change or None)
+_Change = tuple[EventType, bytes, bytes | None]
+_Event = tuple[int, str, str, EventType, bytes, bytes | None]  # (rv, resource key, ns, *change)
 
 _STOP: Final = None
 
@@ -57,19 +58,37 @@ class EmbeddedWatch:
         if self._gone is not None:
             raise Gone(self._gone)
         backlog, self._backlog = self._backlog, []
-        for event_type, body in backlog:
+        for change in backlog:
             if self._stopped:
                 return
-            obj = orjson.loads(body)
-            if self._match is None or self._match(obj):
-                yield WatchEvent(event_type, obj, body)
+            event = self._seen(change)
+            if event is not None:
+                yield event
         while not self._stopped:
             item = self.queue.get()
             if item is _STOP or self._stopped:
                 return
-            obj = orjson.loads(item[1])
-            if self._match is None or self._match(obj):
-                yield WatchEvent(item[0], obj, item[1])
+            event = self._seen(item)
+            if event is not None:
+                yield event
+
+    def _seen(self, change: _Change) -> WatchEvent | None:
+        """The event as this watcher's selectors show it (None: not shown).
+
+        As the API server's watch cache: a change to an object that matched before and no
+        longer does is DELETED, one to an object that comes to match is ADDED.
+        """
+        event_type, body, before = change
+        obj = orjson.loads(body)
+        if self._match is None:
+            return WatchEvent(event_type, obj, body)
+        now = self._match(obj)
+        if event_type != "MODIFIED":
+            return WatchEvent(event_type, obj, body) if now else None
+        was = before is not None and self._match(orjson.loads(before))
+        if now:
+            return WatchEvent("MODIFIED" if was else "ADDED", obj, body)
+        return WatchEvent("DELETED", obj, body) if was else None
 
     def stop(self) -> None:
         """Ends iteration, also for a thread blocked waiting for the next event."""
@@ -93,11 +112,16 @@ class WatchHub:
         self._history: deque[_Event] = deque(maxlen=max(history, 0))
         self._watchers: dict[str, tuple[EmbeddedWatch, ...]] = {}
 
-    def emit_locked(self, rv: int, key: Key, event_type: EventType, body: bytes) -> None:
+    def emit_locked(
+        self, rv: int, key: Key, event_type: EventType, body: bytes, before: bytes | None = None
+    ) -> None:
         """Fan-out under the lock keeps every watcher's order equal to commit order; a put
-        into a ``SimpleQueue`` never blocks."""
-        self._history.append((rv, key[0], key[1], event_type, body))
-        change = (event_type, body)
+        into a ``SimpleQueue`` never blocks. ``before`` is the object's previous body (for a
+        watcher's selectors); it is kept only for MODIFIED events."""
+        if event_type != "MODIFIED":
+            before = None
+        self._history.append((rv, key[0], key[1], event_type, body, before))
+        change: _Change = (event_type, body, before)
         for watcher in self._watchers.get(key[0], ()):
             if watcher.namespace is None or watcher.namespace == key[1]:
                 watcher.queue.put(change)
@@ -143,8 +167,8 @@ class WatchHub:
         index."""
         start = max(since - floor, 0)
         return [
-            (event_type, body)
-            for rv, event_rkey, event_ns, event_type, body in itertools.islice(
+            (event_type, body, before)
+            for rv, event_rkey, event_ns, event_type, body, before in itertools.islice(
                 self._history, start, None
             )
             if rv > since and event_rkey == rkey and ns in (None, event_ns)
@@ -153,7 +177,7 @@ class WatchHub:
 
 def _snapshot(stored: Mapping[tuple[str, str], Record], ns: str | None) -> list[_Change]:
     items = sorted(stored.items())
-    return [("ADDED", body) for (obj_ns, _), (_, body) in items if ns in (None, obj_ns)]
+    return [("ADDED", body, None) for (obj_ns, _), (_, body) in items if ns in (None, obj_ns)]
 
 
 def parse_version(resource_version: str) -> int | None:

@@ -5,8 +5,10 @@ A scrape's bearer token is checked with a ``TokenReview``; the user it names mus
 allowed ``get`` on the non-resource URL ``/metrics`` by a ``SubjectAccessReview``
 (the ``hoststate-metrics-reader`` ClusterRole in ``manifests/`` grants it). An
 answer is remembered for a minute per token, so a scrape every 30 s costs the API
-server two reviews a minute per scraper at most. Tokens are never logged or kept:
-only their SHA-256.
+server two reviews a minute per scraper at most. A token not allowed before is
+reviewed only within an allowance (10 at once, 10 more a minute): beyond it the
+caller is answered 429, so made-up tokens cannot make the controller flood the API
+server. Tokens are never logged or kept: only their SHA-256.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import datetime
 import hashlib
 import ipaddress
 import logging
+import math
 import os
 import ssl
 import tempfile
@@ -23,12 +26,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import MetricsHandler
 
-from ..cluster.interface import ApiError, Cluster, Resource
+from ..api.objects import Obj
+from ..cluster.interface import ApiError, Resource
 from .endpoints import LIMITS, Limits, Server, serve
 
 log = logging.getLogger(__name__)
@@ -40,13 +44,23 @@ ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False
 )
 REMEMBER = 60.0  # seconds an answer is reused for the same token
+NEW_TOKENS = 10  # tokens not allowed before, reviewed at once at most...
+NEW_TOKENS_PER_SECOND = 10 / 60  # ...and as many more a minute
+KNOWN = 3600.0  # seconds an allowed token is reviewed again outside that allowance
 PATH = "/metrics"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    code: int  # 200, 401 or 403
+    code: int  # 200, 401, 403, 429 or 503
     reason: str
+    retry_after: int = 0  # seconds, with 429
+
+
+class Reviews(Protocol):
+    """Where reviews are created: the API server (a ``Cluster``)."""
+
+    def create(self, resource: Resource, obj: Obj) -> Obj: ...
 
 
 class DelegatedAuth:
@@ -54,7 +68,7 @@ class DelegatedAuth:
 
     def __init__(
         self,
-        cluster: Cluster,
+        cluster: Reviews,
         *,
         remember: float = REMEMBER,
         clock: Callable[[], float] = time.monotonic,
@@ -63,6 +77,7 @@ class DelegatedAuth:
         self.remember = remember
         self.clock = clock
         self._answers: dict[str, tuple[float, Verdict]] = {}
+        self._allowance, self._filled = float(NEW_TOKENS), clock()
         self._lock = threading.Lock()
 
     def check(self, authorization: str | None) -> Verdict:
@@ -73,15 +88,28 @@ class DelegatedAuth:
         now = self.clock()
         with self._lock:
             kept = self._answers.get(digest)
-        if kept is not None and kept[0] > now:
-            return kept[1]
+            if kept is not None and kept[0] > now:
+                return kept[1]
+            known = kept is not None and kept[1].code == 200
+            if not known and (wait := self._take_allowance(now)):
+                return Verdict(429, "too many new tokens to review; try again later", wait)
         verdict = self._review(token.strip())
         if verdict.code != 503:  # an unanswered review is asked again next time
             with self._lock:
                 self._answers[digest] = (now + self.remember, verdict)
-                for key in [k for k, (until, _) in self._answers.items() if until <= now]:
-                    del self._answers[key]
+                for key, (until, was) in list(self._answers.items()):
+                    if until <= now and not (was.code == 200 and until + KNOWN > now):
+                        del self._answers[key]
         return verdict
+
+    def _take_allowance(self, now: float) -> int:
+        """0 when a new token may be reviewed now, else the seconds until one may."""
+        since, self._filled = max(0.0, now - self._filled), now
+        self._allowance = min(NEW_TOKENS, self._allowance + since * NEW_TOKENS_PER_SECOND)
+        if self._allowance >= 1:
+            self._allowance -= 1
+            return 0
+        return math.ceil((1 - self._allowance) / NEW_TOKENS_PER_SECOND)
 
     def _review(self, token: str) -> Verdict:
         try:
@@ -195,6 +223,8 @@ def serve_metrics_securely(
                 self.send_response(verdict.code)
                 if verdict.code == 401:
                     self.send_header("WWW-Authenticate", 'Bearer realm="hoststate"')
+                if verdict.retry_after:
+                    self.send_header("Retry-After", str(verdict.retry_after))
                 self.send_header("Content-Type", "text/plain; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

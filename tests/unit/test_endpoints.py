@@ -17,6 +17,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
@@ -37,6 +38,7 @@ from state_controller.observability.metrics_auth import (
     tls_context,
 )
 from tests.conftest import wait_for
+from tests.support.clocks import Clock
 
 LOOPBACK = "127.0.0.1"
 GOOD = "prometheus-token"  # the one token the stand-in API server allows
@@ -129,7 +131,7 @@ def started(stack: ExitStack, server: Server) -> Server:
 
 
 def secure(stack: ExitStack, reviewer: Reviewer) -> Server:
-    auth = DelegatedAuth(reviewer)  # type: ignore[arg-type]
+    auth = DelegatedAuth(reviewer)
     context = tls_context(None, ["localhost", LOOPBACK])
     return started(stack, serve_metrics_securely(CollectorRegistry(), (LOOPBACK, 0), auth, context))
 
@@ -202,3 +204,42 @@ def test_a_request_trickled_in_is_cut_at_the_deadline() -> None:
             took = time.monotonic() - began
             assert cut, f"still trickling after {took:.1f}s"
             assert took < limits.deadline + 5.0, f"cut after {took:.1f}s"
+
+
+def test_unknown_tokens_cost_at_most_ten_token_reviews() -> None:
+    """1,000 made-up tokens at once cost at most 10 TokenReviews, the rest answered 429
+    unreviewed; a token allowed before is reviewed again when its minute is up however
+    many strangers came; and the allowance comes back with time."""
+    reviewer, clock = Reviewer(), Clock()
+    auth = DelegatedAuth(reviewer, clock=clock)
+    assert auth.check(f"Bearer {GOOD}").code == 200
+    before = reviewer.token_reviews
+    verdicts = Counter(auth.check(f"Bearer made-up-{n}").code for n in range(1000))
+    reviews = reviewer.token_reviews - before
+    assert reviews <= 10, f"1,000 made-up tokens cost {reviews} TokenReviews"
+    assert verdicts == {401: reviews, 429: 1000 - reviews}, verdicts
+    assert auth.check(f"Bearer {GOOD}").code == 200  # remembered: no review
+    clock.advance(61.0)
+    before = reviewer.token_reviews
+    assert auth.check(f"Bearer {GOOD}").code == 200
+    assert reviewer.token_reviews == before + 1, "the known token was not reviewed again"
+    assert auth.check("Bearer made-up-again").code == 401  # a minute refilled the allowance
+
+
+def test_a_token_beyond_the_allowance_is_told_when_to_come_back() -> None:
+    reviewer = Reviewer()
+    with ExitStack() as stack:
+        server = secure(stack, reviewer)
+        url = f"https://{LOOPBACK}:{server.port}/metrics"
+        codes = [get(url, f"made-up-{n}") for n in range(12)]
+        assert codes[0] == 401 and codes[-1] == 429, codes
+        request = urllib.request.Request(url, headers={"Authorization": "Bearer made-up-x"})
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        try:
+            urllib.request.urlopen(request, timeout=SCRAPE_BOUND, context=context).close()
+        except urllib.error.HTTPError as err:
+            assert err.code == 429 and int(err.headers["Retry-After"]) > 0
+            assert b"too many new tokens" in err.read()
+        else:
+            raise AssertionError("a made-up token beyond the allowance was reviewed")

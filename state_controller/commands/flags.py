@@ -67,7 +67,7 @@ def provisioner_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="simulated hardware (default), or a real OpenStack Ironic",
     )
-    g.add_argument("--ironic-url", help="Ironic API endpoint, e.g. http://ironic.example:6385")
+    g.add_argument("--ironic-url", help="Ironic API endpoint, e.g. https://ironic.example:6385")
     g.add_argument("--ironic-username", help="HTTP basic auth user (omit for a noauth Ironic)")
     g.add_argument("--ironic-password-file", help="file holding the HTTP basic auth password")
     g.add_argument(
@@ -87,6 +87,12 @@ def provisioner_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--ironic-ca-file", help="CA bundle for an https Ironic")
     g.add_argument("--ironic-insecure", action="store_true", help="skip TLS verification")
+    g.add_argument(
+        "--ironic-allow-http",
+        action="store_true",
+        help="accept a plain http --ironic-url on another machine: the BMC passwords travel "
+        "in clear (loopback needs no flag)",
+    )
 
 
 def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
@@ -95,7 +101,7 @@ def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
 
     chosen = args.provisioner or ("ironic" if args.ironic_url else "simulated")
     if chosen != "ironic":
-        names = ("ironic_url", *IRONIC_FLAGS, "ironic_insecure")
+        names = ("ironic_url", *IRONIC_FLAGS, "ironic_insecure", "ironic_allow_http")
         given = [f"--{n.replace('_', '-')}" for n in names if vars(args)[n]]
         if given:
             raise ValueError(
@@ -112,4 +118,5 @@ def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
         poll_delay=args.ironic_poll_delay,
         ca_file=args.ironic_ca_file,
         insecure=args.ironic_insecure,
+        allow_http=args.ironic_allow_http,
     )

@@ -479,8 +479,13 @@ def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
     args = build_parser().parse_args(container["args"])
     assert args.provisioner == "ironic"
     assert args.ironic_credentials_dir == mount["mountPath"]
+    assert args.ironic_url.startswith("https://") and not args.ironic_allow_http
+    (ca_mount,) = [m for m in container["volumeMounts"] if m["name"] == "ironic-ca"]
+    assert args.ironic_ca_file.startswith(ca_mount["mountPath"] + "/")
     secret = write_secret_volume(tmp_path / "ironic", {"username": "u", "password": "p\n"})
     args.ironic_credentials_dir = str(secret)
+    ca = write_secret_volume(tmp_path / "ironic-ca", {"ca.crt": "-----BEGIN CERTIFICATE-----"})
+    args.ironic_ca_file = str(ca / "ca.crt")
     settings = ironic_settings(args)
     assert settings is not None
     assert (settings.url, settings.username, settings.password) == (

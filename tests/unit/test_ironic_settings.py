@@ -25,9 +25,29 @@ def test_password_file_and_credentials_dir(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     (tmp_path / "dir" / "username").write_text("u")
     (tmp_path / "dir" / "password").write_text("p")
-    from_dir = load_ironic_settings("http://i:6385", credentials_dir=str(tmp_path / "dir"))
+    from_dir = load_ironic_settings("https://i:6385", credentials_dir=str(tmp_path / "dir"))
     assert (from_dir.username, from_dir.password) == ("u", "p")
-    assert load_ironic_settings("http://i:6385").username is None  # noauth
+    assert load_ironic_settings("https://i:6385").username is None  # noauth
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:6385", "http://localhost:6385", "http://[::1]:6385"]
+)
+def test_plain_http_to_an_ironic_on_this_machine_needs_no_flag(url: str) -> None:
+    assert load_ironic_settings(url).url == url
+
+
+def test_plain_http_across_a_network_is_refused_unless_the_operator_accepts_it() -> None:
+    """Every BMC password travels in the nodes' driver_info: in clear over http."""
+    url = "http://ironic.metal3-system.svc:6385"
+    with pytest.raises(ValueError) as raised:
+        load_ironic_settings(url, username="u", credentials_dir=None)
+    assert str(raised.value) == (
+        f"--ironic-url: {url} is plain http, which would carry every BMC password (and "
+        "Ironic's own credentials) in clear; use https:// (with --ironic-ca-file for a "
+        "private CA), or add --ironic-allow-http if the network to Ironic is trusted"
+    )
+    assert load_ironic_settings(url, allow_http=True).url == url
 
 
 @pytest.mark.parametrize(
@@ -77,7 +97,12 @@ def test_empty_password_file(tmp_path: Path) -> None:
         ),
         (["demo", "--ironic-driver", "fake-hardware"], "--ironic-driver: only with --provisioner"),
         (["demo", "--provisioner", "ironic"], "--ironic-url is required"),
-        (["demo", "--ironic-url", "http://i", "--faults"], "--faults injects failures"),
+        (["demo", "--ironic-url", "http://127.0.0.1:1", "--faults"], "--faults injects failures"),
+        (["run", "--ironic-url", "http://i:6385"], "--ironic-url: http://i:6385 is plain http"),
+        (
+            ["demo", "--ironic-allow-http"],
+            "--ironic-allow-http: only with --provisioner ironic",
+        ),
         (["run", "--provisioner", "ironic", "--ironic-url", "x"], "is not an http(s) URL"),
         (
             ["run", "--ironic-url", "http://admin:pw@i:6385"],

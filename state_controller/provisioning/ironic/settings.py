@@ -6,10 +6,15 @@ a username flag with a password *file* (a password on the command line would sho
 files: a Kubernetes Secret mounted as a volume, which is how the controller gets them
 in a pod without any permission to read Secrets in its own namespace. Every problem is
 a :class:`ValueError` whose text names the flag and says how to fix it.
+
+Ironic is reached over https unless it runs on this machine or the operator says the
+network between is trusted (``--ironic-allow-http``): every BMC password travels in
+the nodes' ``driver_info``, and Ironic's own credentials in the basic-auth header.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -61,17 +66,18 @@ def load_ironic_settings(
     poll_delay: float = 2.0,
     ca_file: str | None = None,
     insecure: bool = False,
+    allow_http: bool = False,
 ) -> IronicSettings:
     """Settings from the ``--ironic-*`` flags; a ValueError names the flag to fix."""
     if not url:
         raise ValueError(
-            "--ironic-url is required with --provisioner ironic, e.g. http://ironic.example:6385"
+            "--ironic-url is required with --provisioner ironic, e.g. https://ironic.example:6385"
         )
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
             f"--ironic-url: {without_userinfo(url)!r} is not an http(s) URL; "
-            "give the Ironic API endpoint, e.g. http://ironic.example:6385"
+            "give the Ironic API endpoint, e.g. https://ironic.example:6385"
         )
     if "@" in parts.netloc:
         raise ValueError(
@@ -103,6 +109,13 @@ def load_ironic_settings(
         password = None
     if username is not None and not username:
         raise ValueError("--ironic-username is empty; leave it out for an Ironic without auth")
+    if parts.scheme == "http" and not allow_http and not _loopback(parts.hostname):
+        raise ValueError(
+            f"--ironic-url: {without_userinfo(url)} is plain http, which would carry every "
+            "BMC password (and Ironic's own credentials) in clear; use https:// (with "
+            "--ironic-ca-file for a private CA), or add --ironic-allow-http if the network "
+            "to Ironic is trusted"
+        )
     return IronicSettings(
         url=url,
         username=username or None,
@@ -113,6 +126,16 @@ def load_ironic_settings(
         insecure=insecure,
         credentials_dir=credentials_dir,
     )
+
+
+def _loopback(host: str | None) -> bool:
+    """An Ironic on this machine (a sidecar, a test): nothing crosses a network."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
 
 
 def _read_credentials_dir(folder: str) -> tuple[str, str]:

@@ -18,7 +18,7 @@ def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     store = tmp_path / "demo.db"
     done = cli(
         "demo", "--hosts", "12", "--speed", "20", "--faults", "--fault-rate", "0.5",
-        "--exit-when-settled", "--json", "--store", str(store), "--timeout", "60",
+        "--exit-when-settled", "--json", "--store", str(store), "--timeout", "180",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -195,7 +195,7 @@ def test_logs_in_json_give_each_failure_with_its_host_state_and_error_type() -> 
         "--log-format", "json", "--log-level", "info",
         "demo", "--hosts", "3", "--speed", "20", "--faults", "--fault-rate", "1",
         "--fault-kinds", "credentials", "--no-update", "--exit-when-settled", "--no-table",
-        "--timeout", "60",
+        "--timeout", "180",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
@@ -252,7 +252,7 @@ def test_a_second_demo_on_its_store_carries_on_without_adopting_again(tmp_path: 
     the fleet provisioned and the machines deployed, and records nothing new."""
     store = tmp_path / "demo.db"
     args = ("demo", "--hosts", "3", "--speed", "20", "--exit-when-settled", "--no-update",
-            "--no-table", "--store", str(store), "--timeout", "60")  # fmt: skip
+            "--no-table", "--store", str(store), "--timeout", "180")  # fmt: skip
     assert cli(*args).returncode == 0
     before = histories(store)
     again = cli(*args)

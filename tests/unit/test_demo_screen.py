@@ -125,7 +125,7 @@ def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
 def test_console_traces_are_not_wiped_by_the_screen() -> None:
     text = on_terminal(
         "demo", "--hosts", "2", "--no-update", "--speed", "10", "--exit-when-settled",
-        "--timeout", "60", "--trace", "console", stderr_too=True,
+        "--timeout", "180", "--trace", "console", stderr_too=True,
     )  # fmt: skip
     assert "\x1b[?1049h" not in text and "\x1b[2J" not in text  # no screen over the spans
     assert '"name": "reconcile"' in text and "2/2 hosts provisioned" in text

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import BindError, parse_bind_address, serve_metrics, serve_probes
-from .observability.metrics_auth import DelegatedAuth, serve_metrics_securely, tls_context
+from .observability.metrics_auth import DelegatedAuth, ServerCertificate, serve_metrics_securely
 from .observability.tracing import Exporter
 from .provisioning.hardware_file import HardwareFile
 from .provisioning.ironic import IronicSettings
@@ -114,10 +114,10 @@ def run_controller(opts: RunOptions) -> int:
     servers = []
     try:
         if metrics_address is not None and opts.metrics_secure:
-            context = tls_context(opts.metrics_cert_dir, _service_names())
+            certificate = ServerCertificate(opts.metrics_cert_dir, _service_names())
             servers.append(
                 serve_metrics_securely(
-                    metrics.registry, metrics_address, DelegatedAuth(cluster), context
+                    metrics.registry, metrics_address, DelegatedAuth(cluster), certificate
                 )
             )
             where = f"{metrics_address[0]}:{servers[-1].port}/metrics"

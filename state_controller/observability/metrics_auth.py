@@ -47,6 +47,7 @@ REMEMBER = 60.0  # seconds an answer is reused for the same token
 NEW_TOKENS = 10  # tokens not allowed before, reviewed at once at most...
 NEW_TOKENS_PER_SECOND = 10 / 60  # ...and as many more a minute
 KNOWN = 3600.0  # seconds an allowed token is reviewed again outside that allowance
+RELOAD_EVERY = 5.0  # seconds between looks at the certificate's files
 PATH = "/metrics"
 
 
@@ -151,22 +152,70 @@ class DelegatedAuth:
         return Verdict(200, "")
 
 
-def tls_context(cert_dir: str | None, hostnames: list[str]) -> ssl.SSLContext:
-    """TLS from ``cert_dir`` (``tls.crt``, ``tls.key``: a cert-manager Secret), or a
-    self-signed certificate made at start (as controller-runtime does without one)."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if cert_dir:
-        folder = Path(cert_dir)
-        context.load_cert_chain(folder / "tls.crt", folder / "tls.key")
+class ServerCertificate:
+    """The TLS context for a new connection: from ``cert_dir`` (``tls.crt``, ``tls.key``:
+    a mounted cert-manager Secret), loaded again when the files change (a Secret is
+    rotated in place), looked at no more often than every ``every`` seconds and only
+    when a connection comes. Without ``cert_dir``, or until its files appear, a
+    certificate made at start and signed by itself (as controller-runtime does)."""
+
+    def __init__(
+        self,
+        cert_dir: str | None,
+        hostnames: list[str],
+        *,
+        every: float = RELOAD_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.folder = Path(cert_dir) if cert_dir else None
+        self.hostnames, self.every, self.clock = hostnames, every, clock
+        self._lock = threading.Lock()
+        self._looked, self._version = clock(), self._files()
+        self._context = self._load(self._version)  # a broken certificate stops the start
+
+    def context(self) -> ssl.SSLContext:
+        now = self.clock()
+        with self._lock:
+            if self.folder is None or now - self._looked < self.every:
+                return self._context
+            self._looked, version = now, self._files()
+            if version != self._version:
+                try:
+                    self._context = self._load(version)
+                except (OSError, ssl.SSLError) as err:  # looked at again next time
+                    log.warning(
+                        "certificate in %s not loaded (%s); still the last", self.folder, err
+                    )
+                else:
+                    self._version = version
+                    log.info("certificate in %s loaded", self.folder)
+            return self._context
+
+    def _files(self) -> tuple[tuple[int, int, int], ...] | None:
+        """What changes when the files do (the kubelet swaps a new folder in)."""
+        if self.folder is None:
+            return None
+        try:
+            found = [os.stat(self.folder / name) for name in ("tls.crt", "tls.key")]
+        except OSError:
+            return None
+        return tuple((f.st_ino, f.st_mtime_ns, f.st_size) for f in found)
+
+    def _load(self, version: object) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        if self.folder is not None and version is not None:
+            context.load_cert_chain(self.folder / "tls.crt", self.folder / "tls.key")
+            return context
+        if self.folder is not None:
+            log.warning("no tls.crt and tls.key in %s: self-signed until they appear", self.folder)
+        cert, key = _self_signed(self.hostnames)
+        with tempfile.TemporaryDirectory() as private:  # ssl reads files; they live a moment
+            os.chmod(private, 0o700)
+            (Path(private) / "tls.crt").write_bytes(cert)
+            (Path(private) / "tls.key").write_bytes(key)
+            context.load_cert_chain(Path(private) / "tls.crt", Path(private) / "tls.key")
         return context
-    cert, key = _self_signed(hostnames)
-    with tempfile.TemporaryDirectory() as private:  # ssl reads files; they live a moment
-        os.chmod(private, 0o700)
-        (Path(private) / "tls.crt").write_bytes(cert)
-        (Path(private) / "tls.key").write_bytes(key)
-        context.load_cert_chain(Path(private) / "tls.crt", Path(private) / "tls.key")
-    return context
 
 
 def _self_signed(hostnames: list[str]) -> tuple[bytes, bytes]:
@@ -209,7 +258,7 @@ def serve_metrics_securely(
     registry: CollectorRegistry,
     address: tuple[str, int],
     auth: DelegatedAuth,
-    context: ssl.SSLContext,
+    certificate: ServerCertificate,
     limits: Limits = LIMITS,
 ) -> Server:
     """``/metrics`` over HTTPS, to callers ``auth`` lets in (401 or 403 otherwise)."""
@@ -235,4 +284,5 @@ def serve_metrics_securely(
         def log_message(self, format: str, *args: object) -> None:  # scrapes are not news
             pass
 
-    return serve("metrics", "--metrics-bind-address", address, Guarded, limits, lambda: context)
+    tls = certificate.context
+    return serve("metrics", "--metrics-bind-address", address, Guarded, limits, tls)

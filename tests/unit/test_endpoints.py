@@ -8,6 +8,7 @@ refused at once.
 
 from __future__ import annotations
 
+import datetime
 import http.client
 import select
 import selectors
@@ -20,7 +21,12 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from prometheus_client import CollectorRegistry
 
 from state_controller.api.objects import Obj
@@ -33,12 +39,14 @@ from state_controller.observability.endpoints import (
     serve_probes,
 )
 from state_controller.observability.metrics_auth import (
+    RELOAD_EVERY,
     DelegatedAuth,
+    ServerCertificate,
     serve_metrics_securely,
-    tls_context,
 )
 from tests.conftest import wait_for
 from tests.support.clocks import Clock
+from tests.support.secret_volume import write_secret_volume
 
 LOOPBACK = "127.0.0.1"
 GOOD = "prometheus-token"  # the one token the stand-in API server allows
@@ -132,8 +140,10 @@ def started(stack: ExitStack, server: Server) -> Server:
 
 def secure(stack: ExitStack, reviewer: Reviewer) -> Server:
     auth = DelegatedAuth(reviewer)
-    context = tls_context(None, ["localhost", LOOPBACK])
-    return started(stack, serve_metrics_securely(CollectorRegistry(), (LOOPBACK, 0), auth, context))
+    certificate = ServerCertificate(None, ["localhost", LOOPBACK])
+    return started(
+        stack, serve_metrics_securely(CollectorRegistry(), (LOOPBACK, 0), auth, certificate)
+    )
 
 
 def test_silent_connections_hold_no_scrape_back_and_are_dropped() -> None:
@@ -243,3 +253,77 @@ def test_a_token_beyond_the_allowance_is_told_when_to_come_back() -> None:
             assert b"too many new tokens" in err.read()
         else:
             raise AssertionError("a made-up token beyond the allowance was reviewed")
+
+
+def certificate(name: str = "localhost") -> tuple[str, str, int]:
+    """A self-signed certificate for ``name``: its PEM, its key's PEM, its serial."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    return pem, key_pem, cert.serial_number
+
+
+def served_serial(port: int) -> int:
+    """The serial of the certificate a new connection is shown."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    with (
+        socket.create_connection((LOOPBACK, port), timeout=SCRAPE_BOUND) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def test_a_rotated_certificate_is_shown_to_new_connections(tmp_path: Path) -> None:
+    """The certificate folder rotated as the kubelet rotates a mounted Secret (a new
+    ..data): new connections are shown the new certificate once the files are looked
+    at again; a half-written rotation keeps the last one; a folder without the files
+    (yet) is served self-signed until they appear."""
+    crt, key, first = certificate()
+    folder = write_secret_volume(tmp_path / "certs", {"tls.crt": crt, "tls.key": key})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    clock = Clock()
+    with ExitStack() as stack:
+        auth = DelegatedAuth(Reviewer())
+        rotated = ServerCertificate(str(folder), ["localhost"], clock=clock)
+        later = ServerCertificate(str(empty), ["localhost"], clock=clock)
+        server, waiting = (
+            started(stack, serve_metrics_securely(CollectorRegistry(), (LOOPBACK, 0), auth, c))
+            for c in (rotated, later)
+        )
+        assert served_serial(server.port) == first
+        crt, key, second = certificate()
+        write_secret_volume(folder, {"tls.crt": crt, "tls.key": key})
+        assert served_serial(server.port) == first  # not looked at within RELOAD_EVERY
+        clock.advance(RELOAD_EVERY)
+        assert served_serial(server.port) == second
+        _, other_key, _ = certificate()
+        write_secret_volume(folder, {"tls.crt": crt + "x", "tls.key": other_key})
+        clock.advance(RELOAD_EVERY)
+        assert served_serial(server.port) == second  # the broken pair is not served
+
+        assert served_serial(waiting.port) not in (first, second)
+        crt, key, third = certificate()
+        write_secret_volume(empty, {"tls.crt": crt, "tls.key": key})
+        clock.advance(RELOAD_EVERY)
+        assert served_serial(waiting.port) == third

@@ -6,7 +6,11 @@ A host moves in the order a careful operator would move it by hand:
     the source Host gets ``hoststate.io/paused``: its controller (if one runs) leaves
     it alone and writes nothing from now on, so what is copied stays true;
 ``secret``
-    its BMC credentials Secret is created in the target;
+    its BMC credentials Secret is created in the target, labels and all: one labelled
+    ``hoststate.io/bmc-credentials=true`` stays readable there, and one without the
+    label (whose Host the source's controller holds in registration error) is moved as
+    the Host names it, unlabelled, so the move grants nothing the source did not (its
+    Host stays in that error until someone labels the Secret);
 ``host``
     the Host is created in the target, paused, with ``hoststate.io/status`` holding
     its status (the controller there restores the status from it instead of

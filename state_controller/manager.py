@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 
 from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
-from .observability.endpoints import BindError, parse_bind_address, serve_metrics, serve_probes
+from .observability.endpoints import (
+    BindError,
+    loopback,
+    parse_bind_address,
+    serve_metrics,
+    serve_probes,
+)
 from .observability.metrics_auth import DelegatedAuth, ServerCertificate, serve_metrics_securely
 from .observability.tracing import Exporter
 from .provisioning.hardware_file import HardwareFile
@@ -40,8 +46,11 @@ class RunOptions:
     kubeconfig: str | None = None
     context: str | None = None
     namespaces: tuple[str, ...] | None = None
-    metrics_bind_address: str = ":8080"
-    metrics_secure: bool = False  # HTTPS, callers authenticated and authorised by the API
+    metrics_bind_address: str = ":8443"
+    # HTTPS, callers authenticated and authorised by the API server, unless insecure or,
+    # without secure, the address is loopback
+    metrics_secure: bool = False
+    metrics_insecure: bool = False
     metrics_cert_dir: str | None = None  # tls.crt and tls.key; None: self-signed
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
@@ -92,6 +101,11 @@ def _service_names() -> list[str]:
     return [service, f"{service}.cluster.local", "localhost", "127.0.0.1"]
 
 
+def metrics_over_https(address: tuple[str, int], opts: RunOptions) -> bool:
+    """Plain HTTP only where asked for, or where only this pod can reach it."""
+    return not opts.metrics_insecure and (opts.metrics_secure or not loopback(address[0]))
+
+
 def run_controller(opts: RunOptions) -> int:
     metrics_address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
     probe_address = parse_bind_address(
@@ -113,7 +127,7 @@ def run_controller(opts: RunOptions) -> int:
     controller, metrics = observed.controller, observed.metrics
     servers = []
     try:
-        if metrics_address is not None and opts.metrics_secure:
+        if metrics_address is not None and metrics_over_https(metrics_address, opts):
             certificate = ServerCertificate(opts.metrics_cert_dir, _service_names())
             servers.append(
                 serve_metrics_securely(
@@ -123,6 +137,8 @@ def run_controller(opts: RunOptions) -> int:
             where = f"{metrics_address[0]}:{servers[-1].port}/metrics"
             print(f"metrics: https://{where} (authenticated)", file=sys.stderr)
         elif metrics_address is not None:
+            if not loopback(metrics_address[0]):
+                log.warning("--metrics-insecure: /metrics is plain HTTP to anyone who reaches it")
             servers.append(serve_metrics(metrics.registry, metrics_address))
             print(f"metrics: {metrics_address[0]}:{servers[-1].port}/metrics", file=sys.stderr)
         if probe_address is not None:

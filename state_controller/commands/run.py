@@ -29,16 +29,26 @@ def add(p: argparse.ArgumentParser) -> None:
         dest="namespaces",
         help="watch this namespace (repeat, or comma-separate, for several; default all)",
     )
-    p.add_argument("--metrics-bind-address", default=":8080", help="'0' disables")
     p.add_argument(
-        "--metrics-secure",
+        "--metrics-bind-address",
+        default=":8443",
+        help="'0' disables; served over HTTPS, only to callers the API server authenticates "
+        "and authorises (TokenReview, SubjectAccessReview on the non-resource URL /metrics), "
+        "unless --metrics-insecure or on loopback (default %(default)s)",
+    )
+    scheme = p.add_mutually_exclusive_group()
+    scheme.add_argument(
+        "--metrics-secure", action="store_true", help="HTTPS even on a loopback address"
+    )
+    scheme.add_argument(
+        "--metrics-insecure",
         action="store_true",
-        help="serve /metrics over HTTPS, only to callers the API server authenticates and "
-        "authorises (TokenReview, SubjectAccessReview on the non-resource URL /metrics)",
+        help="plain HTTP, no authentication, on any address: anyone who reaches it reads it",
     )
     p.add_argument(
         "--metrics-cert-dir",
-        help="with --metrics-secure: a folder with tls.crt and tls.key (default: self-signed)",
+        help="for HTTPS: a folder with tls.crt and tls.key, loaded again when they change "
+        "(default: self-signed)",
     )
     p.add_argument("--health-probe-bind-address", default=":8081", help="'0' disables")
     p.add_argument("--leader-elect", action="store_true", help="reconcile only as leader")
@@ -125,6 +135,7 @@ def main(args: argparse.Namespace) -> int:
                 namespaces=namespaces or None,
                 metrics_bind_address=args.metrics_bind_address,
                 metrics_secure=args.metrics_secure,
+                metrics_insecure=args.metrics_insecure,
                 metrics_cert_dir=args.metrics_cert_dir,
                 health_probe_bind_address=args.health_probe_bind_address,
                 leader_elect=args.leader_elect,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import socket
 import ssl
@@ -45,6 +46,16 @@ def parse_bind_address(value: str, flag: str) -> tuple[str, int] | None:
     if int(port) > MAX_PORT:
         raise ValueError(f"{flag} {value!r}: a port is 0 to {MAX_PORT} (0: any free port)")
     return host or "0.0.0.0", int(port)
+
+
+def loopback(host: str) -> bool:
+    """Whether only this machine (this pod) can reach ``host``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def port_number(value: str) -> int:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import datetime
 import http.client
+import re
 import select
 import selectors
 import socket
 import ssl
+import subprocess
 import threading
 import time
 import urllib.error
@@ -46,6 +48,7 @@ from state_controller.observability.metrics_auth import (
 )
 from tests.conftest import wait_for
 from tests.support.clocks import Clock
+from tests.support.processes import CLI, cli
 from tests.support.secret_volume import write_secret_volume
 
 LOOPBACK = "127.0.0.1"
@@ -327,3 +330,50 @@ def test_a_rotated_certificate_is_shown_to_new_connections(tmp_path: Path) -> No
         write_secret_volume(empty, {"tls.crt": crt, "tls.key": key})
         clock.advance(RELOAD_EVERY)
         assert served_serial(waiting.port) == third
+
+
+def metrics_line(tmp_path: Path, *flags: str) -> str:
+    """What ``state-controller run`` says of its /metrics, with ``flags``; its API
+    server never answers (the servers start before the caches sync)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(UNREACHABLE_KUBECONFIG)
+    log = tmp_path / f"run-{len(list(tmp_path.iterdir()))}.log"
+    argv = [*CLI, "run", "--kubeconfig", str(kubeconfig), "--no-nodes", *flags]
+    argv += ["--health-probe-bind-address", "0"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
+    try:
+
+        def said() -> str | None:
+            assert proc.poll() is None, log.read_text()
+            found = re.search(r"^metrics: .*$", log.read_text(), re.MULTILINE)
+            return found.group(0) if found else None
+
+        return str(wait_for(said, timeout=60.0, what=f"run's /metrics line in {log}"))
+    finally:
+        proc.kill()  # SIGTERM waits for the caches, which never sync
+        proc.wait(timeout=30)
+
+
+UNREACHABLE_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+"""
+
+
+def test_run_serves_metrics_over_https_unless_told_or_on_loopback(tmp_path: Path) -> None:
+    """On every interface /metrics is HTTPS with TokenReview, unless --metrics-insecure;
+    on loopback plain HTTP, unless --metrics-secure; the two flags together are refused."""
+    everywhere = metrics_line(tmp_path, "--metrics-bind-address", ":0")
+    assert everywhere.startswith("metrics: https://0.0.0.0:"), everywhere
+    told = metrics_line(tmp_path, "--metrics-bind-address", ":0", "--metrics-insecure")
+    assert told.startswith("metrics: 0.0.0.0:"), told
+    loopback = metrics_line(tmp_path, "--metrics-bind-address", f"{LOOPBACK}:0")
+    assert loopback.startswith(f"metrics: {LOOPBACK}:"), loopback
+    forced = metrics_line(tmp_path, "--metrics-bind-address", f"{LOOPBACK}:0", "--metrics-secure")
+    assert forced.startswith(f"metrics: https://{LOOPBACK}:"), forced
+    both = cli("run", "--metrics-secure", "--metrics-insecure")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr, both.stderr

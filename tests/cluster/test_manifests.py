@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
 MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
 BUILD = ROOT / "tools" / "k8s" / "build.sh"
+METRICS_CERT_DIR = "/etc/hoststate/metrics-cert"  # where the metrics Secret is mounted
 BUILD_TIMEOUT = 120.0  # a cached build.sh answers at once; a cold build takes ~10 min
 
 CONTROLLER_NS = "hoststate-system"
@@ -202,6 +203,7 @@ def test_deployment(cp: ControlPlane, applied: object) -> None:
         *("state-controller", "run", "--namespace", HOSTS_NS, "--leader-elect"),
         *("--leader-election-namespace", CONTROLLER_NS),
         *("--metrics-bind-address", ":8443", "--metrics-secure"),
+        *("--metrics-cert-dir", METRICS_CERT_DIR),
         *("--health-probe-bind-address", ":8081"),
     ]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
@@ -247,6 +249,42 @@ def test_service_and_monitors(cp: ControlPlane, applied: object) -> None:
     plain = yaml.safe_load((ROOT / "manifests" / "prometheus" / "hoststate.rules.yaml").read_text())
     assert rule["spec"]["groups"] == plain["groups"]  # the same alerts for both kinds of Prometheus
     assert sum(len(g["rules"]) for g in plain["groups"]) >= 11
+
+
+def test_prometheus_verifies_the_controllers_certificate(cp: ControlPlane, applied: object) -> None:
+    """No insecureSkipVerify anywhere: the ServiceMonitor checks the certificate against
+    ca.crt of the Secret the controller's certificate is mounted from, for the metrics
+    Service's name, which the docs' cert-manager Certificate is made for."""
+    from state_controller.cli import build_parser
+
+    for folder in (MANIFESTS, MANIFESTS / "ironic"):
+        rendered = yaml.safe_dump_all(_rendered(cp, folder))
+        assert "insecureSkipVerify" not in rendered, folder
+    (monitor,) = _get(cp, "servicemonitors.monitoring.coreos.com", "-n", CONTROLLER_NS)["items"]
+    [endpoint] = monitor["spec"]["endpoints"]
+    tls = endpoint["tlsConfig"]
+    service = f"hoststate-controller-metrics.{CONTROLLER_NS}.svc"
+    assert tls["serverName"] == service
+    assert tls["ca"]["secret"]["key"] == "ca.crt"
+
+    pod = _get(cp, "deployment", SA, "-n", CONTROLLER_NS)["spec"]["template"]["spec"]
+    container = _container(cp)
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "metrics-cert"]
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "metrics-cert"]
+    assert volume["secret"]["secretName"] == tls["ca"]["secret"]["name"]
+    assert volume["secret"]["optional"] is True  # the controller starts self-signed without it
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
+    assert mount["readOnly"] is True
+    assert build_parser().parse_args(container["args"]).metrics_cert_dir == mount["mountPath"]
+
+    docs = (ROOT / "docs" / "cluster.md").read_text()
+    blocks = [b.split("\n", 1)[1] for b in docs.split("```")[1::2] if b.startswith("yaml")]
+    objects = [o for b in blocks for o in yaml.safe_load_all(b) if o]
+    (serving,) = [o for o in objects if o["kind"] == "Certificate" and not o["spec"].get("isCA")]
+    assert serving["metadata"]["namespace"] == CONTROLLER_NS
+    assert serving["spec"]["secretName"] == volume["secret"]["secretName"]
+    assert service in serving["spec"]["dnsNames"]
 
 
 def test_no_wildcards_anywhere(cp: ControlPlane, applied: object) -> None:

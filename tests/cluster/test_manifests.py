@@ -287,6 +287,31 @@ def test_prometheus_verifies_the_controllers_certificate(cp: ControlPlane, appli
     assert service in serving["spec"]["dnsNames"]
 
 
+def test_the_controller_may_talk_only_to_what_it_needs(cp: ControlPlane, applied: object) -> None:
+    """The NetworkPolicy selects the controller's pods, lets in only the ports they serve
+    (metrics, probes), and lets out only the API server, Ironic (the port the Ironic
+    overlay's --ironic-url names) and DNS."""
+    from urllib.parse import urlsplit
+
+    from state_controller.cli import build_parser
+
+    policy = _get(cp, "networkpolicy", "hoststate-controller", "-n", CONTROLLER_NS)["spec"]
+    template = _get(cp, "deployment", SA, "-n", CONTROLLER_NS)["spec"]["template"]
+    assert policy["podSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
+    served = {p["containerPort"] for p in _container(cp)["ports"]}
+    let_in = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
+    assert let_in == served
+    let_out = {(p["protocol"], p["port"]) for rule in policy["egress"] for p in rule["ports"]}
+    overlay = _rendered(cp, MANIFESTS / "ironic")
+    (deployment,) = [d for d in overlay if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    ironic = urlsplit(build_parser().parse_args(container["args"]).ironic_url).port
+    assert let_out == {
+        ("TCP", 443), ("TCP", 6443), ("TCP", ironic), ("UDP", 53), ("TCP", 53)
+    }  # fmt: skip
+
+
 def test_no_wildcards_anywhere(cp: ControlPlane, applied: object) -> None:
     rendered = [
         (doc["kind"], rule)

@@ -5,6 +5,8 @@ the trace exporter they share."""
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 
 from .commands import COMMANDS
@@ -42,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # kill -QUIT: every thread's stack on stderr, and the process goes on (as Go prints
+    # its goroutines): where a controller that stopped moving stands, without a debugger
+    faulthandler.register(signal.SIGQUIT, all_threads=True)
     default = "info" if args.command == "run" else "warning"
     configure_logs(args.log_format, args.log_level or ("debug" if args.verbose else default))
     if args.command in TRACED:

@@ -94,6 +94,20 @@ class Bootstrap:
             self.kill9()
             raise AssertionError(f"bootstrap did not exit in {timeout}s:\n{self.tail()}") from None
 
+    def stacks(self) -> str:
+        """Every thread's stack (SIGQUIT: the CLI's faulthandler), then the log's tail."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            seen: list[str] = []
+
+            def dumped() -> bool:  # the thread that took the signal is shown, and all is out
+                seen.append(self.log.read_text())
+                return "Current thread 0x" in seen[-1] and seen[-2:] == [seen[-1]] * 2
+
+            wait_for(dumped, timeout=10, what="the threads' stacks in the log")
+        return "\n".join(self.log.read_text().splitlines()[-200:])
+
     def tail(self) -> str:
         return "\n".join(self.log.read_text().splitlines()[-30:])
 

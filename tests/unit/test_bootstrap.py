@@ -210,3 +210,20 @@ def _get(url: str) -> str | None:
             return str(answer.read().decode())
     except OSError:
         return None
+
+
+def test_sigquit_prints_every_threads_stack_and_the_bootstrap_goes_on(tmp_path: Path) -> None:
+    """``kill -QUIT`` shows where a controller that stopped moving stands."""
+    write_hosts_file(tmp_path / "hosts.yaml", "metal", 1)
+    with bootstrap_process(tmp_path / "state", tmp_path / "boot.log") as boot:
+        boot.start("--hosts", str(tmp_path / "hosts.yaml"))
+        wait_for(lambda: store_states(tmp_path / "state"), timeout=60, what="the host stored")
+        shown = boot.stacks()
+        assert "Current thread 0x" in shown and "most recent call first" in shown, shown
+        assert "state_controller" in shown  # the controller's own frames
+        assert boot.proc is not None and boot.proc.poll() is None  # still running
+        wait_for(
+            lambda: set(store_states(tmp_path / "state").values()) == {"provisioned"},
+            timeout=60,
+            what="provisioned after the dump",
+        )

@@ -6,28 +6,17 @@ store of 20 events) and tests/cluster/test_outages.py (the real server, restarte
 
 from __future__ import annotations
 
-from state_controller.api.objects import Obj
-from state_controller.cluster.interface import SECRETS, Cluster
-from state_controller.runtime.informer import Informer
+from state_controller.cluster.interface import Cluster
 from tests.conftest import wait_for
 from tests.support.scenarios import NS
-from tests.support.watch_outage import WatchOutage, missed, secret, told_what_was_missed
+from tests.support.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 
 
 def test_a_dropped_watch_resumes_where_it_stopped_and_hears_what_it_missed(
     cluster: Cluster,
 ) -> None:
     outage = WatchOutage(cluster)
-    seen: list[tuple[str, Obj | None]] = []
-    informer = Informer(
-        outage,  # type: ignore[arg-type]
-        SECRETS,
-        NS,
-        handlers=[lambda key, obj: seen.append((key, obj))],
-        relist_delay=0.05,
-    )
-    for name in ("a", "b", "c"):
-        cluster.create(SECRETS, secret(NS, name))
+    informer, seen = secrets_informer(outage, NS, relist_delay=0.05)
     informer.start()
     try:
         assert informer.wait_synced(30)

@@ -39,6 +39,24 @@ class WatchOutage:
         self.up.set()
 
 
+def secrets_informer(
+    outage: WatchOutage, namespace: str, relist_delay: float
+) -> tuple[Informer, list[tuple[str, Obj | None]]]:
+    """An informer of ``namespace``'s Secrets through ``outage``, a, b and c created first
+    (not started); what its handler is told, in order."""
+    seen: list[tuple[str, Obj | None]] = []
+    informer = Informer(
+        outage,  # type: ignore[arg-type]
+        SECRETS,
+        namespace,
+        handlers=[lambda key, obj: seen.append((key, obj))],
+        relist_delay=relist_delay,
+    )
+    for name in ("a", "b", "c"):
+        outage.cluster.create(SECRETS, secret(namespace, name))
+    return informer, seen
+
+
 def secret(namespace: str, name: str, value: str = "v") -> Obj:
     return {
         "apiVersion": "v1",

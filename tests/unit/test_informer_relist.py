@@ -11,10 +11,9 @@ import pytest
 
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import SECRETS
 from state_controller.runtime.informer import Informer
 from tests.conftest import wait_for
-from tests.support.watch_outage import WatchOutage, missed, secret, told_what_was_missed
+from tests.support.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 
 NS = "ns"
 
@@ -25,16 +24,7 @@ def setup() -> Iterator[
 ]:
     cluster = EmbeddedCluster(history=20)
     outage = WatchOutage(cluster)
-    seen: list[tuple[str, Obj | None]] = []
-    informer = Informer(
-        outage,  # type: ignore[arg-type]
-        SECRETS,
-        NS,
-        handlers=[lambda key, obj: seen.append((key, obj))],
-        relist_delay=0.01,
-    )
-    for name in ("a", "b", "c"):
-        cluster.create(SECRETS, secret(NS, name))
+    informer, seen = secrets_informer(outage, NS, relist_delay=0.01)
     informer.start()
     assert informer.wait_synced(10)
     wait_for(lambda: len(outage.watches) == 1, what="the first watch")

@@ -198,7 +198,7 @@ def test_deployment(cp: ControlPlane, applied: object) -> None:
     container = _container(cp)
     assert spec["replicas"] == 2
     assert pod["serviceAccountName"] == SA
-    assert container["image"] == "hoststate/state-controller:0.1.0"
+    assert container["image"] == "localhost/hoststate/state-controller:0.1.0"
     assert [*container["command"], *container["args"]] == [
         *("state-controller", "run", "--namespace", HOSTS_NS, "--leader-elect"),
         *("--leader-election-namespace", CONTROLLER_NS),

@@ -1,5 +1,6 @@
-"""The Containerfile builds, without a Docker engine (buildah, chroot isolation, a Debian
-base from mmdebstrap), into an image that runs `state-controller` as a non-root user."""
+"""The Containerfile builds, without a Docker engine (buildah, chroot isolation, Debian
+bases from mmdebstrap), from the lock files with hashes, into an image that runs
+`state-controller` as a non-root user, carries an SBOM of what it installed, and no pip."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-import yaml
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from tests.image import locks
 
 pytestmark = pytest.mark.slow
 
@@ -19,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TAG = "localhost/hoststate/state-controller:test"
 BUILDAH = ["buildah", "--storage-driver", "vfs"]
 ENV = {**os.environ, "BUILDAH_ISOLATION": "chroot"}
+SBOM = "/usr/share/doc/hoststate/sbom.cdx.json"
 
 
 def buildah(*args: str) -> str:
@@ -47,41 +53,86 @@ def image() -> Iterator[str]:
     subprocess.run([*BUILDAH, "rmi", TAG], capture_output=True, env=ENV, check=False)
 
 
-def test_the_image_runs_the_console_script_as_a_non_root_user(image: str) -> None:
+@pytest.fixture(scope="module")
+def container(image: str) -> Iterator[str]:
+    """One working container on the image for every test (with vfs storage, each one
+    is a full copy of the image: about 10 s)."""
+    name = buildah("from", "--quiet", image).strip()
+    yield name
+    buildah("rm", name)
+
+
+def run(container: str, *command: str) -> str:
+    """`command` in the container, as the image's user."""
+    return buildah("run", "--isolation", "chroot", container, "--", *command)
+
+
+def test_the_image_runs_the_console_script_as_a_non_root_user(image: str, container: str) -> None:
     config = json.loads(buildah("inspect", "--type", "image", image))["OCIv1"]["config"]
     assert config["Entrypoint"] == ["state-controller"]
     assert config["User"] == "65532:65532"
-    container = buildah("from", image).strip()
-    try:
-        help_text = buildah(
-            "run", "--isolation", "chroot", container, "--", "state-controller", "--help"
-        )
-        assert help_text.startswith("usage: state-controller")
-        for command in ("demo", "run", "get", "gen"):
-            assert command in help_text
-        uid = buildah(
-            "run",
-            "--isolation",
-            "chroot",
-            container,
-            "--",
-            "python3",
-            "-c",
-            "import os; print(os.getuid())",
-        )
-        assert uid.strip() == "65532"
-    finally:
-        buildah("rm", container)
+    help_text = run(container, "state-controller", "--help")
+    assert help_text.startswith("usage: state-controller")
+    for command in ("demo", "run", "get", "gen"):
+        assert command in help_text
+    assert run(container, "python3", "-c", "import os; print(os.getuid())").strip() == "65532"
 
 
-def test_the_manifests_and_the_build_name_the_same_image() -> None:
-    """The Deployment runs the image docs/cluster.md builds, tagged with the package's
-    version."""
+# What the image's Python sees: the distributions of the controller's virtualenv, its
+# SBOM, and whether pip (or a way to get it back) is anywhere on its path.
+_PROBE = f"""
+import importlib.metadata, importlib.util, json, os, sys
+print(json.dumps({{
+    "installed": {{d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}},
+    "prefix": sys.prefix,
+    "sbom": json.load(open("{SBOM}")),
+    "importable": [m for m in ("pip", "setuptools", "wheel", "ensurepip")
+                   if importlib.util.find_spec(m)],
+    "pip_scripts": [p for p in ("/opt/hoststate/bin/pip", "/opt/hoststate/bin/pip3",
+                                "/usr/local/bin/pip", "/usr/bin/pip", "/usr/bin/pip3")
+                    if os.path.lexists(p)],
+}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(container: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(run(container, "python3", "-c", _PROBE))
+    return found
+
+
+def _normalized(versions: dict[str, str]) -> dict[str, str]:
+    """By normalized name and version (grafana-foundation-sdk's metadata says v0.0.21)."""
+    return {canonicalize_name(name): str(Version(v)) for name, v in versions.items()}
+
+
+def test_the_image_is_built_from_the_lock_with_hashes(probe: dict[str, Any]) -> None:
+    """Its virtualenv holds exactly the packages of tools/image/requirements.lock at
+    their locked versions, and the project: nothing resolved at build time, nothing of
+    the build (setuptools, the SBOM writer), no pip."""
+    assert probe["prefix"] == "/opt/hoststate"
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    image = f"hoststate/state-controller:{version}"
-    deployment = yaml.safe_load((ROOT / "manifests" / "base" / "deployment.yaml").read_text())
-    [container] = deployment["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == image
-    page = (ROOT / "docs" / "cluster.md").read_text()
-    assert f"podman build -t {image} ." in page
-    assert f"tools/image/build.sh {image}" in page
+    locked = {name: pin.version or "" for name, pin in locks.read(locks.RUNTIME_LOCK).items()}
+    installed = _normalized(probe["installed"])
+    assert installed == _normalized({**locked, "hoststate": version})
+
+
+def test_the_sbom_lists_the_locked_packages_at_the_locked_versions(
+    probe: dict[str, Any],
+) -> None:
+    sbom = probe["sbom"]
+    assert sbom["bomFormat"] == "CycloneDX"
+    root = sbom["metadata"]["component"]
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (root["name"], root["version"]) == ("hoststate", version)
+    listed = {c["name"]: c["version"] for c in sbom["components"]}
+    installed = _normalized(probe["installed"])
+    installed.pop("hoststate")  # the root component
+    assert _normalized(listed) == installed
+    for component in sbom["components"]:
+        assert component["purl"].startswith(f"pkg:pypi/{canonicalize_name(component['name'])}@")
+
+
+def test_the_image_carries_no_pip(probe: dict[str, Any]) -> None:
+    assert probe["importable"] == [], "nothing in the image may install packages"
+    assert probe["pip_scripts"] == []

@@ -7,7 +7,7 @@
 # The bases are Debian bookworm made by mmdebstrap from Debian's mirror, with the
 # security and updates suites: one with python3, its venv module and ca-certificates
 # to build on, and the same without python3-venv and pip's wheels to run on. They are
-# made once (about 20 s) and kept as localhost/hoststate-base:bookworm-<recipe> and
+# made once (about 25 s) and kept as localhost/hoststate-base:bookworm-<recipe> and
 # localhost/hoststate-runtime-base:bookworm-<recipe>, where <recipe> is a hash of
 # what makes them (below): a changed recipe makes new bases instead of reusing stale
 # ones. REFRESH_BASE=1 makes them again from the same recipe, to take the security

@@ -184,7 +184,13 @@ def test_inspection_disabled_with_invalid_hardware_details(
             ann.HARDWARE_DETAILS in degraded["message"]
             and "fix or remove it" in degraded["message"]
         )
-        assert any(e["reason"] == "InvalidAnnotation" for e in events_for(cluster, "host-0000"))
+        # Events are sent by their own thread: the status may be written before it
+        wait_for(
+            lambda: any(
+                e["reason"] == "InvalidAnnotation" for e in events_for(cluster, "host-0000")
+            ),
+            what="the InvalidAnnotation Event",
+        )
         assert sim.machine(ADDRESS0).started["inspect"] == 0
         good = json.dumps({"cpu": {"arch": "x86_64", "count": 8}, "ramMebibytes": 4096})
         annotate(cluster, "host-0000", hardware_details=good)

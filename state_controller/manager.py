@@ -18,6 +18,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
+from .api.reach import Reach
 from .books.stuck import StuckPolicy
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import (
@@ -69,6 +70,7 @@ class RunOptions:
     pool_label: str = DEFAULT_POOL_LABEL
     pool_status_interval: float = 1.0
     link_nodes_by_hostname: bool = False
+    reach: Reach = field(default_factory=Reach)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
 
@@ -122,6 +124,7 @@ def run_controller(opts: RunOptions) -> int:
         pool_label=opts.pool_label,
         pool_status_interval=opts.pool_status_interval,
         link_nodes_by_hostname=opts.link_nodes_by_hostname,
+        reach=opts.reach,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics

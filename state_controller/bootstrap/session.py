@@ -21,13 +21,14 @@ import sqlite3
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from ..api.hoststate import Mode
+from ..api.reach import Reach
 from ..api.states import ProvisioningState
 from ..cluster.embedded import EmbeddedCluster
 from ..cluster.interface import HOSTS
@@ -62,6 +63,7 @@ class BootstrapOptions:
     timeout: float | None = None  # seconds to settle in; None: no limit
     table: bool = True
     trace: Exporter = "none"
+    reach: Reach = field(default_factory=Reach)
 
 
 class BootstrapRefused(Exception):
@@ -103,7 +105,10 @@ def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
     try:
         prov = _provisioner(opts, state_dir.store)
         config = ControllerConfig(
-            workers=opts.workers, mode=Mode.BOOTSTRAP, backoff=Backoff(base=1.0, cap=30.0)
+            workers=opts.workers,
+            mode=Mode.BOOTSTRAP,
+            backoff=Backoff(base=1.0, cap=30.0),
+            reach=opts.reach,
         )
         observed = observed_controller(cluster, prov, config, trace=opts.trace, mode_since=since)
         observed.metrics.leading(DEFAULT_LEASE, True)  # it runs alone

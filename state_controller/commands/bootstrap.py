@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .flags import ironic_settings, provisioner_flags, simulated_timings_flag, trace_flag
+from .flags import (
+    ironic_settings,
+    provisioner_flags,
+    reach,
+    reach_flags,
+    simulated_timings_flag,
+    trace_flag,
+)
 
 HELP = "provision the first hosts before the cluster exists, books kept in --state-dir"
 
@@ -36,6 +43,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-table", action="store_true", help="progress lines only")
     trace_flag(p)
     provisioner_flags(p)
+    reach_flags(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -58,6 +66,7 @@ def main(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 table=not args.no_table,
                 trace=args.trace,
+                reach=reach(args),
             )
         )
     except ValueError as err:

@@ -8,7 +8,7 @@ import sys
 from ..observability.endpoints import port_number
 from ..provisioning.fault_plan import FAULT_KINDS
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
-from .flags import ironic_settings, provisioner_flags, trace_flag
+from .flags import ironic_settings, provisioner_flags, reach, reach_flags, trace_flag
 
 HELP = "run a simulated fleet on the embedded cluster and watch it"
 UPDATE_FAULT_KINDS = tuple(f.value for f in UPDATE_FAULTS)
@@ -75,6 +75,7 @@ def add(p: argparse.ArgumentParser) -> None:
         help="with ironic: leave the demo's nodes in Ironic (default: delete the hosts at the end)",
     )
     provisioner_flags(p)
+    reach_flags(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -101,6 +102,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         ironic = ironic_settings(args)
+        allowed = reach(args)
     except ValueError as err:
         print(str(err), file=sys.stderr)
         return 2
@@ -132,6 +134,7 @@ def main(args: argparse.Namespace) -> int:
         store=args.store,
         trace=args.trace,
         ironic=ironic,
+        reach=allowed,
         keep=args.keep,
         screenshot=args.screenshot,
     )

@@ -11,6 +11,7 @@ from ..observability.tracing import CHOICES as TRACE_EXPORTERS
 from ..provisioning.simulated import TIMINGS
 
 if TYPE_CHECKING:
+    from ..api.reach import Reach
     from ..provisioning.ironic import IronicSettings
 
 IRONIC_FLAGS = (
@@ -92,6 +93,45 @@ def provisioner_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accept a plain http --ironic-url on another machine: the BMC passwords travel "
         "in clear (loopback needs no flag)",
+    )
+
+
+def reach_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "reach",
+        "where a Host may send the backend; by default anywhere but loopback, link-local "
+        "(cloud metadata) and file:// images",
+    )
+    g.add_argument(
+        "--allow-bmc",
+        action="append",
+        default=[],
+        metavar="CIDR|NAME",
+        help="BMC addresses Hosts may name: a CIDR, an address, a name, or *.zone (repeat, "
+        "or separate with commas); given, any other BMC address is refused",
+    )
+    g.add_argument(
+        "--allow-image-host",
+        action="append",
+        default=[],
+        metavar="CIDR|NAME",
+        help="image and checksum servers Hosts may name, written as for --allow-bmc",
+    )
+    g.add_argument(
+        "--allow-file-images",
+        action="store_true",
+        help="let spec.image.url name a file:// path on the Ironic conductor",
+    )
+
+
+def reach(args: argparse.Namespace) -> Reach:
+    """The operator's limits the flags ask for; ValueError naming the flag of a bad entry."""
+    from ..api.reach import ALLOW_BMC, ALLOW_IMAGE_HOST, Allowlist, Reach
+
+    return Reach(
+        bmc=Allowlist.parse(args.allow_bmc, ALLOW_BMC),
+        images=Allowlist.parse(args.allow_image_host, ALLOW_IMAGE_HOST),
+        file_images=args.allow_file_images,
     )
 
 

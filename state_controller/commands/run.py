@@ -13,6 +13,8 @@ from .flags import (
     duration,
     ironic_settings,
     provisioner_flags,
+    reach,
+    reach_flags,
     simulated_timings_flag,
     trace_flag,
 )
@@ -103,6 +105,7 @@ def add(p: argparse.ArgumentParser) -> None:
         "(repeat for several; 'none' never stuck)",
     )
     provisioner_flags(p)
+    reach_flags(p)
 
 
 def leader_election_problem(lease: int, renew: int, retry: int) -> str:
@@ -153,6 +156,7 @@ def main(args: argparse.Namespace) -> int:
                 node_state_namespace=args.node_state_namespace,
                 pool_label=args.node_pool_label,
                 link_nodes_by_hostname=args.link_nodes_by_hostname,
+                reach=reach(args),
                 pool_status_interval=args.node_pool_status_interval,
                 stuck=stuck_policy(args.stuck_after),
             )

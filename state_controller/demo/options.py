@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..api.reach import Reach
 from ..api.states import ProvisioningState
 from ..observability.tracing import Exporter
 from ..provisioning.fault_plan import FAULT_KINDS, FaultKind
@@ -35,6 +36,7 @@ class DemoOptions:
     update: bool = True  # register Nodes and roll them to a new configuration
     max_unavailable: int = 5  # nodes of a pool updating at once
     ironic: IronicSettings | None = None  # None: the simulated provisioner
+    reach: Reach = field(default_factory=Reach)  # where Hosts may send the backend
     keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
     screenshot: str | None = None  # save a picture of the screen (SVG) to this file
     extra: dict[str, Any] = field(default_factory=dict)

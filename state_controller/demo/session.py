@@ -108,6 +108,7 @@ def run_demo(opts: DemoOptions) -> int:
         workers=opts.workers,
         stuck=policy,
         backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
+        reach=opts.reach,
     )
     return _run_demo_on(opts, sim, config, plan)
 
@@ -148,7 +149,9 @@ def _ironic_backend(
             f"(e.g. {left[0]}), left by an earlier demo; delete them in Ironic or pick "
             "another --namespace"
         )
-    config = ControllerConfig(workers=opts.workers, backoff=Backoff(base=2.0, cap=30.0))
+    config = ControllerConfig(
+        workers=opts.workers, backoff=Backoff(base=2.0, cap=30.0), reach=opts.reach
+    )
     return prov, config, FaultPlan()
 
 

@@ -324,7 +324,7 @@ class _Run(StepContext):
             self.move(S.DELETING, "PoweredOff")
         else:
             self.move(
-                S.DELETING, "PowerOffAbandoned", f"deleting without power-off: {result.explain()}"
+                S.DELETING, "PowerOffAbandoned", f"deleting without power-off: {self.told(result)}"
             )
 
     def delete_in_backend(self) -> None:

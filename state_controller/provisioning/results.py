@@ -30,7 +30,9 @@ class Result:
     outcome: Outcome
     delay: float = 0.0
     message: str = ""
-    details: str = ""  # the backend's own words, kept next to ours, never instead of them
+    # the backend's own words: for the operator's log, never for the host's user (they may
+    # quote what a BMC, an image server or any address a tenant named answered)
+    details: str = ""
     provider_id: str | None = None
     hardware: dict[str, Any] | None = None
     powered_on: bool | None = None
@@ -46,8 +48,9 @@ class Result:
     def done(self) -> bool:
         return self.outcome is Outcome.COMPLETE
 
-    def explain(self) -> str:
-        """Our message, followed by the backend's text when there is one."""
+    def for_operators(self) -> str:
+        """Our message, followed by the backend's text when there is one: for a log or a
+        command line the operator reads, never for a Host's status or Events."""
         if self.details and self.details not in self.message:
             return f"{self.message} (backend said: {self.details})"
         return self.message

@@ -82,6 +82,7 @@ class Decision:
     remove_finalizer: bool = False
     remove_annotations: set[str] = field(default_factory=set)
     retry: RetryWindow | None = None  # hand it to this host's next step
+    backend_said: str = ""  # the backend's words behind what the user was told: log them
 
     def after(self, delay: float) -> None:
         if self.requeue_after is None or delay < self.requeue_after:
@@ -152,7 +153,7 @@ class StepContext:
         """Record what a refusal or failure means and stop; return when accepted."""
         outcome = result.outcome
         if outcome is Outcome.TRANSIENT:
-            self.book.note(now=self.now, transient=result.explain())
+            self.book.note(now=self.now, transient=self.told(result))
             self.d.rate_limited = True
             raise Stop
         if self.book.seen.transient:
@@ -160,13 +161,25 @@ class StepContext:
         if outcome is Outcome.RETRY_AFTER:
             self.wait(result.delay)
         if outcome is Outcome.FAILED:
-            self.fail(error, result.explain())
+            self.fail(error, self.told(result))
+
+    def told(self, result: Result) -> str:
+        """What the host's user reads of a refusal or a failure: our sentence only.
+
+        The backend's own words may quote what a remote server answered (a BMC, an image
+        server, whatever address a Host named): shown to the Host's author, they would
+        make the backend a scanner of the networks it reaches. They are handed to the
+        reconciler, which logs them for the operator (:attr:`Decision.backend_said`).
+        """
+        if result.details:
+            self.d.backend_said = result.details
+        return result.message
 
     def gave_up(self, result: Result, error: ErrorType) -> bool:
         """While deleting: record the failure, and after a few let deletion go on."""
         if self.book.cursor.error_count + 1 < GIVE_UP_DELETE_AFTER:
             return False
-        self.book.fail(error, result.explain(), now=self.now, reason="GivingUp")
+        self.book.fail(error, self.told(result), now=self.now, reason="GivingUp")
         return True
 
     def wait(self, delay: float) -> NoReturn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..api.hoststate import Mode
+from ..api.reach import Reach
 from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
@@ -24,6 +25,8 @@ class ControllerConfig:
     # a Node whose hostname is the name of one Host runs on it (updates/links.py); off:
     # any tenant may name a Host, and only providerID or the hoststate.io/host label prove
     link_nodes_by_hostname: bool = False
+    # where a Host may send the backend (BMC, image and checksum hosts; file:// images)
+    reach: Reach = field(default_factory=Reach)
     # a NodePool's status is written at most this often (seconds): a rollout moves its
     # counts at every node's start and end, and a summary a second old is as good
     pool_status_interval: float = 1.0

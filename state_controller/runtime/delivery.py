@@ -20,3 +20,4 @@ class Delivery:
     reported: int = 0  # the journal position handed to the reporter
     stuck_announced: float | None = None  # entered-at of the state announced as stuck
     retry: RetryWindow | None = None  # the machine's backoff window, handed back each step
+    backend_said: str = ""  # the backend's words last logged for this host

@@ -21,14 +21,17 @@ from ..api.backend_ids import id_problem
 from ..api.errors import describe
 from ..api.host import HardwareDetails, HostSpec, HostStatus
 from ..api.objects import Obj
+from ..api.reach import Reach
 from ..provisioning.inputs import HostInput, SpecProblem
 from ..provisioning.provisioner import Credentials
 
 
 class SpecCache:
-    """Parsed specs by (uid, generation): a spec is parsed once per change, not per step."""
+    """Parsed specs by (uid, generation): a spec is parsed once per change, not per step.
+    ``reach`` is fixed for the process, so its verdict is cached with the spec."""
 
-    def __init__(self) -> None:
+    def __init__(self, reach: Reach | None = None) -> None:
+        self.reach = reach or Reach()
         self._parsed: dict[str, tuple[str, int, HostSpec | None, SpecProblem | None]] = {}
 
     def parse(self, key: str, host: Obj) -> tuple[HostSpec | None, SpecProblem | None]:
@@ -37,7 +40,7 @@ class SpecCache:
         hit = self._parsed.get(key)
         if hit is not None and hit[0] == uid and hit[1] == generation:
             return hit[2], hit[3]
-        spec, problem = parse_spec(host.get("spec"))
+        spec, problem = parse_spec(host.get("spec"), self.reach)
         self._parsed[key] = (uid, generation, spec, problem)
         return spec, problem
 
@@ -45,14 +48,24 @@ class SpecCache:
         self._parsed.pop(key, None)
 
 
-def parse_spec(raw: Any) -> tuple[HostSpec | None, SpecProblem | None]:
+NOT_ALLOWED = "AddressNotAllowed"
+
+
+def parse_spec(raw: Any, reach: Reach | None = None) -> tuple[HostSpec | None, SpecProblem | None]:
+    """The spec, or the problem that keeps it from being used. A spec naming an address the
+    operator does not let Hosts reach (:class:`~..api.reach.Reach`) is no spec at all to
+    the machine: nothing is sent to the backend with it, as with an invalid one."""
     if not isinstance(raw, dict):
         return None, SpecProblem("InvalidSpec", "spec must be an object with at least spec.bmc")
     try:
-        return HostSpec.model_validate(raw), None
+        spec = HostSpec.model_validate(raw)
     except ValidationError as err:
         reason, message = describe(err, HostSpec, "spec")
         return None, SpecProblem(reason, message)
+    refused = (reach or Reach()).problem(spec)
+    if refused:
+        return None, SpecProblem(NOT_ALLOWED, refused)
+    return spec, None
 
 
 def is_bmc_credentials(secret: Obj) -> bool:

@@ -87,7 +87,7 @@ class HostReconciler:
         self.clock = clock
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
-        self.specs = SpecCache()
+        self.specs = SpecCache(config.reach)
 
     # -- the reconcile ------------------------------------------------------------------
 
@@ -117,6 +117,7 @@ class HostReconciler:
         self._notice_annotation_problems(book, annotations, now)
         decision = self.machine.step(book, inputs, now, delivery.retry)
         delivery.retry = decision.retry
+        self._log_backend_words(key, book, delivery, decision.backend_said)
         if self.nodes is not None:
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
         self.writer.notice_stuck(book, delivery, now)
@@ -140,6 +141,27 @@ class HostReconciler:
 
         wake = self.writer.wake_after(book, now)
         return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
+
+    @staticmethod
+    def _log_backend_words(key: str, book: Book, delivery: Delivery, said: str) -> None:
+        """The backend's own words behind a failure or refusal, for the operator only: the
+        host's user reads the machine's sentence (status, Events), which never quotes what
+        a remote server answered. Logged when they change, not at every retry; forgotten
+        once the host is out of error, so a failure that comes back is logged again."""
+        if not said:
+            if not book.cursor.error_message and not book.seen.transient:
+                delivery.backend_said = ""
+            return
+        if said != delivery.backend_said:
+            cursor = book.cursor
+            log.warning(
+                "%s: %s; the backend said: %s",
+                key,
+                cursor.error_message or book.seen.transient or "refused",
+                said,
+                extra={"host": key, "state": cursor.state.value},
+            )
+        delivery.backend_said = said
 
     def _secret(self, key: str) -> Obj | None:
         """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence).

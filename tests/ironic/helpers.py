@@ -15,6 +15,7 @@ from urllib.parse import quote
 import urllib3
 
 from state_controller.api.bmc import parse_bmc_address
+from state_controller.api.reach import Reach
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.schema import validators
@@ -147,9 +148,14 @@ def new_cluster() -> EmbeddedCluster:
 
 @contextmanager
 def running(
-    cluster: Cluster, prov: IronicProvisioner, *, trace: Exporter = "none", workers: int = 2
+    cluster: Cluster,
+    prov: IronicProvisioner,
+    *,
+    trace: Exporter = "none",
+    workers: int = 2,
+    reach: Reach | None = None,
 ) -> Iterator[Observed]:
-    config = ControllerConfig(workers=workers, backoff=BACKOFF)
+    config = ControllerConfig(workers=workers, backoff=BACKOFF, reach=reach or Reach())
     observed = observed_controller(cluster, prov, config, trace=trace)
     observed.controller.start()
     try:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from state_controller.provisioning.ironic import IronicProvisioner
-from state_controller.provisioning.ironic.faults import readable
+from state_controller.provisioning.ironic.faults import NOT_SHOWN, readable
 from state_controller.provisioning.ironic.nodes import driver_info
 from state_controller.provisioning.results import Outcome
 from tests.ironic.helpers import view_of
@@ -124,7 +124,7 @@ def test_too_old_an_ironic_is_a_readable_failure(fake: tuple[str, Script]) -> No
         (500, Outcome.TRANSIENT, "is failing (HTTP 500)"),
         (400, Outcome.FAILED, "Ironic refused to deploy node ns~host-0000"),
         (401, Outcome.FAILED, "refused hoststate's credentials (HTTP 401)"),
-        (403, Outcome.FAILED, "forbade PUT states/provision (HTTP 403): nope; the node may"),
+        (403, Outcome.FAILED, "forbade PUT states/provision (HTTP 403); the node may"),
     ],
 )
 def test_refusals_move_nothing(
@@ -143,7 +143,7 @@ def test_refusals_move_nothing(
     prov = IronicProvisioner(url, poll_delay=0.5)
     result = prov.provision(view_of("ns", 0, provider_id="u-1"))
     assert result.outcome is outcome, result
-    assert words in result.explain()
+    assert words in result.for_operators()
     assert prov.actions[("ns~host-0000", "active")] == 0  # nothing counted as started
     if outcome is Outcome.RETRY_AFTER:
         assert result.delay == 0.5
@@ -156,7 +156,9 @@ def test_a_conflict_that_is_no_lock_is_a_failure(fake: tuple[str, Script]) -> No
     script.answers["PUT /v1/nodes/u-1/states/power"] = (409, fault(refusal))
     result = IronicProvisioner(url).power(view_of("ns", 0, provider_id="u-1"), on=False)
     assert result.outcome is Outcome.FAILED, result  # retrying would never end
-    assert "(HTTP 409): Node u-1 can not have power turned off" in result.message
+    assert "(HTTP 409)" in result.message
+    assert "can not have power" not in result.message  # Ironic's words: the operator's log
+    assert "Node u-1 can not have power turned off" in result.details
 
 
 TRANSITION = "Node u-1 can not be updated while a state transition is in progress."
@@ -199,7 +201,7 @@ def test_credentials_that_failed_validation_are_checked_again(fake: tuple[str, S
     view = view_of("ns", 0, provider_id="u-1")
     first = prov.register(view, credentials_changed=True)
     assert first.outcome is Outcome.FAILED, first
-    assert "Missing redfish_username" in first.explain()
+    assert "Missing redfish_username" in first.for_operators()
     second = prov.register(view, credentials_changed=True)  # the retry, after the backoff
     assert second.outcome is Outcome.COMPLETE, second
     asked = [(m, p.split("?")[0]) for m, p, _, _ in script.seen if m == "PATCH" or "validate" in p]
@@ -237,7 +239,7 @@ def test_a_406_renegotiates_only_when_the_server_changed(fake: tuple[str, Script
     script.answers["GET /v1/nodes/"] = [(406, fault("Request not acceptable.")), (200, NODE)]
     refused = prov.register(view, credentials_changed=False)
     assert refused.outcome is Outcome.FAILED, refused
-    assert "(HTTP 406): Request not acceptable." in refused.message
+    assert "(HTTP 406)" in refused.message and refused.details == "Request not acceptable."
     assert prov.microversion == "1.115"
 
     # an older Ironic took its place: negotiate again, then go on at its version
@@ -263,10 +265,8 @@ def test_a_failed_teardown_is_reported_once_then_retried(fake: tuple[str, Script
     view = view_of("ns", 0, provider_id="u-1")
     first = prov.deprovision(view)
     assert first.outcome is Outcome.FAILED, first
-    assert first.explain() == (
-        "tearing down the host failed: Failed to tear down. (backend said: Failed to tear down. "
-        "Error: BMC connection lost)"
-    )
+    assert first.message == f"tearing down the host failed: {NOT_SHOWN}"
+    assert first.details == "Failed to tear down. Error: BMC connection lost"
     second = prov.deprovision(view)  # after the backoff: tear down again
     assert second.outcome is Outcome.CONTINUING, second
     assert prov.actions[("ns~host-0000", "deleted")] == 1
@@ -353,7 +353,7 @@ def test_password_is_scrubbed_from_whatever_ironic_says(fake: tuple[str, Script]
         view_of("ns", 0, password="hunter2-xyz"), credentials_changed=True
     )
     assert result.outcome is Outcome.FAILED
-    assert "hunter2-xyz" not in result.explain() and "******" in result.explain()
+    assert "hunter2-xyz" not in result.for_operators() and "******" in result.for_operators()
     posted = next(body for method, _, _, body in script.seen if method == "POST")
     assert posted["driver_info"]["redfish_password"] == "hunter2-xyz"  # only in the body
 
@@ -375,7 +375,7 @@ def test_readable_reasons() -> None:
     assert readable("Timeout reached while waiting for callback for node u-1").startswith(
         "the deploy ramdisk never called back"
     )
-    assert readable("Something odd happened. More detail here.") == "Something odd happened."
+    assert readable("Something odd happened. More detail here.") == NOT_SHOWN
     assert readable(
         "Failed to validate power driver interface for node 4f2e-9. Error: Missing the following "
         "Redfish properties in node's driver_info: redfish_address. Check the node."

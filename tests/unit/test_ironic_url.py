@@ -29,7 +29,7 @@ def test_unreachable_names_the_url_without_userinfo(caplog: pytest.LogCaptureFix
     assert result.outcome is Outcome.TRANSIENT
     assert result.message == f"Ironic at http://127.0.0.1:{port} is unreachable"
     assert prov.url == f"http://127.0.0.1:{port}"
-    shown = _everything(caplog, result.explain(), prov.check())
+    shown = _everything(caplog, result.for_operators(), prov.check())
     assert SECRET not in shown and "admin@" not in shown and "admin:" not in shown
 
 
@@ -44,7 +44,7 @@ def test_answers_and_logs_name_the_url_without_userinfo(caplog: pytest.LogCaptur
     wire.answers = {"GET /v1/nodes/": (503, fault)}
     busy = prov.register(host_view(""), credentials_changed=False)
     assert busy.message == "Ironic at https://[2001:db8::1]:6385 is busy (no free conductor)"
-    shown = _everything(caplog, result.explain(), busy.explain())
+    shown = _everything(caplog, result.for_operators(), busy.for_operators())
     assert "using API microversion" in shown  # the log line that names the URL
     assert SECRET not in shown and "admin" not in shown
     assert [url for _, url in wire.sent if SECRET in url or "admin" in url] == []

@@ -19,7 +19,7 @@ from ...api.backend_ids import id_problem
 from ..provisioner import HostView
 from ..results import failed, retry_after
 from .client import IronicClient, Reply
-from .faults import Answer, fault_text, registration_message
+from .faults import Answer, fault_text, readable, registration_message
 from .nodes import (
     INVENTORY_VERSION,
     NODE_FIELDS,
@@ -94,7 +94,7 @@ class Attempt:
         reply = self.request("POST", "/v1/nodes", body, route="nodes", allow=(400,))
         if reply.status == 400:
             fault = fault_text(reply.data)
-            message = f"Ironic refused to create node {body['name']}: {fault}"
+            message = f"Ironic refused to create node {body['name']}: {readable(fault)}"
             if "which supports driver" in fault:  # no conductor has that hardware type
                 message = (
                     f"Ironic does not offer the {body['driver']!r} hardware type that "
@@ -163,10 +163,12 @@ class Attempt:
         now = self._read(uuid, UUID).data
         if not isinstance(now, dict) or now.get("provision_state") != node["provision_state"]:
             # it moved between our read and our request: decide again from the new state
-            raise Answer(retry_after(poll_delay, f"node {uuid} changed state: {fault}"))
+            raise Answer(retry_after(poll_delay, f"node {uuid} changed state"))
         wait_out_maintenance(now)  # put in maintenance since our read: that is why
         verb = _VERBS.get(target, target)
-        raise Answer(failed(f"Ironic refused to {verb} node {node['name']}: {fault}", fault))
+        raise Answer(
+            failed(f"Ironic refused to {verb} node {node['name']}: {readable(fault)}", fault)
+        )
 
     def power(self, node: Node, target: str) -> None:
         self.request(

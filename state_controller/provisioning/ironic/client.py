@@ -54,7 +54,14 @@ from urllib.parse import urlsplit, urlunsplit
 import urllib3
 
 from ..results import failed, retry_after, transient
-from .faults import Answer, conflict_message, connection_trouble, fault_text, passes_by_itself
+from .faults import (
+    Answer,
+    conflict_message,
+    connection_trouble,
+    fault_text,
+    passes_by_itself,
+    readable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -176,13 +183,15 @@ class IronicClient:
         if status == 403:  # a protected node, or a policy: not the password
             raise Answer(
                 failed(
-                    f"Ironic forbade {method} {route} (HTTP 403): {fault}; the node may be "
+                    f"Ironic forbade {method} {route} (HTTP 403); the node may be "
                     "protected (protected=true), or the Ironic user may not do this",
                     fault,
                 )
             )
         # other 4xx, and a 409 that is no lock (a state that forbids it): waiting won't help
-        raise Answer(failed(f"Ironic refused {method} {route} (HTTP {status}): {fault}", fault))
+        raise Answer(
+            failed(f"Ironic refused {method} {route} (HTTP {status}): {readable(fault)}", fault)
+        )
 
     # -- microversion -------------------------------------------------------------------
 

@@ -5,8 +5,14 @@ Ironic words a problem three ways: an HTTP error body (``faultstring``, parsed b
 (:func:`passes_by_itself`), and a node's ``last_error`` after a failed step
 (:func:`readable`). Every sentence here names what the user can change (a field of the
 Host, the credentials Secret, Ironic's configuration); Ironic's own words are always kept
-next to it as the result's details. :func:`scrub` makes sure neither carries the BMC
-password, whatever Ironic wrote.
+next to it as the result's details, which only the operator's log shows. :func:`scrub`
+makes sure neither carries the BMC password, whatever Ironic wrote.
+
+A sentence never quotes Ironic's text: that text quotes what a BMC, an image server or a
+checksum URL answered, and a Host's author chooses those addresses, so a quote would make
+Ironic a scanner of every network it reaches, reading back banners and pages. A sentence
+says only which known failure it was (the BMC rejected the credentials, did not answer,
+the image does not exist); anything else is :data:`NOT_SHOWN`.
 """
 
 from __future__ import annotations
@@ -69,11 +75,11 @@ def passes_by_itself(fault: str) -> bool:
 def conflict_message(fault: str) -> str:
     """What a 409 that passes by itself means: who holds the node, or that it is moving."""
     match = _LOCKED_BY.search(fault)
-    if match:
-        return f"the Ironic node is locked by {match.group(1)} for another operation: {fault}"
+    if match:  # the conductor holding the lock: Ironic's own name for it
+        return f"the Ironic node is locked by {match.group(1)} for another operation"
     if _says(fault, _TRANSITION_WORDS):
-        return f"the Ironic node is changing state and cannot be updated until it is done: {fault}"
-    return f"Ironic asked to retry later: {fault}"
+        return "the Ironic node is changing state and cannot be updated until it is done"
+    return "Ironic asked to retry later"
 
 
 def connection_trouble(error: Exception) -> str:
@@ -102,6 +108,7 @@ INTERRUPTED = "can't be resumed by conductor"
 # both with the checksum file's URL as the "image"; the deploy then fails with
 # "Failed to prepare to deploy: " and that text as last_error.
 _CHECKSUM_FETCH = r"(?:download image|image href) {url}(?:,| failed,) reason: (.*)"
+_HTTP_CODE = re.compile(r"HTTP code (\d{3})\b")
 _NETWORK_TROUBLE = (
     "Name or service not known",
     "Temporary failure in name resolution",
@@ -120,8 +127,9 @@ def _checksum_file_trouble(last_error: str, checksum_url: str) -> str | None:
         return None
     reason = match.group(1)
     trouble = next((words for words in _NETWORK_TROUBLE if words in reason), None)
-    if trouble is None:  # Ironic's own words (HTTP code, file contents): the first sentence
-        trouble = re.split(r"(?<=[.!?])\s", reason.strip(), maxsplit=1)[0].rstrip(".")[:200]
+    if trouble is None:  # never the file's contents or a server's words: its HTTP code
+        code = _HTTP_CODE.search(reason)
+        trouble = f"HTTP {code.group(1)}" if code else "it held no checksum Ironic could read"
     return unfetchable_checksum(checksum_url, trouble)
 
 
@@ -191,11 +199,14 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+NOT_SHOWN = "Ironic's words are in hoststate's log (not shown here: they may quote a remote server)"
+
+
 def readable(last_error: str, *, checksum_url: str = "") -> str:
     """A sentence for users from Ironic's ``last_error`` (which is kept as the details).
 
-    A known failure becomes a sentence that names what to check; any other keeps Ironic's
-    first sentence (at most 200 characters). ``checksum_url`` is the node's
+    A known failure becomes a sentence that names what to check; any other is
+    :data:`NOT_SHOWN` (see the module's docstring). ``checksum_url`` is the node's
     ``instance_info.image_checksum``: Ironic names a checksum file it could not fetch as
     an image, so only that URL tells the two apart. Only the first :data:`READ_MAX`
     characters are read.
@@ -208,8 +219,7 @@ def readable(last_error: str, *, checksum_url: str = "") -> str:
         match = pattern.search(last_error)
         if match:
             return text.format(*match.groups())
-    first = re.split(r"(?<=[.!?])\s", last_error.strip(), maxsplit=1)[0]
-    return first[:200] if first else "Ironic gave no reason"
+    return NOT_SHOWN if last_error.strip() else "Ironic gave no reason"
 
 
 def registration_message(host: HostView, last_error: str) -> str:

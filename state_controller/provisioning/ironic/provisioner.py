@@ -126,7 +126,7 @@ class IronicProvisioner:
         try:  # /v1 is public; listing nodes proves the credentials too
             self.client.request("GET", "/v1/nodes?limit=1&fields=uuid", route="nodes")
         except Answer as answer:
-            return answer.result.explain()
+            return answer.result.for_operators()
         return ""
 
     def node_names(self) -> list[str]:
@@ -140,7 +140,7 @@ class IronicProvisioner:
                 following = str(data.get("next") or "")
                 path = following[following.find("/v1/") :] if "/v1/" in following else None
         except Answer as answer:
-            raise RuntimeError(answer.result.explain()) from None
+            raise RuntimeError(answer.result.for_operators()) from None
         return names
 
     # -- Provisioner --------------------------------------------------------------------

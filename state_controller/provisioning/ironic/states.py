@@ -77,10 +77,10 @@ def wait_out_maintenance(node: Node) -> None:
             f"Ironic cannot reach the BMC of node {node['name']} and put it in maintenance; "
             "it takes it out once the BMC answers: check the BMC and its network"
         )
-    else:
+    else:  # an operator's reason is shown; one Ironic wrote (a fault) may quote a BMC
         message = (
             f"the Ironic node {node['name']} is in maintenance"
-            + (f" ({why})" if why else "")
+            + (f" ({why})" if why and not fault else "")
             + "; hoststate goes on once it is taken out of maintenance"
         )
     raise Answer(transient(message, why if why not in message else "", held=True))

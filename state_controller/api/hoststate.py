@@ -49,6 +49,7 @@ class Phase(StrEnum):
     DELETING = "Deleting"
     FAILED = "Failed"
     DETACHED = "Detached"
+    SERVICING = "Servicing"  # a provisioned host's firmware, settings or RAID changing
     UPDATING = "Updating"
     UPDATED = "Updated"  # a Node with no Host, at its desired configuration
 

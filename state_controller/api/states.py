@@ -29,6 +29,7 @@ class OperationalStatus(StrEnum):
     ERROR = "error"
     DELAYED = "delayed"
     DETACHED = "detached"
+    SERVICING = "servicing"  # metal3: changing firmware or RAID of a provisioned host
 
 
 class ErrorType(StrEnum):
@@ -39,6 +40,7 @@ class ErrorType(StrEnum):
     POWER_MANAGEMENT = "power management error"
     DETACH = "detach error"
     PROVISIONED_REGISTRATION = "provisioned registration error"
+    SERVICING = "servicing error"  # metal3: servicing a provisioned host failed
 
 
 # States in which the host is on its way somewhere; time spent in them is

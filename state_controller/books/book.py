@@ -78,6 +78,7 @@ class Book:
         always_record: bool = False,
         update: UpdateCursor | None = None,
         chapter: str | None = None,
+        error_count: int | None = None,
     ) -> Transition:
         """Change state and/or operational status, and record it.
 
@@ -97,6 +98,9 @@ class Book:
         ``chapter`` files the record in a chapter other than its state's
         (:data:`~.chapters.BOOTSTRAP_CHAPTER`, which opens a host's life before
         the cluster exists).
+
+        ``error_count``: with ``error``, the count another controller keeps (an observed
+        host's), taken as it is instead of counting this attempt.
         """
         self._changing(now)
         if update is not None:
@@ -113,7 +117,8 @@ class Book:
         operational, kind = before.operational_status, before.error_type
         why, count = before.error_message, before.error_count
         if error is not None:
-            operational, kind, why, count = OperationalStatus.ERROR, error, message, count + 1
+            count = count + 1 if error_count is None else error_count
+            operational, kind, why = OperationalStatus.ERROR, error, message
         elif to is not None or status is not None:
             operational = status or OperationalStatus.OK
             if operational != OperationalStatus.ERROR:

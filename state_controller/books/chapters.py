@@ -24,6 +24,9 @@ CHAPTER_OF: dict[S, str] = {
 
 UPDATE_CHAPTER = "update"
 
+SERVICING_CHAPTER = "servicing"
+"""Each servicing of a provisioned host (firmware, settings, RAID) is a chapter of its own."""
+
 BOOTSTRAP_CHAPTER = "bootstrap"
 """The first chapter of a host taken in before its cluster exists (``state-controller
 bootstrap``): it holds the record of that, and ends when registration begins."""

@@ -136,6 +136,9 @@ def derive(
         out[C.PROGRESSING] = Cond("False", "BackingOff", "retrying after an error")
     elif update is not None and in_progress(update.step):
         out[C.READY], out[C.PROGRESSING] = _updating(update)
+    elif cursor.operational_status == OperationalStatus.SERVICING:
+        out[C.READY] = Cond("False", "Servicing", "its firmware, settings or RAID are changing")
+        out[C.PROGRESSING] = Cond("True", "Servicing")
     elif at_goal and not seen.spec_problem:
         out[C.READY] = Cond("True", camel(cursor.state.value) or "Ready")
         out[C.PROGRESSING] = Cond("False", "Settled")

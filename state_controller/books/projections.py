@@ -78,6 +78,8 @@ def phase_of(
     status = cursor.operational_status
     if status == OperationalStatus.DETACHED:
         return Phase.DETACHED
+    if status == OperationalStatus.SERVICING:
+        return Phase.SERVICING
     degraded = update is not None and update.step == UpdateStep.DEGRADED
     if status == OperationalStatus.ERROR or seen.spec_problem or degraded:
         return Phase.FAILED

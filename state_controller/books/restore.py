@@ -108,6 +108,26 @@ def _restore_history(book: Book, state: dict[str, Any], recent: list[dict[str, A
         book.last_seq = record.seq
 
 
+def observed_host_status(hoststate_status: dict[str, Any] | None) -> dict[str, Any]:
+    """What an observed host's HostState holds of its cursor and facts, in the shape of
+    Host.status: an observed host (a BareMetalHost) has no Host.status, so its HostState
+    is all a restart has. Its power is its ``PoweredOn`` condition."""
+    state = hoststate_status or {}
+    prov = state.get("provisioning") or {}
+    powered = any(
+        c.get("type") == "PoweredOn" and c.get("status") == "True"
+        for c in state.get("conditions") or []
+    )
+    return {
+        "provisioning": {"state": prov.get("state", ""), "enteredAt": prov.get("enteredAt")},
+        "operationalStatus": prov.get("operationalStatus") or "OK",
+        "errorType": prov.get("errorType") or "",
+        "errorMessage": prov.get("errorMessage") or "",
+        "errorCount": prov.get("errorCount") or 0,
+        "poweredOn": powered,
+    }
+
+
 def confirmed_seq(hoststate_status: dict[str, Any] | None) -> int:
     """The last transition a stored HostState.status holds in its history."""
     return int((hoststate_status or {}).get("lastSeq") or 0)

@@ -70,6 +70,8 @@ class RunOptions:
     pool_label: str = DEFAULT_POOL_LABEL
     pool_status_interval: float = 1.0
     link_nodes_by_hostname: bool = False
+    drive_hosts: bool = True
+    observe_baremetalhosts: bool = False
     reach: Reach = field(default_factory=Reach)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
@@ -124,6 +126,8 @@ def run_controller(opts: RunOptions) -> int:
         pool_label=opts.pool_label,
         pool_status_interval=opts.pool_status_interval,
         link_nodes_by_hostname=opts.link_nodes_by_hostname,
+        drive_hosts=opts.drive_hosts,
+        observe_baremetalhosts=opts.observe_baremetalhosts,
         reach=opts.reach,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)

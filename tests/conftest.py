@@ -83,9 +83,15 @@ def manifests(control_plane: Any) -> Any:
 
 def empty_namespace(cluster: Cluster, namespace: str) -> None:
     """Remove every object a scenario made, finalizers included (the controller is gone)."""
-    from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS
+    from state_controller.cluster.interface import (
+        BAREMETALHOSTS,
+        EVENTS,
+        HOSTS,
+        HOSTSTATES,
+        SECRETS,
+    )
 
-    for resource in (HOSTS, HOSTSTATES, SECRETS, EVENTS):
+    for resource in (HOSTS, BAREMETALHOSTS, HOSTSTATES, SECRETS, EVENTS):
         for obj in cluster.list(resource, namespace)[0]:
             name = obj["metadata"]["name"]
             try:

@@ -25,6 +25,9 @@ REBOOT = PREFIX + "reboot"
 
 INSPECT_DISABLED = "disabled"
 
+BAREMETALHOST = PREFIX + "baremetalhost"
+"""A label on the HostState of an observed metal3 BareMetalHost: the BareMetalHost's name."""
+
 BMC_CREDENTIALS = PREFIX + "bmc-credentials"
 """A label, not an annotation: ``true`` on a Secret that holds BMC credentials for Hosts.
 

@@ -83,6 +83,14 @@ class HostStateSpec(SpecModel):
     node: Annotated[
         str, Field(max_length=NAME_MAX, description="Name of the Kubernetes Node on this host.")
     ] = ""
+    bare_metal_host: Annotated[
+        str,
+        Field(
+            max_length=NAME_MAX,
+            description="Name of the metal3 BareMetalHost this state observes (another "
+            "controller, baremetal-operator, drives it; hoststate only reports).",
+        ),
+    ] = ""
 
 
 class ProvisioningCursor(StatusModel):

@@ -49,6 +49,8 @@ NODES = Resource("", "v1", "Node", "nodes", namespaced=False)
 LEASES = Resource("coordination.k8s.io", "v1", "Lease", "leases", has_status=False)
 PODS = Resource("", "v1", "Pod", "pods")
 PDBS = Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
+# metal3's, written by baremetal-operator: observed, never written by this controller
+BAREMETALHOSTS = Resource("metal3.io", "v1alpha1", "BareMetalHost", "baremetalhosts")
 
 
 class ApiError(Exception):

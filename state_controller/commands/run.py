@@ -21,6 +21,8 @@ from .flags import (
 
 HELP = "run the controller against a Kubernetes cluster"
 
+SOURCES = frozenset({"hosts", "baremetalhosts"})
+
 
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
@@ -30,6 +32,14 @@ def add(p: argparse.ArgumentParser) -> None:
         action="append",
         dest="namespaces",
         help="watch this namespace (repeat, or comma-separate, for several; default all)",
+    )
+    p.add_argument(
+        "--sources",
+        default="hosts",
+        metavar="LIST",
+        help="what to watch, comma-separated: hosts (hoststate Hosts, driven), "
+        "baremetalhosts (metal3 BareMetalHosts, observed: reported on, never written); "
+        "default %(default)s",
     )
     p.add_argument(
         "--metrics-bind-address",
@@ -126,6 +136,12 @@ def main(args: argparse.Namespace) -> int:
         n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
     )
     problem = leader_election_problem(args.lease_duration, args.renew_deadline, args.retry_period)
+    sources = {s.strip() for s in args.sources.split(",") if s.strip()}
+    if not sources or sources - SOURCES:
+        problem = (
+            f"--sources {args.sources!r}: name one or both of {', '.join(sorted(SOURCES))}, "
+            "separated by a comma"
+        )
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -156,6 +172,8 @@ def main(args: argparse.Namespace) -> int:
                 node_state_namespace=args.node_state_namespace,
                 pool_label=args.node_pool_label,
                 link_nodes_by_hostname=args.link_nodes_by_hostname,
+                drive_hosts="hosts" in sources,
+                observe_baremetalhosts="baremetalhosts" in sources,
                 reach=reach(args),
                 pool_status_interval=args.node_pool_status_interval,
                 stuck=stuck_policy(args.stuck_after),

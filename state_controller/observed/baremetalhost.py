@@ -106,6 +106,7 @@ class Shown:
     powered_on: bool
     history: dict[str, tuple[float | None, float | None]]  # operation -> (start, end)
     last_updated: float | None
+    hardware: dict[str, Any] | None = None  # what inspection found, as BMO wrote it
     unknown_state: str = ""  # a state this version does not know (kept as it was)
 
 
@@ -127,6 +128,7 @@ def shown(bmh: dict[str, Any]) -> Shown:
         powered_on=bool(status.get("poweredOn")),
         history=history,
         last_updated=parse_rfc3339(status.get("lastUpdated")),
+        hardware=status.get("hardware") if isinstance(status.get("hardware"), dict) else None,
         unknown_state=raw_state if state is None else "",
     )
 
@@ -144,11 +146,13 @@ def observe(book: Book, bmh: dict[str, Any], now: float) -> None:
         book.note(now=now, spec_problem="", spec_problem_reason="")
     _observe_state(book, seen, now)
     _observe_status(book, seen, now)
+    if seen.hardware is not None and seen.hardware != book.facts.hardware:
+        book.note(now=now, hardware=seen.hardware)
     if seen.powered_on != book.facts.powered_on:
         book.note(now=now, powered_on=seen.powered_on)
         if not first:
             book.transition(
-                now=now,
+                now=_written_at(book, seen, now),
                 reason="PoweredOn" if seen.powered_on else "PoweredOff",
                 message=f"baremetal-operator turned the power {'on' if seen.powered_on else 'off'}",
                 always_record=True,
@@ -191,7 +195,7 @@ def _entered_at(book: Book, seen: Shown, before: S, now: float) -> tuple[float, 
     state's own operation, the end of the operation of the state it left, the latest end
     of an operation that leads into it, BMO's last status update, or the moment it was
     seen. Never before what the book holds, never after now."""
-    floor = book.cursor.entered_at if book.last_seq > 0 else float("-inf")
+    floor = _floor(book)
     candidates: list[tuple[float | None, str]] = []
     own = OPERATION_OF.get(seen.state)
     if own is not None:
@@ -212,6 +216,22 @@ def _entered_at(book: Book, seen: Shown, before: S, now: float) -> tuple[float, 
     return now, "when hoststate saw it"
 
 
+def _written_at(book: Book, seen: Shown, now: float) -> float:
+    """When BMO wrote what changed: its ``status.lastUpdated`` when that fits the book's
+    order, else the moment it was seen."""
+    at = seen.last_updated
+    return at if at is not None and _floor(book) <= at <= now else now
+
+
+def _floor(book: Book) -> float:
+    """The earliest time a new record may take: not before the book's last record (a
+    history reads in order), nor before its state began."""
+    if book.last_seq == 0:
+        return float("-inf")
+    last = book.history[-1].at if book.history else float("-inf")
+    return max(book.cursor.entered_at, last, book.facts.last_updated or float("-inf"))
+
+
 def _observe_status(book: Book, seen: Shown, now: float) -> None:
     cursor = book.cursor
     if seen.status == OperationalStatus.ERROR and seen.error is not None:
@@ -221,7 +241,7 @@ def _observe_status(book: Book, seen: Shown, now: float) -> None:
             or cursor.error_count != seen.error_count
         ):
             book.transition(
-                now=now,
+                now=_written_at(book, seen, now),
                 reason=camel(seen.error.value).replace("Error", "Failed"),
                 message=seen.error_message or f"baremetal-operator reports a {seen.error.value}",
                 error=seen.error,
@@ -233,7 +253,7 @@ def _observe_status(book: Book, seen: Shown, now: float) -> None:
         return
     servicing = OperationalStatus.SERVICING in (target, cursor.operational_status)
     book.transition(
-        now=now,
+        now=_written_at(book, seen, now),
         reason=camel(target.value) if target != OperationalStatus.OK else "Recovered",
         message=f"baremetal-operator reports operationalStatus {target.value}",
         status=target,

@@ -25,6 +25,10 @@ class ControllerConfig:
     # a Node whose hostname is the name of one Host runs on it (updates/links.py); off:
     # any tenant may name a Host, and only providerID or the hoststate.io/host label prove
     link_nodes_by_hostname: bool = False
+    # what the controller watches: Hosts it drives, and/or metal3 BareMetalHosts it
+    # observes (written by baremetal-operator; never written here)
+    drive_hosts: bool = True
+    observe_baremetalhosts: bool = False
     # where a Host may send the backend (BMC, image and checksum hosts; file:// images)
     reach: Reach = field(default_factory=Reach)
     # a NodePool's status is written at most this often (seconds): a rollout moves its

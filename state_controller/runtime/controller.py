@@ -7,9 +7,13 @@ that never process one book twice at a time, retries errors with per-book
 backoff, and arms one timer per book for stuck detection instead of sweeping.
 
 A queue key names a book: a Host's (``namespace/name``; a Node that runs on
-the Host is followed in its reconcile) or a Node's own (``node:<name>``); or a
-node pool's NodePool (``pool:<pool>``), queued after each reconcile of a book
-that follows a Node of the pool.
+the Host is followed in its reconcile) or a Node's own (``node:<name>``); an observed
+metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
+(``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
+
+At about 410 lines it is the one place where every source's informer meets the queue:
+one handler per source, one dispatch by key, the indexes those handlers keep (Secrets
+to Hosts, Host names to keys). Each reconcile lives in a module of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ..api.objects import Obj
 from ..books.book import Book
 from ..books.records import UpdateCursor
 from ..cluster.interface import (
+    BAREMETALHOSTS,
     HOSTS,
     HOSTSTATES,
     NODEPOOLS,
@@ -34,6 +39,7 @@ from ..cluster.interface import (
 )
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
+from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
 from .drains import Drains
 from .host_reconciler import HostReconciler
@@ -109,6 +115,16 @@ class HostController:
             config=self.config,
             clock=clock,
         )
+        # built always, started only when BareMetalHosts are observed
+        self.bmhs = InformerSet(cluster, BAREMETALHOSTS, ns, handlers=[self._on_bmh])
+        self.bmh_reconciler = BareMetalHostReconciler(
+            bmhs=self.bmhs,
+            hosts=self.hosts if self.config.drive_hosts else None,
+            hoststates=self.hoststates,
+            writer=self.reconciler.writer,
+            config=self.config,
+            clock=clock,
+        )
         self.pool_reconciler = PoolReconciler(
             cluster,
             pools=self.nodepools,
@@ -132,8 +148,13 @@ class HostController:
 
     @property
     def books(self) -> dict[str, Book]:
-        """Every book: the Hosts' and the Nodes' own (keyed by their HostState's key)."""
-        return {**self.reconciler.books, **self.node_reconciler.books}
+        """Every book: the Hosts', the observed BareMetalHosts' and the Nodes' own (keyed by
+        their HostState's key)."""
+        return {
+            **self.bmh_reconciler.books,
+            **self.reconciler.books,
+            **self.node_reconciler.books,
+        }
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -143,7 +164,11 @@ class HostController:
 
     def _informers(self) -> list[Informer | InformerSet]:
         # Hosts before Nodes: a Node is linked to a Host already known.
-        found: list[Informer | InformerSet] = [self.secrets, self.hoststates, self.hosts]
+        found: list[Informer | InformerSet] = [self.hoststates]
+        if self.config.drive_hosts:
+            found += [self.secrets, self.hosts]
+        if self.config.observe_baremetalhosts:
+            found.append(self.bmhs)
         if self.config.follow_nodes:
             found += [self.nodepools, self.nodes]
         return found
@@ -152,7 +177,7 @@ class HostController:
         """Fill the caches (a standby replica does this too, to take over at once)."""
         for informer in self._informers():
             informer.start()
-            if informer is self.hosts:
+            if informer is self.hosts or informer is self.bmhs:
                 informer.wait_synced(sync_timeout)
         for informer in self._informers():
             if not informer.wait_synced(sync_timeout):
@@ -201,9 +226,15 @@ class HostController:
         with self._index_lock:
             return sorted(self._host_names.get(name, ()))
 
+    def _on_bmh(self, key: str, bmh: Obj | None) -> None:
+        self.queue.add(bmh_key(key))
+
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
         if key in self._secret_of_host:  # a known host
             self.queue.add(key)
+            return
+        if self.config.observe_baremetalhosts and self.bmhs.get(key) is not None:
+            self.queue.add(bmh_key(key))
             return
         namespace, name = split_key(key)
         if namespace == self.config.node_state_namespace and self.node_index.key_of(name):
@@ -290,6 +321,9 @@ class HostController:
         pool = pool_named_by(key)
         if pool is not None:
             return self.pool_reconciler.reconcile(pool)
+        bmh = bmh_named_by(key)
+        if bmh is not None:
+            return self.bmh_reconciler.reconcile(bmh)
         node = node_named_by(key)
         if node is not None:
             outcome = self.node_reconciler.reconcile(node)
@@ -303,8 +337,10 @@ class HostController:
 
     def _where(self, key: str) -> Where:
         """The state (and update step) of the book a key reconciles, for its span."""
-        node = node_named_by(key)
-        if node is not None:
+        node, bmh = node_named_by(key), bmh_named_by(key)
+        if bmh is not None:
+            book = self.bmh_reconciler.books.get(bmh)
+        elif node is not None:
             book = self.node_reconciler.books.get(self.node_reconciler.key(node))
         else:
             book = self.reconciler.books.get(key)
@@ -364,6 +400,9 @@ class HostController:
             return self.nodes.version(node)
         if pool_named_by(key) is not None:
             return None
+        bmh = bmh_named_by(key)
+        if bmh is not None:
+            return self.bmhs.version(bmh)
         return self.hosts.version(key)
 
 

@@ -559,3 +559,52 @@ def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
 
     # The API server takes the overlay as it is.
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "ironic"), "--server-side", "--dry-run=server")
+
+
+# -- (e) the metal3 overlay: observing BareMetalHosts, never writing them -----------
+
+
+def test_metal3_overlay_reads_baremetalhosts_and_may_write_nothing_of_metal3(
+    cp: ControlPlane, applied: object
+) -> None:
+    """The overlay adds one read-only Role and the --sources flag; applied to the real
+    API server (where baremetal-operator's own CRD is installed), the controller's
+    ServiceAccount may read BareMetalHosts and is refused every write, status included."""
+    from state_controller.cli import build_parser
+
+    base = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp)}
+    overlay = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp, MANIFESTS / "metal3")}
+    added = sorted(set(overlay) - set(base))
+    assert added == [("Role", "hoststate-controller-metal3"),
+                     ("RoleBinding", "hoststate-controller-metal3")]  # fmt: skip
+    assert [key for key in base if base[key] != overlay[key]] == [("Deployment", SA)]
+    (container,) = overlay[("Deployment", SA)]["spec"]["template"]["spec"]["containers"]
+    assert build_parser().parse_args(container["args"]).sources == "hosts,baremetalhosts"
+    (rule,) = overlay[("Role", "hoststate-controller-metal3")]["rules"]
+    assert rule == {
+        "apiGroups": ["metal3.io"],
+        "resources": ["baremetalhosts"],
+        "verbs": ["get", "list", "watch"],
+    }
+
+    _kubectl(cp, "apply", "-k", str(MANIFESTS / "metal3"), "--server-side")
+    try:
+        bmh = ["-n", HOSTS_NS, AS_CONTROLLER]
+        for verb in ("get", "list", "watch"):
+            assert _run(cp, "auth", "can-i", verb, "baremetalhosts.metal3.io", *bmh).returncode == 0
+        for verb, resource in (
+            ("create", "baremetalhosts.metal3.io"),
+            ("update", "baremetalhosts.metal3.io"),
+            ("patch", "baremetalhosts.metal3.io"),
+            ("delete", "baremetalhosts.metal3.io"),
+            ("update", "baremetalhosts.metal3.io/status"),
+            ("patch", "baremetalhosts.metal3.io/status"),
+            ("update", "hostfirmwaresettings.metal3.io"),
+        ):
+            refused = _run(cp, "auth", "can-i", verb, resource, *bmh)
+            assert refused.returncode != 0 and refused.stdout.strip() == "no", (verb, resource)
+    finally:  # the base as the other tests know it: its own apply drops the flag again
+        for kind in ("rolebinding", "role"):
+            _kubectl(cp, "delete", kind, "hoststate-controller-metal3", "-n", HOSTS_NS)
+        _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
+    assert "--sources=hosts,baremetalhosts" not in _container(cp)["args"]

@@ -22,6 +22,7 @@ NAMESPACES = ("fleet", HOSTS_NS, "hoststate-system")
 
 
 BUILD = ROOT / "tools" / "k8s" / "build.sh"
+METAL3_CRDS = ROOT / "tools" / "metal3" / "crds.sh"
 BUILD_TIMEOUT = 1800.0  # cached: instant; cold: ~10 min on 2 cores (scripts/test builds first)
 MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
 MANIFESTS = ROOT / "manifests"
@@ -53,6 +54,17 @@ def k8s_bin_dir() -> Path:
     return Path(lines[-1])
 
 
+def metal3_crds() -> Path:
+    """The BareMetalHost CRD of baremetal-operator, from its Go module (cached)."""
+    done = subprocess.run(
+        [str(METAL3_CRDS)], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"tools/metal3/crds.sh failed ({done.returncode}): {done.stderr}")
+    return Path(lines[-1]) / "metal3.io_baremetalhosts.yaml"
+
+
 def kubectl(
     plane: ControlPlane, *args: str, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
@@ -66,12 +78,13 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
     with ControlPlane(k8s_bin_dir(), workdir) as plane:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
+        crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         kubectl(
             plane, "wait", "--for=condition=Established", "--timeout=60s",
             "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
             "crd/servicemonitors.monitoring.coreos.com",
-            "crd/prometheusrules.monitoring.coreos.com",
+            "crd/prometheusrules.monitoring.coreos.com", "crd/baremetalhosts.metal3.io",
         )  # fmt: skip
         for namespace in NAMESPACES:
             kubectl(plane, "create", "namespace", namespace)

@@ -68,6 +68,7 @@ def test_a_whole_life_is_recorded_at_bmos_times() -> None:
         ("provisioning", "provisioned", OBSERVED, T0 + 300),  # provision.end
     ]
     assert "time: BareMetalHost operationHistory.inspect.end" in book.history[2].message
+    assert [t.at for t in book.history] == sorted(t.at for t in book.history)
     assert [c.name for c in book.chapters] == [
         "registration",
         "inspection",

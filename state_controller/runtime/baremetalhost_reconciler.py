@@ -1,0 +1,128 @@
+"""Reconcile one observed metal3 BareMetalHost: read it, record what changed, report.
+
+baremetal-operator drives the machine; this reconciler only tells its story, through
+the same book, HostState, metrics, Events and stuck detection as a driven Host:
+
+1. The BareMetalHost is read from the cache and never written, nor anything else of
+   metal3's (the RBAC of the observe mode has no verb that could).
+2. Its book is rebuilt, on first use, from its HostState alone
+   (:func:`~..books.restore.observed_host_status`), so a restart records nothing new.
+3. :func:`~..observed.baremetalhost.observe` records what the BareMetalHost shows that
+   the book does not hold; the goal (``Ready``) follows its spec as BMO reads it.
+4. The HostState (same namespace and name, owned by the BareMetalHost so it goes with
+   it) is written when its projection differs; Events are told about the BareMetalHost.
+
+A Host of the same namespace and name is driven by this controller, and its story is
+the Host's: the BareMetalHost is then not reported on (a handover in progress).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..api import annotations as ann
+from ..api.objects import Obj
+from ..api.states import ProvisioningState
+from ..books.book import Book
+from ..books.restore import confirmed_seq, observed_host_status, restore
+from ..observed.baremetalhost import API_VERSION, KIND, observe
+from .config import ControllerConfig
+from .delivery import Delivery
+from .informer import Informer, InformerSet
+from .results import DONE, ReconcileResult
+from .statuses import BookWriter, hoststate_body
+
+PREFIX = "bmh:"  # the queue key of an observed BareMetalHost: bmh:<namespace>/<name>
+
+
+def bmh_key(key: str) -> str:
+    return PREFIX + key
+
+
+def bmh_named_by(queue_key: str) -> str | None:
+    """The ``namespace/name`` of the BareMetalHost a queue key names, or None."""
+    return queue_key[len(PREFIX) :] if queue_key.startswith(PREFIX) else None
+
+
+class BareMetalHostReconciler:
+    def __init__(
+        self,
+        *,
+        bmhs: Informer | InformerSet,
+        hosts: Informer | InformerSet | None,
+        hoststates: Informer | InformerSet,
+        writer: BookWriter,
+        config: ControllerConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.bmhs, self.hosts, self.hoststates = bmhs, hosts, hoststates
+        self.writer = writer
+        self.config = config
+        self.clock = clock
+        self.books: dict[str, Book] = {}
+        self.deliveries: dict[str, Delivery] = {}
+
+    def reconcile(self, key: str) -> ReconcileResult:
+        bmh = self.bmhs.get(key)
+        if bmh is None or (self.hosts is not None and self.hosts.get(key) is not None):
+            self.books.pop(key, None)
+            self.deliveries.pop(key, None)
+            return DONE  # gone (its HostState goes with it), or a Host of ours tells it
+        now = self.clock()
+        book, delivery = self._open(key, now)
+        observe(book, bmh, now)
+        book.note(now=now, goal=goal_of(bmh), observed_generation=_generation(bmh))
+        self.writer.notice_stuck(book, delivery, now)
+        self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
+        self.writer.report(bmh, book, delivery)
+        return ReconcileResult(None, False, self.writer.wake_after(book, now))
+
+    def _open(self, key: str, now: float) -> tuple[Book, Delivery]:
+        book, delivery = self.books.get(key), self.deliveries.get(key)
+        if book is not None and delivery is not None:
+            return book, delivery
+        state = self.hoststates.get(key)
+        stored = state.get("status") if state else None
+        node = str(((state or {}).get("spec") or {}).get("node") or "")
+        book = restore(
+            key,
+            observed_host_status(stored) if stored else None,
+            stored,
+            now=now,
+            limits=self.config.limits,
+            node=node,
+        )
+        delivery = Delivery(confirmed_seq=confirmed_seq(stored), reported=book.journal.end)
+        self.books[key], self.deliveries[key] = book, delivery
+        return book, delivery
+
+
+def goal_of(bmh: Obj) -> ProvisioningState:
+    """Where baremetal-operator takes the host, as its spec says: deleted, externally
+    provisioned, provisioned (an image), else available; unmanaged without a BMC."""
+    spec: dict[str, Any] = bmh.get("spec") or {}
+    if bmh["metadata"].get("deletionTimestamp"):
+        return ProvisioningState.NONE
+    if not (spec.get("bmc") or {}).get("address"):
+        return ProvisioningState.UNMANAGED
+    if spec.get("externallyProvisioned"):
+        return ProvisioningState.EXTERNALLY_PROVISIONED
+    if (spec.get("image") or {}).get("url") or spec.get("customDeploy"):
+        return ProvisioningState.PROVISIONED
+    return ProvisioningState.AVAILABLE
+
+
+def _generation(bmh: Obj) -> int:
+    return int(bmh["metadata"].get("generation") or 0)
+
+
+def _hoststate_of(bmh: Obj) -> Obj:
+    """A new HostState for a BareMetalHost: same namespace and name, owned by it."""
+    meta = bmh["metadata"]
+    owner = {"apiVersion": API_VERSION, "kind": KIND, "name": meta["name"], "uid": meta["uid"]}
+    spec = {"bareMetalHost": meta["name"], "node": ""}
+    return hoststate_body(
+        meta["namespace"], meta["name"], spec=spec, label=ann.BAREMETALHOST, owner=owner
+    )

@@ -1,0 +1,146 @@
+"""metal3 BareMetalHosts observed: baremetal-operator drives them (played here, through
+BMO's own CRD on the real kube-apiserver), hoststate tells their story through the same
+HostState, conditions, Events, metrics and stuck detection as a Host it drives, and never
+writes a BareMetalHost."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from state_controller.api.states import ProvisioningState as S
+from state_controller.books.stuck import StuckPolicy
+from state_controller.cluster.interface import BAREMETALHOSTS, HOSTSTATES, Cluster
+from state_controller.runtime.config import ControllerConfig
+from tests.conftest import FAST_BACKOFF, wait_for
+from tests.support.bmo import PlayedBMO
+from tests.support.scenarios import condition, events_for
+
+NS = "fleet"
+
+
+def observing(stuck: StuckPolicy | None = None) -> ControllerConfig:
+    return ControllerConfig(
+        workers=2,
+        backoff=FAST_BACKOFF,
+        observe_baremetalhosts=True,
+        stuck=stuck or StuckPolicy(),
+    )
+
+
+def state_shown(cluster: Cluster, name: str) -> dict[str, Any]:
+    return cluster.get(HOSTSTATES, NS, name).get("status") or {}
+
+
+def wait_state(cluster: Cluster, name: str, state: str) -> dict[str, Any]:
+    status: dict[str, Any] = wait_for(
+        lambda: (
+            (s := state_shown(cluster, name)).get("provisioning", {}).get("state") == state and s
+        ),
+        what=f"the HostState of {name} in {state!r}",
+    )
+    return status
+
+
+def test_a_baremetalhost_life_is_reported_at_bmos_times_and_never_written(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    stuck = StuckPolicy(thresholds={S.INSPECTING: 2.0})
+    with run_controller(cluster, config=observing(stuck)) as running:
+        bmo = PlayedBMO(cluster, NS, "worker-0")
+        t0 = time.time() - 600  # BMO's clock: what it wrote, not when it was seen
+        bmo.show("registering", started=("register",), at=t0)
+        wait_state(cluster, "worker-0", "registering")
+        bmo.show("inspecting", ended=("register",), started=("inspect",), at=t0 + 30)
+        # held in inspection past its 2 s threshold: Stuck, told on the BareMetalHost
+        wait_for(
+            lambda: condition(cluster.get(HOSTSTATES, NS, "worker-0"), "Stuck")["status"] == "True",
+            what="worker-0 stuck in inspection",
+        )
+        wait_for(
+            lambda: any(e["reason"] == "Stuck" for e in events_for(cluster, "worker-0")),
+            what="the Stuck Event",
+        )
+        bmo.show("available", ended=("inspect",), at=t0 + 300)
+        wait_state(cluster, "worker-0", "available")  # else it is one marked jump
+        bmo.show("provisioning", started=("provision",), at=t0 + 320, poweredOn=True)
+        wait_state(cluster, "worker-0", "provisioning")
+        last = bmo.show("provisioned", ended=("provision",), at=t0 + 500, poweredOn=True)
+        status = wait_state(cluster, "worker-0", "provisioned")
+
+        state = cluster.get(HOSTSTATES, NS, "worker-0")
+        [owner] = state["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["uid"]) == ("BareMetalHost", last["metadata"]["uid"])
+        assert state["spec"]["bareMetalHost"] == "worker-0"
+        assert status["phase"] == "Provisioned"
+        assert condition(state, "Ready")["status"] == "True"
+        moves = [(h["from"], h["to"], h["reason"]) for h in status["history"]]
+        assert moves == [
+            ("", "registering", "FirstObserved"),
+            ("registering", "inspecting", "Observed"),
+            ("inspecting", "available", "Observed"),
+            ("available", "provisioning", "Observed"),
+            ("provisioning", "provisioning", "PoweredOn"),
+            ("provisioning", "provisioned", "Observed"),
+        ]
+        assert "operationHistory.provision.end" in status["history"][-1]["message"]
+        times = [h["at"] for h in status["history"]]
+        assert times == sorted(times)  # the power record takes BMO's write time too
+        # BMO's 270 s of inspection, not the seconds between two looks of this test
+        assert (
+            running.sample("hoststate_state_duration_seconds_sum", {"state": "inspecting"}) == 270
+        )
+        assert (
+            running.sample("hoststate_transitions_total", {"from": "inspecting", "to": "available"})
+            == 1
+        )
+
+        # never written: the BareMetalHost is as the played BMO last wrote it
+        wait_for(running.controller.idle)
+        now = cluster.get(BAREMETALHOSTS, NS, "worker-0")
+        assert now["metadata"]["resourceVersion"] == last["metadata"]["resourceVersion"]
+        assert "finalizers" not in now["metadata"]
+
+
+def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    with run_controller(cluster, config=observing()) as first:
+        bmo = PlayedBMO(cluster, NS, "worker-1")
+        bmo.show("provisioning", started=("provision",))
+        failing = {
+            "operationalStatus": "error",
+            "errorType": "provisioning error",
+            "errorMessage": "Image checksum mismatch",
+        }
+        bmo.show("provisioning", errorCount=3, **failing)
+        status = wait_for(
+            lambda: (
+                (s := state_shown(cluster, "worker-1"))["provisioning"].get("errorCount") == 3 and s
+            ),
+            what="BMO's error count on the HostState",
+        )
+        assert status["provisioning"]["errorType"] == "provisioning error"
+        assert condition(cluster.get(HOSTSTATES, NS, "worker-1"), "Degraded")["reason"] == (
+            "ProvisioningError"
+        )
+        wait_for(
+            lambda: any(
+                e["reason"] == "ProvisioningFailed" for e in events_for(cluster, "worker-1")
+            ),
+            what="the ProvisioningFailed Event",
+        )
+        wait_for(first.controller.idle)
+        kept = cluster.get(HOSTSTATES, NS, "worker-1")
+
+    with run_controller(cluster, config=observing()) as second:
+        wait_for(
+            lambda: second.controller.reconciled(
+                "bmh:fleet/worker-1", bmo.obj["metadata"]["resourceVersion"]
+            ),
+            what="the restarted controller's reconcile of worker-1",
+        )
+        wait_for(second.controller.idle)
+        again = cluster.get(HOSTSTATES, NS, "worker-1")
+        assert again["metadata"]["resourceVersion"] == kept["metadata"]["resourceVersion"]
+        assert second.book("fleet/worker-1").cursor.error_count == 3

@@ -8,7 +8,10 @@ the same book, HostState, metrics, Events and stuck detection as a driven Host:
 2. Its book is rebuilt, on first use, from its HostState alone
    (:func:`~..books.restore.observed_host_status`), so a restart records nothing new.
 3. :func:`~..observed.baremetalhost.observe` records what the BareMetalHost shows that
-   the book does not hold; the goal (``Ready``) follows its spec as BMO reads it.
+   the book does not hold; the goal (``Ready``) follows its spec as BMO reads it. Its
+   Node (linked by cluster-api-provider-metal3's ``spec.providerID``, or the
+   ``hoststate.io/host`` label) is followed in the same book: its updates are
+   chapters of the same history.
 4. The HostState (same namespace and name, owned by the BareMetalHost so it goes with
    it) is written when its projection differs; Events are told about the BareMetalHost.
 
@@ -31,6 +34,7 @@ from ..observed.baremetalhost import API_VERSION, KIND, observe
 from .config import ControllerConfig
 from .delivery import Delivery
 from .informer import Informer, InformerSet
+from .node_reconciler import NodeFollower
 from .results import DONE, ReconcileResult
 from .statuses import BookWriter, hoststate_body
 
@@ -55,10 +59,12 @@ class BareMetalHostReconciler:
         hoststates: Informer | InformerSet,
         writer: BookWriter,
         config: ControllerConfig,
+        nodes: NodeFollower | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.bmhs, self.hosts, self.hoststates = bmhs, hosts, hoststates
         self.writer = writer
+        self.nodes = nodes  # None: no Node is followed
         self.config = config
         self.clock = clock
         self.books: dict[str, Book] = {}
@@ -74,6 +80,8 @@ class BareMetalHostReconciler:
         book, delivery = self._open(key, now)
         observe(book, bmh, now)
         book.note(now=now, goal=goal_of(bmh), observed_generation=_generation(bmh))
+        if self.nodes is not None:  # its Node's updates: chapters of the same story
+            self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
         self.writer.notice_stuck(book, delivery, now)
         self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
         self.writer.report(bmh, book, delivery)

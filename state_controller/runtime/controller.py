@@ -11,7 +11,7 @@ the Host is followed in its reconcile) or a Node's own (``node:<name>``); an obs
 metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
-At about 410 lines it is the one place where every source's informer meets the queue:
+At about 440 lines it is the one place where every source's informer meets the queue:
 one handler per source, one dispatch by key, the indexes those handlers keep (Secrets
 to Hosts, Host names to keys). Each reconcile lives in a module of its own.
 """
@@ -117,11 +117,13 @@ class HostController:
         )
         # built always, started only when BareMetalHosts are observed
         self.bmhs = InformerSet(cluster, BAREMETALHOSTS, ns, handlers=[self._on_bmh])
+        self._bmh_keys: set[str] = set()  # the observed BareMetalHosts known
         self.bmh_reconciler = BareMetalHostReconciler(
             bmhs=self.bmhs,
             hosts=self.hosts if self.config.drive_hosts else None,
             hoststates=self.hoststates,
             writer=self.reconciler.writer,
+            nodes=follower if self.config.follow_nodes else None,
             config=self.config,
             clock=clock,
         )
@@ -210,24 +212,41 @@ class HostController:
     def _on_host(self, key: str, host: Obj | None) -> None:
         self._index_secret(key, _secret_of(host))
         self.queue.add(key)
+        self._index_name(key, host is not None)
+
+    def _index_name(self, key: str, present: bool) -> None:
+        """A Host's or observed BareMetalHost's name, for the Nodes that link by it."""
         _, name = split_key(key)
         with self._index_lock:
             keys = self._host_names.setdefault(name, set())
             known = key in keys
-            if host is not None:
+            if present:
                 keys.add(key)
-            else:
+            elif not (key in self._bmh_keys or self.hosts.get(key) is not None):
                 keys.discard(key)
-        if known != (host is not None):  # a Host came or went: a Node may link anew
+        if known != (key in keys):  # a machine came or went: a Node may link anew
             for linked in self.node_index.relink(name):
-                self.queue.add(linked)
+                self.queue.add(self._queue_key(linked))
+
+    def _queue_key(self, key: str) -> str:
+        """The queue key of a book a Node is linked to: a Host's is its own; an observed
+        BareMetalHost's (with no Host of that key) is ``bmh:`` and the key."""
+        if key in self._bmh_keys and self.hosts.get(key) is None:
+            return bmh_key(key)
+        return key
 
     def _hosts_named(self, name: str) -> list[str]:
         with self._index_lock:
             return sorted(self._host_names.get(name, ()))
 
     def _on_bmh(self, key: str, bmh: Obj | None) -> None:
+        with self._index_lock:
+            if bmh is not None:
+                self._bmh_keys.add(key)
+            else:
+                self._bmh_keys.discard(key)
         self.queue.add(bmh_key(key))
+        self._index_name(key, bmh is not None)
 
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
         if key in self._secret_of_host:  # a known host
@@ -246,7 +265,7 @@ class HostController:
         if not keys:
             return  # a heartbeat: not even the cordon changed
         for key in keys:
-            self.queue.add(key)
+            self.queue.add(self._queue_key(key))
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)
 
@@ -256,7 +275,7 @@ class HostController:
     def _on_pods(self, node: str) -> None:
         key = self.node_index.key_of(node)
         if key is not None:
-            self.queue.add(key)
+            self.queue.add(self._queue_key(key))
 
     def _on_secret(self, key: str, secret: Obj | None) -> None:
         with self._index_lock:
@@ -322,10 +341,11 @@ class HostController:
         if pool is not None:
             return self.pool_reconciler.reconcile(pool)
         bmh = bmh_named_by(key)
-        if bmh is not None:
-            return self.bmh_reconciler.reconcile(bmh)
         node = node_named_by(key)
-        if node is not None:
+        if bmh is not None:
+            outcome = self.bmh_reconciler.reconcile(bmh)
+            followed = self.node_index.node_on(bmh)
+        elif node is not None:
             outcome = self.node_reconciler.reconcile(node)
             followed = self.node_index.unlinked(node)
         else:
@@ -358,7 +378,7 @@ class HostController:
         book = (
             self.node_reconciler.books.get(self.node_reconciler.key(own))
             if own is not None
-            else self.reconciler.books.get(key)
+            else self.reconciler.books.get(key) or self.bmh_reconciler.books.get(key)
         )
         return book.update if book is not None and book.facts.node == node else None
 

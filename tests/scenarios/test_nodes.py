@@ -133,7 +133,8 @@ def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
         node.annotate({"hoststate.io/current-config": "v1"})
         wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "updated")
         state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "edge-7")
-        assert state["spec"] == {"host": "", "node": "edge-7"}
+        # kube-apiserver fills in the schema's defaults (bareMetalHost: ""); the store does not
+        assert {k: v for k, v in state["spec"].items() if v} == {"node": "edge-7"}
         assert state["metadata"]["ownerReferences"][0]["kind"] == "Node"
         node.annotate({"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"})
         wait_for(lambda: step_of(cluster, NODE_STATE_NAMESPACE, "edge-7") == "preparing update")

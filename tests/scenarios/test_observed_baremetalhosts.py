@@ -12,9 +12,11 @@ from state_controller.api.states import ProvisioningState as S
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTSTATES, Cluster
 from state_controller.runtime.config import ControllerConfig
-from tests.conftest import FAST_BACKOFF, wait_for
+from state_controller.simulation.nodes import SimulatedNode
+from state_controller.updates.signals import MCO
+from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.support.bmo import PlayedBMO
-from tests.support.scenarios import condition, events_for
+from tests.support.scenarios import WORKER, condition, events_for
 
 NS = "fleet"
 
@@ -144,3 +146,48 @@ def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
         again = cluster.get(HOSTSTATES, NS, "worker-1")
         assert again["metadata"]["resourceVersion"] == kept["metadata"]["resourceVersion"]
         assert second.book("fleet/worker-1").cursor.error_count == 3
+
+
+def test_the_node_of_a_baremetalhost_tells_its_updates_in_the_same_history(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """One machine, one story: cluster-api-provider-metal3's providerID links the Node to
+    the BareMetalHost, and the Node's update is a chapter after its provisioning."""
+    with run_controller(cluster, config=observing()) as running:
+        bmo = PlayedBMO(cluster, NS, "worker-2")
+        bmo.show("provisioned", started=("provision",), ended=("provision",), poweredOn=True)
+        wait_state(cluster, "worker-2", "provisioned")
+        node = SimulatedNode(
+            cluster, "node-2", labels=WORKER, provider_id=f"metal3://{NS}/worker-2/m-2"
+        )
+        node.register()
+        node.annotate(
+            {MCO + "currentConfig": "v1", MCO + "desiredConfig": "v1", MCO + "state": "Done"}
+        )
+        wait_for(
+            lambda: cluster.get(HOSTSTATES, NS, "worker-2")["spec"]["node"] == "node-2",
+            what="node-2 linked to the BareMetalHost's HostState",
+        )
+        node.annotate({MCO + "desiredConfig": "v2", MCO + "state": "Working"})
+        wait_for(
+            lambda: (
+                (state_shown(cluster, "worker-2").get("update") or {}).get("step")
+                not in (None, "updated")
+            ),
+            what="the update under way",
+        )
+        node.annotate({MCO + "currentConfig": "v2", MCO + "state": "Done"})
+        wait_for(
+            lambda: (
+                (state_shown(cluster, "worker-2").get("update") or {}).get("currentConfig") == "v2"
+            ),
+            what="the update done",
+        )
+        wait_for(running.controller.idle)
+        status = state_shown(cluster, "worker-2")
+        tos = [h["to"] for h in status["history"]]
+        assert tos[0] == "provisioned" and tos[-1] == "provisioned"
+        assert "update pending" in tos or "preparing update" in tos, tos
+        assert status["chapters"][-1]["name"] == "update"
+        assert status["chapters"][-1]["outcome"] == "completed"
+        assert not cluster.list(HOSTSTATES, NODE_STATE_NAMESPACE)[0]  # no node-only book

@@ -11,9 +11,9 @@ the Host is followed in its reconcile) or a Node's own (``node:<name>``); an obs
 metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
-At about 440 lines it is the one place where every source's informer meets the queue:
-one handler per source, one dispatch by key, the indexes those handlers keep (Secrets
-to Hosts, Host names to keys). Each reconcile lives in a module of its own.
+It is the one place where every source's informer meets the queue: one handler per
+source and one dispatch by key. The indexes the handlers ask (machines by name and UID,
+Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from .config import ControllerConfig
 from .drains import Drains
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
+from .machine_index import MachineIndex
 from .node_index import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
 from .node_reconciler import NodeFollower, NodeReconciler
 from .outages import log_failure
@@ -84,9 +85,9 @@ class HostController:
             handlers=[self._on_secret],
             label_selector=ann.BMC_CREDENTIALS_SELECTOR,
         )
-        self._host_names: dict[str, set[str]] = {}  # Host name -> keys (a Node links by name)
+        self.machines = MachineIndex(lambda key: self.hosts.get(key) is not None)
         self.node_index = NodeIndex(
-            self._hosts_named,
+            self.machines.named,
             self.config.pool_label,
             by_hostname=self.config.link_nodes_by_hostname,
         )
@@ -117,7 +118,6 @@ class HostController:
         )
         # built always, started only when BareMetalHosts are observed
         self.bmhs = InformerSet(cluster, BAREMETALHOSTS, ns, handlers=[self._on_bmh])
-        self._bmh_keys: set[str] = set()  # the observed BareMetalHosts known
         self.bmh_reconciler = BareMetalHostReconciler(
             bmhs=self.bmhs,
             hosts=self.hosts if self.config.drive_hosts else None,
@@ -137,9 +137,6 @@ class HostController:
             interval=self.config.pool_status_interval,
             clock=clock,
         )
-        self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
-        self._secret_of_host: dict[str, str] = {}  # Host key -> Secret key ("" for none)
-        self._index_lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
@@ -210,46 +207,28 @@ class HostController:
     # -- event handlers: they only enqueue ----------------------------------------------
 
     def _on_host(self, key: str, host: Obj | None) -> None:
-        self._index_secret(key, _secret_of(host))
+        self.machines.secret(key, _secret_of(host))
         self.queue.add(key)
-        self._index_name(key, host is not None)
+        self._relink(self.machines.machine(key, host))
 
-    def _index_name(self, key: str, present: bool) -> None:
-        """A Host's or observed BareMetalHost's name, for the Nodes that link by it."""
-        _, name = split_key(key)
-        with self._index_lock:
-            keys = self._host_names.setdefault(name, set())
-            known = key in keys
-            if present:
-                keys.add(key)
-            elif not (key in self._bmh_keys or self.hosts.get(key) is not None):
-                keys.discard(key)
-        if known != (key in keys):  # a machine came or went: a Node may link anew
+    def _on_bmh(self, key: str, bmh: Obj | None) -> None:
+        relink = self.machines.machine(key, bmh, observed=True)
+        self.queue.add(bmh_key(key))
+        self._relink(relink)
+
+    def _relink(self, names: list[str]) -> None:
+        """Machines of these names came or went: a Node may link anew."""
+        for name in names:
             for linked in self.node_index.relink(name):
                 self.queue.add(self._queue_key(linked))
 
     def _queue_key(self, key: str) -> str:
         """The queue key of a book a Node is linked to: a Host's is its own; an observed
         BareMetalHost's (with no Host of that key) is ``bmh:`` and the key."""
-        if key in self._bmh_keys and self.hosts.get(key) is None:
-            return bmh_key(key)
-        return key
-
-    def _hosts_named(self, name: str) -> list[str]:
-        with self._index_lock:
-            return sorted(self._host_names.get(name, ()))
-
-    def _on_bmh(self, key: str, bmh: Obj | None) -> None:
-        with self._index_lock:
-            if bmh is not None:
-                self._bmh_keys.add(key)
-            else:
-                self._bmh_keys.discard(key)
-        self.queue.add(bmh_key(key))
-        self._index_name(key, bmh is not None)
+        return bmh_key(key) if self.machines.observed(key) else key
 
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
-        if key in self._secret_of_host:  # a known host
+        if self.machines.is_host(key):
             self.queue.add(key)
             return
         if self.config.observe_baremetalhosts and self.bmhs.get(key) is not None:
@@ -278,24 +257,8 @@ class HostController:
             self.queue.add(self._queue_key(key))
 
     def _on_secret(self, key: str, secret: Obj | None) -> None:
-        with self._index_lock:
-            hosts = list(self._by_secret.get(key, ()))
-        for host in hosts:
+        for host in self.machines.readers(key):
             self.queue.add(host)
-
-    def _index_secret(self, key: str, secret: str | None) -> None:
-        with self._index_lock:
-            before = self._secret_of_host.get(key, "")
-            if before == secret:
-                return
-            if before:
-                self._by_secret.get(before, set()).discard(key)
-            if secret is None:
-                self._secret_of_host.pop(key, None)
-                return
-            self._secret_of_host[key] = secret
-            if secret:
-                self._by_secret.setdefault(secret, set()).add(key)
 
     # -- workers ------------------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 
 In order of trust:
 
-1. ``spec.providerID`` naming a Host: metal3's ``metal3://<namespace>/<host>/<machine>``
-   (cluster-api-provider-metal3) and OpenShift's
+1. ``spec.providerID`` naming a Host (or an observed BareMetalHost): metal3's
+   ``metal3://<namespace>/<host>/<machine>`` (cluster-api-provider-metal3), its older
+   ``metal3://<uid of the BareMetalHost>``, and OpenShift's
    ``baremetalhost:///<namespace>/<host>[/<uid>]`` (machine-api);
 2. the label ``hoststate.io/host`` on the Node: ``<namespace>/<host>``, or the Host's
    name alone when that name is unique among the Hosts;
@@ -29,6 +30,9 @@ from collections.abc import Callable, Iterable
 from .signals import NodeSignals
 
 PROVIDER_PREFIXES = ("metal3://", "baremetalhost:///")
+# ``hosts_named`` is asked for this and a UID to find the machine of that UID: no name
+# has a colon, so a Host named like a UID cannot answer for it
+UID = "uid:"
 
 
 def host_of(
@@ -40,12 +44,18 @@ def host_of(
 ) -> str | None:
     """The key (``namespace/name``) of the Host ``node`` runs on, or None.
 
-    ``hosts_named(name)`` gives the keys of the existing Hosts with that name;
-    ``current`` is the link the Node has now, kept by a link by name while it holds.
+    ``hosts_named(name)`` gives the keys of the existing Hosts with that name (and
+    ``hosts_named(UID + uid)`` the one with that UID); ``current`` is the link the Node
+    has now, kept by a link by name while it holds.
     """
     named = _provider_key(node)
     if named is not None and named in hosts_named(named.partition("/")[2]):
         return named
+    uid = _provider_uid(node)
+    if uid:
+        with_uid = list(hosts_named(UID + uid))
+        if len(with_uid) == 1:
+            return with_uid[0]
     label = node.host_label
     if "/" in label:
         namespace, _, name = label.partition("/")
@@ -64,9 +74,20 @@ def names_read(node: NodeSignals, *, by_hostname: bool = False) -> set[str]:
     named = _provider_key(node)
     if named is not None:
         names.add(named.partition("/")[2])
+    uid = _provider_uid(node)
+    if uid:
+        names.add(UID + uid)
     if node.host_label:
         names.add(node.host_label.rpartition("/")[2])
     return names
+
+
+def _provider_uid(node: NodeSignals) -> str:
+    """The BareMetalHost UID of cluster-api-provider-metal3's older ``metal3://<uid>``."""
+    rest = node.provider_id[len("metal3://") :]
+    if node.provider_id.startswith("metal3://") and rest and "/" not in rest:
+        return rest
+    return ""
 
 
 def _provider_key(node: NodeSignals) -> str | None:

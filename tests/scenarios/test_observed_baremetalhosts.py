@@ -191,3 +191,19 @@ def test_the_node_of_a_baremetalhost_tells_its_updates_in_the_same_history(
         assert status["chapters"][-1]["name"] == "update"
         assert status["chapters"][-1]["outcome"] == "completed"
         assert not cluster.list(HOSTSTATES, NODE_STATE_NAMESPACE)[0]  # no node-only book
+
+
+def test_a_node_named_by_the_older_uid_provider_id_joins_its_baremetalhost(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """cluster-api-provider-metal3's older providerID, metal3://<BareMetalHost UID>."""
+    with run_controller(cluster, config=observing()):
+        bmo = PlayedBMO(cluster, NS, "worker-3")
+        bmo.show("provisioned", started=("provision",), ended=("provision",))
+        wait_state(cluster, "worker-3", "provisioned")
+        uid = bmo.obj["metadata"]["uid"]
+        SimulatedNode(cluster, "node-3", labels=WORKER, provider_id=f"metal3://{uid}").register()
+        wait_for(
+            lambda: cluster.get(HOSTSTATES, NS, "worker-3")["spec"]["node"] == "node-3",
+            what="node-3 linked by the BareMetalHost's UID",
+        )

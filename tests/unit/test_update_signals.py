@@ -331,6 +331,13 @@ def test_a_node_is_linked_to_its_host_by_provider_id_or_label_and_by_hostname_if
     assert host_of(node_signals(raw), named) == "metal/host-0"  # metal3://metal/host-0/m-0
     raw["spec"]["providerID"] = "baremetalhost:///openshift-machine-api/bmh-7/0f3c"
     assert host_of(node_signals(raw), named) == "openshift-machine-api/bmh-7"
+    # cluster-api-provider-metal3's older form names the BareMetalHost by its UID
+    hosts["uid:6f1c2a4e-0b7d-4f4e-9d0a-3c5e2b1a9f00"] = ["metal3/worker-9"]
+    raw["spec"]["providerID"] = "metal3://6f1c2a4e-0b7d-4f4e-9d0a-3c5e2b1a9f00"
+    assert host_of(node_signals(raw), named) == "metal3/worker-9"
+    assert names_read(node_signals(raw)) == {"uid:6f1c2a4e-0b7d-4f4e-9d0a-3c5e2b1a9f00"}
+    hosts["6f1c2a4e-0b7d-4f4e-9d0a-3c5e2b1a9f00"] = ["tenant/x"]  # a Host named like it
+    assert host_of(node_signals(raw), named) == "metal3/worker-9"  # answers for nothing
     raw["spec"]["providerID"] = "metal3://metal/gone/m-0"
     assert host_of(node_signals(raw), named) is None  # no such Host; a hostname proves nothing
     assert names_read(node_signals(raw)) == {"gone"}

@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     # kill -QUIT: every thread's stack on stderr, and the process goes on (as Go prints
     # its goroutines): where a controller that stopped moving stands, without a debugger
     faulthandler.register(signal.SIGQUIT, all_threads=True)
+    faulthandler.enable(all_threads=True)  # a crash (SIGSEGV, SIGABRT, …) says where, too
     default = "info" if args.command == "run" else "warning"
     configure_logs(args.log_format, args.log_level or ("debug" if args.verbose else default))
     if args.command in TRACED:

@@ -95,8 +95,14 @@ class Bootstrap:
             raise AssertionError(f"bootstrap did not exit in {timeout}s:\n{self.tail()}") from None
 
     def stacks(self) -> str:
-        """Every thread's stack (SIGQUIT: the CLI's faulthandler), then the log's tail."""
+        """Every thread's stack (SIGQUIT: the CLI's faulthandler), then the log's tail; for
+        a process already gone, how it ended (a negative code: the signal that ended it)."""
         assert self.proc is not None
+        ended = self.proc.poll()
+        if ended is not None:
+            return f"exited with code {ended}\n" + "\n".join(
+                self.log.read_text().splitlines()[-200:]
+            )
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGQUIT)
             seen: list[str] = []

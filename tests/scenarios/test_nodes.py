@@ -331,7 +331,7 @@ def test_a_pools_status_is_written_at_most_once_per_interval(
             labels = {"resource": "nodepools", "outcome": "written"}
             return running.sample("hoststate_status_writes_total", labels)
 
-        before = written()
+        before, since = written(), time.monotonic()  # the last write was before this
         # five counts moved in a burst (milliseconds), within 10 s of the last write
         for node in nodes:
             node.annotate({"hoststate.io/desired-config": "v2"})
@@ -340,7 +340,8 @@ def test_a_pools_status_is_written_at_most_once_per_interval(
                 lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "update pending"
             )
         wait_for(running.controller.idle)
-        assert (pool(cluster, "worker") or {}).get("updatingMachineCount") == 0  # held back
+        if time.monotonic() - since < 9.0:  # else a loaded machine let the interval end
+            assert (pool(cluster, "worker") or {}).get("updatingMachineCount") == 0  # held back
         wait_for(
             lambda: (pool(cluster, "worker") or {}).get("updatingMachineCount") == 5,
             timeout=40,

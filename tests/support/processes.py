@@ -218,6 +218,11 @@ class ServerProcess:
         """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds.
 
         ``grace`` defaults to ``stop_timeout``; ``grace=0`` kills at once (a crash).
+
+        The leader is reaped only once its whole group is gone: until then it is a zombie
+        whose pid, the group's id, no other process can be given. A signal to the group
+        can so never reach a process that merely got the same number (pids wrap at 32,768
+        here), such as the next test's freshly started process.
         """
         proc, self.popen = self.popen, None
         if proc is None:
@@ -228,15 +233,16 @@ class ServerProcess:
         if grace > 0:
             _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and _group_alive(pgid, proc):
+        while time.monotonic() < deadline and _group_running(pgid):
             time.sleep(0.05)
-        _signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=self.stop_timeout)
+        if _group_running(pgid):
+            _signal_group(pgid, signal.SIGKILL)
         deadline = time.monotonic() + self.stop_timeout
-        while time.monotonic() < deadline and _group_alive(pgid, proc):
+        while time.monotonic() < deadline and _group_running(pgid):
             time.sleep(0.05)
-        if proc.poll() is None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=self.stop_timeout)  # the leader, reaped last
+        if proc.poll() is None or _group_running(pgid):
             raise self.error(f"{self.name} (pid {pgid}) did not exit after SIGKILL")
 
 
@@ -245,12 +251,17 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _group_alive(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
-    proc.poll()  # reap the leader if it exited, so it does not linger as a zombie
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _group_running(pgid: int) -> bool:
+    """Whether a process of the group runs (a zombie does not: it only waits to be reaped)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        # after "pid (comm)": state, ppid, pgrp, ...
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

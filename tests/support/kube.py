@@ -73,9 +73,37 @@ def kubectl(
     )
 
 
+# Every request on metal3.io (who, which verb, which object), and nothing else: the proof
+# that the controller never writes a BareMetalHost (tests/cluster/test_observe_audit.py).
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+    resources:
+      - group: metal3.io
+  - level: None
+"""
+
+
+def audit_log(plane: ControlPlane) -> Path:
+    """The API server's audit log: one JSON event per line (requests on metal3.io)."""
+    return plane.workdir / "audit.log"
+
+
 @contextmanager
 def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
-    with ControlPlane(k8s_bin_dir(), workdir) as plane:
+    workdir.mkdir(parents=True, exist_ok=True)
+    policy = workdir / "audit-policy.yaml"
+    policy.write_text(AUDIT_POLICY)
+    audit = [
+        f"--audit-policy-file={policy}",
+        f"--audit-log-path={workdir / 'audit.log'}",
+        "--audit-log-format=json",
+        "--audit-log-mode=blocking",
+    ]
+    with ControlPlane(k8s_bin_dir(), workdir, extra_apiserver_args=audit) as plane:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode

@@ -136,6 +136,9 @@ def derive(
         out[C.PROGRESSING] = Cond("False", "BackingOff", "retrying after an error")
     elif update is not None and in_progress(update.step):
         out[C.READY], out[C.PROGRESSING] = _updating(update)
+    elif seen.paused_by:
+        out[C.READY] = Cond("True" if at_goal else "False", "Paused", seen.paused_by)
+        out[C.PROGRESSING] = Cond("False", "Paused", seen.paused_by)
     elif cursor.operational_status == OperationalStatus.SERVICING:
         out[C.READY] = Cond("False", "Servicing", "its firmware, settings or RAID are changing")
         out[C.PROGRESSING] = Cond("True", "Servicing")

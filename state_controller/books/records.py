@@ -91,6 +91,8 @@ class Observations:
     spec_problem_reason: str = ""
     transient: str = ""
     annotation_problems: dict[str, str] = field(default_factory=dict)
+    # another controller holds the host still (metal3's paused annotation): who, or why
+    paused_by: str = ""
 
 
 @dataclass(slots=True)

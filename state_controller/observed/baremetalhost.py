@@ -33,6 +33,7 @@ from ..books.records import camel
 
 KIND = "BareMetalHost"
 API_VERSION = "metal3.io/v1alpha1"
+PAUSED = "baremetalhost.metal3.io/paused"  # baremetal-operator leaves the host alone
 
 # BMO's provisioning states; "ready" is the old name of available, and "match profile"
 # (a no-op kept for old hosts) ends inspection.
@@ -146,6 +147,9 @@ def observe(book: Book, bmh: dict[str, Any], now: float) -> None:
         book.note(now=now, spec_problem="", spec_problem_reason="")
     _observe_state(book, seen, now)
     _observe_status(book, seen, now)
+    paused = _paused_by(bmh)
+    if paused != book.seen.paused_by:
+        book.note(now=now, paused_by=paused)
     if seen.hardware is not None and seen.hardware != book.facts.hardware:
         book.note(now=now, hardware=seen.hardware)
     if seen.powered_on != book.facts.powered_on:
@@ -214,6 +218,18 @@ def _entered_at(book: Book, seen: Shown, before: S, now: float) -> tuple[float, 
         if at is not None and floor <= at <= now:
             return at, f"BareMetalHost {source}"
     return now, "when hoststate saw it"
+
+
+def _paused_by(bmh: dict[str, Any]) -> str:
+    """Why baremetal-operator leaves the host alone ("" when it does not): the paused
+    annotation, with its value (who paused it: clusterctl move, an operator) when it has one."""
+    annotations = (bmh.get("metadata") or {}).get("annotations") or {}
+    if PAUSED not in annotations:
+        return ""
+    who = str(annotations[PAUSED] or "")
+    return f"baremetal-operator is paused on it by the {PAUSED} annotation" + (
+        f" ({who})" if who else ""
+    )
 
 
 def _written_at(book: Book, seen: Shown, now: float) -> float:

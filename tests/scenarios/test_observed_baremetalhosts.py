@@ -11,6 +11,7 @@ from typing import Any
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTSTATES, Cluster
+from state_controller.observability.collectors import STATE_CODES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.updates.signals import MCO
@@ -96,6 +97,9 @@ def test_a_baremetalhost_life_is_reported_at_bmos_times_and_never_written(
             running.sample("hoststate_transitions_total", {"from": "inspecting", "to": "available"})
             == 1
         )
+        # the per-host series the Fleet dashboard reads, as for a driven host
+        labels = {"namespace": NS, "host": "worker-0"}
+        assert running.sample("hoststate_host_state", labels) == STATE_CODES[S.PROVISIONED]
 
         # never written: the BareMetalHost is as the played BMO last wrote it
         wait_for(running.controller.idle)

@@ -169,3 +169,19 @@ def test_a_restart_rebuilds_the_book_from_its_hoststate_with_no_new_record() -> 
     observe(again, shown, T0 + 500)
     assert (again.last_seq, again.cursor) == before
     assert again.journal.since(0)[0] == []
+
+
+def test_a_paused_baremetalhost_is_told_as_paused_not_progressing() -> None:
+    book = Book(KEY, now=T0)
+    observe(book, bmh("inspecting"), T0)
+    paused = bmh("inspecting")
+    paused["metadata"]["annotations"] = {"baremetalhost.metal3.io/paused": "clusterctl move"}
+    observe(book, paused, T0 + 5)
+    conditions = {c["type"]: c for c in hoststate_status(book, StuckPolicy(), T0 + 5)["conditions"]}
+    assert conditions["Progressing"]["status"] == "False"
+    assert conditions["Progressing"]["reason"] == "Paused"
+    assert "(clusterctl move)" in conditions["Progressing"]["message"]
+    records = book.last_seq
+    observe(book, bmh("inspecting"), T0 + 9)  # unpaused: moving again, nothing recorded
+    conditions = {c["type"]: c for c in hoststate_status(book, StuckPolicy(), T0 + 9)["conditions"]}
+    assert conditions["Progressing"]["reason"] != "Paused" and book.last_seq == records

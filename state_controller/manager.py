@@ -72,6 +72,7 @@ class RunOptions:
     link_nodes_by_hostname: bool = False
     drive_hosts: bool = True
     observe_baremetalhosts: bool = False
+    observe_machineconfignodes: bool = False
     reach: Reach = field(default_factory=Reach)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
 
@@ -128,6 +129,7 @@ def run_controller(opts: RunOptions) -> int:
         link_nodes_by_hostname=opts.link_nodes_by_hostname,
         drive_hosts=opts.drive_hosts,
         observe_baremetalhosts=opts.observe_baremetalhosts,
+        observe_machineconfignodes=opts.observe_machineconfignodes,
         reach=opts.reach,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)

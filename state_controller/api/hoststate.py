@@ -123,10 +123,11 @@ class UpdateProgress(StatusModel):
         description="The configuration it runs; with no agent, its kubelet, OS image, kernel "
         "and container runtime.",
     )
-    source: Literal["", "mco", "agent", "kubelet"] = Field(
+    source: Literal["", "mcn", "mco", "agent", "kubelet"] = Field(
         default="",
-        description="Who reports the update: the Machine Config Operator's annotations, an "
-        "agent's hoststate.io/ annotations, or the kubelet's nodeInfo alone.",
+        description="Who reports the update: OpenShift's MachineConfigNode, the Machine "
+        "Config Operator's annotations, an agent's hoststate.io/ annotations, or the "
+        "kubelet's nodeInfo alone.",
     )
     message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
     visited_steps: list[UpdateStep] = Field(

@@ -51,6 +51,14 @@ PODS = Resource("", "v1", "Pod", "pods")
 PDBS = Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
 # metal3's, written by baremetal-operator: observed, never written by this controller
 BAREMETALHOSTS = Resource("metal3.io", "v1alpha1", "BareMetalHost", "baremetalhosts")
+# OpenShift's, written by the Machine Config Operator: observed, never written here
+MACHINECONFIGNODES = Resource(
+    "machineconfiguration.openshift.io",
+    "v1",
+    "MachineConfigNode",
+    "machineconfignodes",
+    namespaced=False,
+)
 
 
 class ApiError(Exception):

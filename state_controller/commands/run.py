@@ -21,7 +21,7 @@ from .flags import (
 
 HELP = "run the controller against a Kubernetes cluster"
 
-SOURCES = frozenset({"hosts", "baremetalhosts"})
+SOURCES = frozenset({"hosts", "baremetalhosts", "machineconfignodes"})
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -38,8 +38,8 @@ def add(p: argparse.ArgumentParser) -> None:
         default="hosts",
         metavar="LIST",
         help="what to watch, comma-separated: hosts (hoststate Hosts, driven), "
-        "baremetalhosts (metal3 BareMetalHosts, observed: reported on, never written); "
-        "default %(default)s",
+        "baremetalhosts (metal3 BareMetalHosts, observed: reported on, never written), "
+        "machineconfignodes (OpenShift's, read beside their Nodes); default %(default)s",
     )
     p.add_argument(
         "--metrics-bind-address",
@@ -139,8 +139,8 @@ def main(args: argparse.Namespace) -> int:
     sources = {s.strip() for s in args.sources.split(",") if s.strip()}
     if not sources or sources - SOURCES:
         problem = (
-            f"--sources {args.sources!r}: name one or both of {', '.join(sorted(SOURCES))}, "
-            "separated by a comma"
+            f"--sources {args.sources!r}: name one or more of {', '.join(sorted(SOURCES))}, "
+            "separated by commas"
         )
     if problem:
         print(problem, file=sys.stderr)
@@ -174,6 +174,7 @@ def main(args: argparse.Namespace) -> int:
                 link_nodes_by_hostname=args.link_nodes_by_hostname,
                 drive_hosts="hosts" in sources,
                 observe_baremetalhosts="baremetalhosts" in sources,
+                observe_machineconfignodes="machineconfignodes" in sources,
                 reach=reach(args),
                 pool_status_interval=args.node_pool_status_interval,
                 stuck=stuck_policy(args.stuck_after),

@@ -29,6 +29,8 @@ class ControllerConfig:
     # observes (written by baremetal-operator; never written here)
     drive_hosts: bool = True
     observe_baremetalhosts: bool = False
+    # OpenShift's MachineConfigNodes, read beside the Nodes they describe
+    observe_machineconfignodes: bool = False
     # where a Host may send the backend (BMC, image and checksum hosts; file:// images)
     reach: Reach = field(default_factory=Reach)
     # a NodePool's status is written at most this often (seconds): a rollout moves its

@@ -12,7 +12,8 @@ metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
 It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by key. The indexes the handlers ask (machines by name and UID,
+source and one dispatch by key, which is why it is some 400 lines and grows by a handler
+for each source it reads. The indexes the handlers ask (machines by name and UID,
 Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
 
@@ -31,6 +32,7 @@ from ..cluster.interface import (
     BAREMETALHOSTS,
     HOSTS,
     HOSTSTATES,
+    MACHINECONFIGNODES,
     NODEPOOLS,
     NODES,
     SECRETS,
@@ -95,6 +97,7 @@ class HostController:
         # built always, started only when Nodes are followed (no node:/pool: key otherwise)
         self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
         self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
+        self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
         follower = NodeFollower(self.node_index, self.drains)
         self.reconciler = HostReconciler(
             cluster,
@@ -169,6 +172,8 @@ class HostController:
         if self.config.observe_baremetalhosts:
             found.append(self.bmhs)
         if self.config.follow_nodes:
+            if self.config.observe_machineconfignodes:  # before the Nodes they describe
+                found.append(self.mcns)
             found += [self.nodepools, self.nodes]
         return found
 
@@ -247,6 +252,10 @@ class HostController:
             self.queue.add(self._queue_key(key))
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)
+
+    def _on_mcn(self, name: str, mcn: Obj | None) -> None:
+        for key in self.node_index.observe_machine_config_node(name, mcn):
+            self.queue.add(self._queue_key(key))
 
     def _on_nodepool(self, name: str, pool: Obj | None) -> None:
         self.queue.add(pool_key(pool_of_object(name)))  # ours to write

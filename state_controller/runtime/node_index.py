@@ -18,10 +18,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from ..api.objects import Obj
 from ..updates.links import host_of, names_read
-from ..updates.signals import DEFAULT_POOL_LABEL, NodeSignals, node_signals
+from ..updates.signals import (
+    DEFAULT_POOL_LABEL,
+    MachineConfigNodeSignals,
+    NodeSignals,
+    machine_config_node_signals,
+    node_signals,
+)
 
 NODE_KEY_PREFIX = "node:"
 POOL_KEY_PREFIX = "pool:"
@@ -60,6 +67,7 @@ class NodeIndex:
         self._by_hostname = by_hostname  # a Node's hostname links it (an operator's opt-in)
         self._lock = threading.Lock()
         self._signals: dict[str, NodeSignals] = {}
+        self._mcns: dict[str, MachineConfigNodeSignals] = {}  # node -> its MachineConfigNode
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
@@ -72,6 +80,8 @@ class NodeIndex:
         """Take a Node event; the keys to reconcile (none when nothing the books read changed)."""
         signals = None if node is None else node_signals(node, self._pool_label)
         with self._lock:
+            if signals is not None and name in self._mcns:
+                signals = replace(signals, mcn=self._mcns[name])
             self.events += 1
             before = self._signals.get(name)
             if signals == before:
@@ -95,6 +105,21 @@ class NodeIndex:
             self._set_link_locked(name, self._link_locked(name, signals))
             keys.add(self._key_locked(name))
             return keys
+
+    def observe_machine_config_node(self, name: str, mcn: Obj | None) -> set[str]:
+        """Take a MachineConfigNode event (named as its Node); the keys to reconcile (none
+        when nothing a book reads changed, or its Node is not known yet)."""
+        shown = None if mcn is None else machine_config_node_signals(mcn)
+        with self._lock:
+            if shown is None:
+                self._mcns.pop(name, None)
+            else:
+                self._mcns[name] = shown
+            before = self._signals.get(name)
+            if before is None or before.mcn == shown:
+                return set()
+            self._signals[name] = replace(before, mcn=shown)
+            return {self._key_locked(name)}
 
     def relink(self, host_name: str) -> set[str]:
         """A Host of this name appeared or went: the keys of the books whose Node changed."""

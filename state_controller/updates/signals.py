@@ -54,6 +54,47 @@ ANNOTATIONS = (
 
 
 @dataclass(frozen=True, slots=True)
+class MachineConfigNodeSignals:
+    """What OpenShift's MachineConfigNode (v1) says of its Node's update: the configuration
+    targeted (``spec.configVersion.desired``) and run (``status.configVersion.current``),
+    and each condition as (type, status, reason, message), sorted by type; its heartbeat
+    fields (lastTransitionTime, observedGeneration) are left out, so they cost nothing."""
+
+    desired: str = ""
+    current: str = ""
+    conditions: tuple[tuple[str, str, str, str], ...] = ()
+
+    def condition(self, type_: str) -> tuple[str, str, str]:
+        """(status, reason, message) of a condition; ("", "", "") when it is not there."""
+        for name, status, reason, message in self.conditions:
+            if name == type_:
+                return status, reason, message
+        return "", "", ""
+
+
+def machine_config_node_signals(mcn: Mapping[str, Any]) -> MachineConfigNodeSignals:
+    spec = mcn.get("spec") or {}
+    status = mcn.get("status") or {}
+    conditions = tuple(
+        sorted(
+            (
+                str(c.get("type", "")),
+                str(c.get("status", "")),
+                str(c.get("reason", "")),
+                str(c.get("message", "")),
+            )
+            for c in status.get("conditions") or ()
+            if isinstance(c, Mapping)
+        )
+    )
+    return MachineConfigNodeSignals(
+        desired=str((spec.get("configVersion") or {}).get("desired", "")),
+        current=str((status.get("configVersion") or {}).get("current", "")),
+        conditions=conditions,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class NodeInfo:
     """``status.nodeInfo`` as far as an update changes it (and the boot it is in)."""
 
@@ -86,6 +127,7 @@ class NodeSignals:
     unschedulable: bool
     ready: str  # the Ready condition's status: "True", "False" or "Unknown"
     info: NodeInfo
+    mcn: MachineConfigNodeSignals | None = None  # its MachineConfigNode, where there is one
 
     def annotation(self, key: str) -> str:
         for name, value in self.annotations:

@@ -25,6 +25,7 @@ BUILD = ROOT / "tools" / "k8s" / "build.sh"
 METAL3_CRDS = ROOT / "tools" / "metal3" / "crds.sh"
 BUILD_TIMEOUT = 1800.0  # cached: instant; cold: ~10 min on 2 cores (scripts/test builds first)
 MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
+OPENSHIFT_CRDS = ROOT / "tests" / "support" / "openshift-crds.yaml"
 MANIFESTS = ROOT / "manifests"
 
 
@@ -107,12 +108,14 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
+        crds.append(OPENSHIFT_CRDS)  # MachineConfigNode, from its documented v1 API
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         kubectl(
             plane, "wait", "--for=condition=Established", "--timeout=60s",
             "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
             "crd/servicemonitors.monitoring.coreos.com",
             "crd/prometheusrules.monitoring.coreos.com", "crd/baremetalhosts.metal3.io",
+            "crd/machineconfignodes.machineconfiguration.openshift.io",
         )  # fmt: skip
         for namespace in NAMESPACES:
             kubectl(plane, "create", "namespace", namespace)

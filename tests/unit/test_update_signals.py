@@ -430,3 +430,39 @@ def test_a_pool_counts_as_updated_only_the_nodes_at_its_target() -> None:
     # no update named a configuration yet: every node at rest is up to date
     before = pool_summary([(ready, untouched), (ready, UpdateCursor(current="kubelet v1"))])
     assert before["desiredConfig"] == "" and before["updatedMachineCount"] == 2
+
+
+def mcn(updated: str, when: str = "2026-11-24T10:00:00Z") -> dict[str, Any]:
+    return {
+        "metadata": {"name": "worker-0"},
+        "spec": {"configVersion": {"desired": "rendered-2"}},
+        "status": {
+            "configVersion": {"current": "rendered-1", "desired": "rendered-2"},
+            "conditions": [
+                {"type": "Updated", "status": updated, "reason": "Updated", "message": "",
+                 "lastTransitionTime": when},
+                {"type": "UpdatePrepared", "status": "Unknown", "reason": "UpdatePrepared",
+                 "message": "checking the new configuration", "lastTransitionTime": when},
+            ],
+        },
+    }  # fmt: skip
+
+
+def test_a_machineconfignode_is_read_with_its_node_whichever_comes_first() -> None:
+    index = NodeIndex(lambda name: [])
+    assert index.observe_machine_config_node("worker-0", mcn("False")) == set()  # no Node yet
+    index.observe("worker-0", node())
+    [signals] = index.all()
+    assert signals.mcn is not None and signals.mcn.desired == "rendered-2"
+    reading = adapter_for(signals).read(signals, UpdateCursor(), DrainStatus())
+    assert (reading.step, reading.message) == (
+        S.PREPARING,
+        "UpdatePrepared: checking the new configuration",
+    )
+    # only a condition's time moved: nothing a book reads, nothing to reconcile
+    later = mcn("False", when="2026-11-24T10:05:00Z")
+    assert index.observe_machine_config_node("worker-0", later) == set()
+    assert index.observe_machine_config_node("worker-0", mcn("True")) == {"node:worker-0"}
+    assert index.observe_machine_config_node("worker-0", None) == {"node:worker-0"}
+    [signals] = index.all()
+    assert signals.mcn is None and adapter_for(signals).name == "kubelet"

@@ -10,9 +10,16 @@ from ..signals import NodeSignals
 from .agent import AgentAdapter
 from .base import Adapter, DrainStatus, Reading, never_back
 from .kubelet import KubeletAdapter
+from .mcn import MachineConfigNodeAdapter
 from .mco import MachineConfigAdapter
 
-ADAPTERS: tuple[Adapter, ...] = (MachineConfigAdapter(), AgentAdapter(), KubeletAdapter())
+# A MachineConfigNode says more than the annotations the same operator keeps on the Node
+ADAPTERS: tuple[Adapter, ...] = (
+    MachineConfigNodeAdapter(),
+    MachineConfigAdapter(),
+    AgentAdapter(),
+    KubeletAdapter(),
+)
 
 __all__ = ["ADAPTERS", "Adapter", "DrainStatus", "Reading", "adapter_for", "never_back"]
 

@@ -608,3 +608,42 @@ def test_metal3_overlay_reads_baremetalhosts_and_may_write_nothing_of_metal3(
             _kubectl(cp, "delete", kind, "hoststate-controller-metal3", "-n", HOSTS_NS)
         _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
     assert "--sources=hosts,baremetalhosts" not in _container(cp)["args"]
+
+
+# -- (f) the OpenShift overlay: reading MachineConfigNodes, never writing them ------
+
+
+def test_openshift_overlay_reads_machineconfignodes_and_may_write_none(
+    cp: ControlPlane, applied: object
+) -> None:
+    from state_controller.cli import build_parser
+
+    base = {(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)}
+    overlay = {
+        (d["kind"], d["metadata"]["name"]): d for d in _rendered(cp, MANIFESTS / "openshift")
+    }
+    added = sorted(set(overlay) - base)
+    assert added == [("ClusterRole", "hoststate-controller-openshift"),
+                     ("ClusterRoleBinding", "hoststate-controller-openshift")]  # fmt: skip
+    (container,) = overlay[("Deployment", SA)]["spec"]["template"]["spec"]["containers"]
+    assert build_parser().parse_args(container["args"]).sources == "hosts,machineconfignodes"
+
+    _kubectl(cp, "apply", "-k", str(MANIFESTS / "openshift"), "--server-side")
+    try:
+        mcn = "machineconfignodes.machineconfiguration.openshift.io"
+        for verb in ("get", "list", "watch"):
+            assert _run(cp, "auth", "can-i", verb, mcn, AS_CONTROLLER).returncode == 0
+        for verb, resource in (
+            ("create", mcn),
+            ("update", mcn),
+            ("patch", mcn),
+            ("delete", mcn),
+            ("update", f"{mcn}/status"),
+        ):
+            refused = _run(cp, "auth", "can-i", verb, resource, AS_CONTROLLER)
+            assert refused.returncode != 0 and refused.stdout.strip() == "no", (verb, resource)
+    finally:  # the base as the other tests know it
+        for kind in ("clusterrolebinding", "clusterrole"):
+            _kubectl(cp, "delete", kind, "hoststate-controller-openshift")
+        _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
+    assert "--sources=hosts,machineconfignodes" not in _container(cp)["args"]

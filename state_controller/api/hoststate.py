@@ -74,6 +74,8 @@ class ConditionType(StrEnum):
     PREPARED = "Prepared"
     PROVISIONED = "Provisioned"
     POWERED_ON = "PoweredOn"
+    # a node's two accounts of its update (MCO annotations, MachineConfigNode) agree
+    SOURCES_AGREE = "SourcesAgree"
 
 
 class HostStateSpec(SpecModel):

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..api.hoststate import ConditionType
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep, in_progress
 from . import conditions, update_conditions
@@ -30,6 +31,7 @@ from .chapters import CHAPTER_OF, UPDATE_CHAPTER
 from .journal import Journal, Notice
 from .records import Chapter, Cursor, Facts, Observations, Transition, UpdateCursor
 
+SOURCES_AGREE = ConditionType.SOURCES_AGREE.value
 UPDATE_STEPS = frozenset(step.value for step in UpdateStep if in_progress(step))
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -325,16 +327,25 @@ class Book:
 
     def _derive(self) -> dict[str, conditions.Cond]:
         if self.node_only:
-            return {
+            derived = {
                 **conditions.derive_node_only(self.update),
                 **update_conditions.derive(self.update),
             }
-        if not self.facts.node:
+        elif not self.facts.node:
             return conditions.derive(self.cursor, self.facts, self.seen)
-        return {
-            **conditions.derive(self.cursor, self.facts, self.seen, self.update),
-            **update_conditions.derive(self.update),
-        }
+        else:
+            derived = {
+                **conditions.derive(self.cursor, self.facts, self.seen, self.update),
+                **update_conditions.derive(self.update),
+            }
+        apart = self.seen.sources_disagree
+        if apart is not None:
+            derived[SOURCES_AGREE] = (
+                conditions.Cond("False", "SourcesDisagree", apart)
+                if apart
+                else conditions.Cond("True", "SourcesAgree")
+            )
+        return derived
 
     def stamped_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
         """Every condition but Stuck, with when its status last changed. Changes nothing."""

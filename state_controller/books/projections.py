@@ -199,7 +199,10 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     derived = _conditions(book)
     stuck = _stuck_condition(book, policy, now)
     conds = []
-    for ctype in _condition_order(book):
+    order = _condition_order(book)
+    if ConditionType.SOURCES_AGREE in derived:  # only for a node with two accounts
+        order = (*order, ConditionType.SOURCES_AGREE)
+    for ctype in order:
         cond = stuck if ctype == ConditionType.STUCK else derived[ctype]
         cond["observedGeneration"] = generation
         cond["message"] = cut(cond["message"], CONDITION_MESSAGE_MAX)

@@ -93,6 +93,9 @@ class Observations:
     annotation_problems: dict[str, str] = field(default_factory=dict)
     # another controller holds the host still (metal3's paused annotation): who, or why
     paused_by: str = ""
+    # two accounts of the node's update (updates.agreement): how they differ; "" when
+    # they agree; None when the node has not both
+    sources_disagree: str | None = None
 
 
 @dataclass(slots=True)

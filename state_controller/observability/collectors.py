@@ -125,8 +125,17 @@ class BookFamilies:
             labels=[*node, "step"],
         )
 
+        self.sources_disagree = GaugeMetricFamily(
+            "hoststate_node_sources_disagree",
+            "1 for each followed Node whose two accounts of its update (the Machine Config "
+            "Operator's annotations and its MachineConfigNode) disagree; only such Nodes "
+            "have a series (the HostState's SourcesAgree condition says how).",
+            labels=node,
+        )
+
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.sources_disagree,
             self.hosts,
             self.state,
             self.entered,
@@ -179,6 +188,8 @@ class BooksCollector(Collector):
                 per_step[update.step.value] += 1
                 f.step.add_metric(node, STEP_CODES[update.step])
                 f.step_entered.add_metric(node, update.entered_at)
+                if book.seen.sources_disagree:
+                    f.sources_disagree.add_metric(node, 1)
                 limit = self.stuck.step_thresholds.get(update.step)
                 if limit is not None and now - update.entered_at >= limit:
                     f.step_stuck_seconds.add_metric(

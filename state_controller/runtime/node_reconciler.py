@@ -22,6 +22,7 @@ from ..api.objects import Obj
 from ..books.book import Book
 from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import HOSTSTATES, Cluster, NotFound
+from ..updates.agreement import disagreement
 from ..updates.progression import progress
 from ..updates.signals import NodeSignals
 from .config import ControllerConfig
@@ -46,7 +47,11 @@ class NodeFollower:
 
     def follow(self, book: Book, node: NodeSignals | None, now: float) -> None:
         """Record the book's Node (or that it has none) and the step its update is at."""
-        book.note(now=now, node=node.name if node is not None else "")
+        book.note(
+            now=now,
+            node=node.name if node is not None else "",
+            sources_disagree=disagreement(node) if node is not None else None,
+        )
         if node is not None:
             progress(book, node, self.drains.status(node.name), now)
 

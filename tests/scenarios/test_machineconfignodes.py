@@ -9,6 +9,7 @@ from typing import Any
 from state_controller.cluster.interface import HOSTSTATES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
+from state_controller.updates.signals import MCO
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 from tests.support.mco import PlayedMCO
 from tests.support.scenarios import WORKER, step_of, update_of
@@ -99,3 +100,43 @@ def test_a_degraded_machineconfignode_degrades_the_update(
         )
         message = update_of(hoststate_in(cluster, NODE_STATE_NAMESPACE, "mcn-1"))["message"]
         assert message == "NodeDegraded: failed to apply files: disk full"
+
+
+def test_annotations_and_machineconfignode_that_disagree_are_told(
+    cluster: Any, run_controller: Any
+) -> None:
+    """The operator's two accounts of one node: annotations Done at the new configuration,
+    its MachineConfigNode not Updated. The HostState says so with both values, and a
+    series counts it until they agree again."""
+    config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, observe_machineconfignodes=True)
+    with run_controller(cluster, config=config) as running:
+        node = SimulatedNode(cluster, "mcn-2", labels=WORKER)
+        node.register()
+        node.annotate(
+            {MCO + "currentConfig": NEW, MCO + "desiredConfig": NEW, MCO + "state": "Done"}
+        )
+        mco = PlayedMCO(cluster, "mcn-2", "worker", OLD)
+        mco.target(NEW)
+        mco.show(Updated=("False", "NotYetOccurred", ""))
+
+        def agree() -> dict[str, Any]:
+            state = hoststate_in(cluster, NODE_STATE_NAMESPACE, "mcn-2")
+            conditions = (state.get("status") or {}).get("conditions") or []
+            return next((c for c in conditions if c["type"] == "SourcesAgree"), {})
+
+        told = (
+            f"the Node's annotations say state Done at {NEW}; its MachineConfigNode says "
+            f"Updated=False with current configuration {OLD}"
+        )
+        wait_for(lambda: agree().get("message") == told, what="SourcesAgree False, both values")
+        assert (agree()["status"], agree()["reason"]) == ("False", "SourcesDisagree")
+        labels = {"namespace": NODE_STATE_NAMESPACE, "hoststate": "mcn-2", "node": "mcn-2"}
+        assert running.sample("hoststate_node_sources_disagree", labels) == 1
+
+        mco.current = NEW
+        mco.show(Updated=("True", "Updated", ""))
+        wait_for(lambda: agree().get("status") == "True", what="SourcesAgree True")
+        families = running.metrics.registry.get_sample_value(
+            "hoststate_node_sources_disagree", labels
+        )
+        assert families is None  # the series left with the disagreement

@@ -466,3 +466,41 @@ def test_a_machineconfignode_is_read_with_its_node_whichever_comes_first() -> No
     assert index.observe_machine_config_node("worker-0", None) == {"node:worker-0"}
     [signals] = index.all()
     assert signals.mcn is None and adapter_for(signals).name == "kubelet"
+
+
+def test_the_two_accounts_of_an_update_are_compared() -> None:
+    from state_controller.updates.agreement import disagreement
+    from state_controller.updates.signals import (
+        MCO_CURRENT_CONFIG as MCO_CURRENT,
+    )
+    from state_controller.updates.signals import (
+        MCO_DESIRED_CONFIG as MCO_DESIRED,
+    )
+    from state_controller.updates.signals import (
+        MCO_STATE,
+        machine_config_node_signals,
+    )
+
+    def both(annotations: dict[str, str], updated: str, degraded: str = "False") -> Any:
+        shown = mcn(updated)
+        shown["status"]["conditions"] = [
+            {"type": "Updated", "status": updated, "reason": "", "message": ""},
+            {"type": "NodeDegraded", "status": degraded, "reason": "", "message": "disk full"},
+        ]
+        shown["status"]["configVersion"]["current"] = "rendered-2"
+        return replace(node_signals(node(annotations)), mcn=machine_config_node_signals(shown))
+
+    done = {MCO_STATE: "Done", MCO_CURRENT: "rendered-2", MCO_DESIRED: "rendered-2"}
+    assert disagreement(both(done, "True")) == ""
+    assert disagreement(replace(node_signals(node(done)), mcn=None)) is None  # one account
+    assert disagreement(both(done, "False")) == (
+        "the Node's annotations say state Done at rendered-2; its MachineConfigNode says "
+        "Updated=False with current configuration rendered-2"
+    )
+    degraded = {**done, MCO_STATE: "Degraded"}
+    assert disagreement(both(degraded, "False")) == (
+        "the Node's annotations say state Degraded; its MachineConfigNode says NodeDegraded=False"
+    )
+    assert disagreement(both(done, "True", degraded="True")).startswith(
+        "its MachineConfigNode says NodeDegraded=True (disk full); the Node's annotations say"
+    )

@@ -63,6 +63,9 @@ class UpdateCursor:
     failed_step: UpdateStep | None = None  # for a degraded update: the step it failed in
     message: str = ""  # what is happening, in words an operator can act on
     visited: frozenset[UpdateStep] = frozenset()  # the steps the update in progress showed
+    # while draining: the PodDisruptionBudget that allows no eviction ("" when none does):
+    # a drain that fails, not one that runs, though both are the step "draining"
+    drain_blocked_by: str = ""
 
 
 @dataclass(slots=True)

@@ -72,6 +72,9 @@ CONDITION_TYPES = (
     "NodeDegraded",
 )
 DOING: dict[UpdateStep, str] = {step: c.doing for c in CHILDREN for step in c.steps}
+# the reason of Drained (and UpdateExecuted) while no eviction is allowed: a drain that
+# fails, where MachineConfigNode writes the same reason as for one that runs
+DRAIN_BLOCKED = "DrainBlocked"
 
 
 def derive(cursor: UpdateCursor) -> dict[str, Cond]:
@@ -113,6 +116,8 @@ def _phase(
     if at in phase.steps:
         if failed is not None:
             return Cond("False", "Failed", cursor.message)
+        if at == S.DRAINING and cursor.drain_blocked_by:  # failing, not running: say which
+            return Cond("Unknown", DRAIN_BLOCKED, cursor.message)
         return Cond("Unknown", phase.doing or DOING.get(at, "InProgress"), cursor.message)
     if rank > max(ORDER[s] for s in phase.steps):
         shown = any(s in visited for s in phase.steps)

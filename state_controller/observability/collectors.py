@@ -133,8 +133,16 @@ class BookFamilies:
             labels=node,
         )
 
+        self.drain_blocked = GaugeMetricFamily(
+            "hoststate_node_drain_blocked",
+            "1 for each followed Node whose drain no PodDisruptionBudget lets go on (a drain "
+            "that fails, not one that runs); only such Nodes have a series.",
+            labels=[*node, "poddisruptionbudget"],
+        )
+
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.drain_blocked,
             self.sources_disagree,
             self.hosts,
             self.state,
@@ -188,6 +196,8 @@ class BooksCollector(Collector):
                 per_step[update.step.value] += 1
                 f.step.add_metric(node, STEP_CODES[update.step])
                 f.step_entered.add_metric(node, update.entered_at)
+                if update.drain_blocked_by:
+                    f.drain_blocked.add_metric([*node, update.drain_blocked_by], 1)
                 if book.seen.sources_disagree:
                     f.sources_disagree.add_metric(node, 1)
                 limit = self.stuck.step_thresholds.get(update.step)

@@ -45,11 +45,14 @@ def progress(book: Book, node: NodeSignals, drain: DrainStatus, now: float) -> b
         in_place = f"{before.current} -> {reading.current}, in place"
         applied = Reading(UpdateStep.APPLYING, reading.current, before.current, in_place)
         _record(book, adapter.name, boot, applied, now)
-    _record(book, adapter.name, boot, reading, now)
+    blocked = drain.blocked_by if reading.step == UpdateStep.DRAINING else ""
+    _record(book, adapter.name, boot, reading, now, blocked)
     return book.last_seq != seq
 
 
-def _record(book: Book, source: str, boot: str, reading: Reading, now: float) -> None:
+def _record(
+    book: Book, source: str, boot: str, reading: Reading, now: float, blocked: str = ""
+) -> None:
     before = book.update
     desired = reading.desired or (reading.current if reading.step == UpdateStep.UPDATED else "")
     shown = UpdateCursor(
@@ -59,6 +62,7 @@ def _record(book: Book, source: str, boot: str, reading: Reading, now: float) ->
         source=source,
         boot_id=boot,
         message=reading.message,
+        drain_blocked_by=blocked,
     )
     if shown.step == before.step and _same(shown, before):
         return
@@ -67,12 +71,20 @@ def _record(book: Book, source: str, boot: str, reading: Reading, now: float) ->
 
 
 def _same(shown: UpdateCursor, before: UpdateCursor) -> bool:
-    return (shown.desired, shown.current, shown.source, shown.boot_id, shown.message) == (
+    return (
+        shown.desired,
+        shown.current,
+        shown.source,
+        shown.boot_id,
+        shown.message,
+        shown.drain_blocked_by,
+    ) == (
         before.desired,
         before.current,
         before.source,
         before.boot_id,
         before.message,
+        before.drain_blocked_by,
     )
 
 

@@ -210,7 +210,7 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
     allow_pods(cluster)
     policy = StuckPolicy(step_thresholds={UpdateStep.DRAINING: 1.0})
     config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=policy)
-    with run_controller(cluster, config=config):
+    with run_controller(cluster, config=config) as running:
         node = SimulatedNode(cluster, "db-3", labels=WORKER)
         node.register()
         node.run_pod(NS, "db-0", {"app": "db"})
@@ -235,8 +235,30 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
             ),
             what="stuck",
         )
-        stuck = condition(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3"), "Stuck")
+        state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3")
+        stuck = condition(state, "Stuck")
         assert stuck["reason"] == "StepTimeout" and expected in stuck["message"]
+        # a drain that fails, told apart from one that runs: by reason, and by a series
+        for ctype in ("Drained", "UpdateExecuted"):
+            assert condition(state, ctype)["reason"] == "DrainBlocked", ctype
+        blocked = {"namespace": NODE_STATE_NAMESPACE, "hoststate": "db-3", "node": "db-3",
+                   "poddisruptionbudget": f"{NS}/db-pdb"}  # fmt: skip
+        assert running.sample("hoststate_node_drain_blocked", blocked) == 1
+        set_budget(cluster, NS, "db-pdb", {"app": "db"}, allowed=1, since=since)
+        wait_for(
+            lambda: (
+                condition(cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3"), "Drained")[
+                    "reason"
+                ]
+                == "Draining"
+            ),
+            what="the drain running again",
+        )
+        assert (
+            running.metrics.registry.get_sample_value("hoststate_node_drain_blocked", blocked)
+            is None
+        )
+        set_budget(cluster, NS, "db-pdb", {"app": "db"}, allowed=0, since=since)
         node.evict(NS, "db-0")
         wait_for(lambda: message().startswith("draining: 1 pod left"), what="one pod fewer")
         events, _ = cluster.list(EVENTS, NODE_STATE_NAMESPACE)

@@ -13,6 +13,8 @@ import base64
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,3 +130,42 @@ def test_a_deleted_secret_is_gone_from_the_file_after_a_checkpoint(
     assert not [form for form in FORMS if form in _raw(db)]
     store.close()
     assert not [form for form in FORMS if form in _raw(db)]
+
+
+def test_a_second_connection_in_one_process_keeps_sqlite_locks(tmp_path: Path) -> None:
+    """The store opened twice in one process (the simulated hardware shares its file),
+    written in a loop while another process reads it in a loop, as the bootstrap tests and
+    ``state-controller get`` do: opening a file sqlite holds dropped sqlite's POSIX locks,
+    the reader truncated the ``-shm`` under the writer, and the writer died of SIGBUS
+    within a second (3 runs of 3). The writer runs in its own process, so that its crash
+    is a failed assertion here, not pytest's."""
+    db = tmp_path / "cluster.db"
+    writer = f"""
+import subprocess, sys, time
+from pathlib import Path
+from state_controller.api.private_files import connect_private
+path = Path({str(db)!r})
+first = connect_private(path, isolation_level=None)
+first.execute("PRAGMA journal_mode=WAL")
+first.execute("CREATE TABLE t (x)")
+second = connect_private(path, isolation_level=None)  # the second door
+reader = subprocess.Popen([sys.executable, "-c", '''
+import sqlite3, time
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    db = sqlite3.connect({db.resolve().as_uri() + "?mode=ro"!r}, uri=True)
+    db.execute("SELECT count(*) FROM t").fetchone()
+    db.close()
+'''])
+end, n = time.monotonic() + 3, 0
+while time.monotonic() < end:
+    first.execute("INSERT INTO t VALUES (?)", (n,))
+    n += 1
+assert reader.wait() == 0
+print("wrote", n)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", writer], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])  # -7: SIGBUS
+    assert done.stdout.startswith("wrote ")

@@ -127,9 +127,9 @@ class BookFamilies:
 
         self.sources_disagree = GaugeMetricFamily(
             "hoststate_node_sources_disagree",
-            "1 for each followed Node whose two accounts of its update (the Machine Config "
-            "Operator's annotations and its MachineConfigNode) disagree; only such Nodes "
-            "have a series (the HostState's SourcesAgree condition says how).",
+            "1 while a followed Node's two accounts of its update (the Machine Config "
+            "Operator's annotations and its MachineConfigNode) disagree, else 0; one series "
+            "per node for its whole life (the HostState's SourcesAgree condition says how).",
             labels=node,
         )
 
@@ -198,8 +198,7 @@ class BooksCollector(Collector):
                 f.step_entered.add_metric(node, update.entered_at)
                 if update.drain_blocked_by:
                     f.drain_blocked.add_metric([*node, update.drain_blocked_by], 1)
-                if book.seen.sources_disagree:
-                    f.sources_disagree.add_metric(node, 1)
+                f.sources_disagree.add_metric(node, 1 if book.seen.sources_disagree else 0)
                 limit = self.stuck.step_thresholds.get(update.step)
                 if limit is not None and now - update.entered_at >= limit:
                     f.step_stuck_seconds.add_metric(

@@ -184,9 +184,14 @@ def masked(line: str) -> str:
     return " ".join(line.split())
 
 
+_STUCK_DETAIL = re.compile(r" allowed: .*? host=")  # what was known the moment it stuck
+
+
 def _loose(line: str) -> str:
-    """A progress or log line, whose counts depend on when it was printed."""
-    return re.sub(r"\d+", "N", _COUNTS.sub("…", line))
+    """A progress or log line, whose counts depend on when it was printed; of a Stuck
+    warning, the detail that follows the threshold (a drain still being counted, or
+    already blocked by a budget, depending on which informer spoke first)."""
+    return re.sub(r"\d+", "N", _COUNTS.sub("…", _STUCK_DETAIL.sub(" allowed: … host=", line)))
 
 
 def differences(sample: str, fresh: str) -> list[str]:

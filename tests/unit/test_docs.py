@@ -49,6 +49,16 @@ def test_the_masks_keep_what_is_not_time() -> None:
     )
     assert samples.differences(line, other) == []
     assert samples.differences(line, other.replace("new config", "config")) != []
+    stuck = (
+        "2026-11-25T15:18:03.476Z WARNING state_controller.hosts: demo/host-0002 Stuck: node"
+        " host-0002 has been draining for 0s, longer than the 0s allowed: draining: 1 pod"
+        " left, eviction blocked by PodDisruptionBudget demo/host-0002-db  host=demo/host-0002"
+        " state=draining reason=Stuck"
+    )
+    counting = stuck.replace("1 pod left, eviction", "counting the pods; eviction")
+    assert samples.differences(stuck, counting) == []
+    assert samples.differences(stuck, counting.replace("draining for", "rebooting for")) != []
+    assert samples.differences(stuck, stuck.replace("state=draining", "state=rebooting")) != []
 
 
 def _expected_header(columns: tuple[Column, ...], wide: bool) -> list[str]:

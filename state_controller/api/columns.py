@@ -39,7 +39,8 @@ AGE = Column("Age", ".metadata.creationTimestamp", "date")
 # widest of each. The rest is for -o wide: the MachineConfigNode conditions (STEP says
 # where an update is), a HostState's provisioning state (PHASE says it in one word; two
 # long words would not fit beside STEP) and its Node (a name of any length, often an
-# FQDN; STEP is blank until a Node is followed).
+# FQDN; STEP is blank until a Node is followed), and who uses it (an observed
+# BareMetalHost's consumerRef, as Kind namespace/name).
 
 # The conditions -o wide shows, each under its own name, in this order.
 WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
@@ -69,6 +70,12 @@ WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
 HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("Host", ".spec.host", priority=1, description="The Host this state belongs to"),
     Column("Node", ".spec.node", priority=1, description="The Kubernetes Node running on the host"),
+    Column(
+        "Consumer",
+        ".status.consumer",
+        priority=1,
+        description="Who uses the host: an observed BareMetalHost's consumerRef",
+    ),
     Column("Phase", ".status.phase", description="Where the host is, in one word"),
     Column("State", ".status.provisioning.state", priority=1, description="Provisioning state"),
     Column("Step", ".status.update.step", description="Node update step"),

@@ -23,6 +23,7 @@ from .base import (
     REASON_MAX,
     WORD_MAX,
     Condition,
+    ConditionStatus,
     Count,
     SpecModel,
     StatusModel,
@@ -166,6 +167,51 @@ class ChapterSummary(StatusModel):
 
 _MAP_BY_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
 
+BMH_CONDITIONS_MAX = 16
+"""The most BareMetalHost conditions shown (baremetal-operator v0.13 sets six; its
+schema allows 32)."""
+BMH_CONDITION_MESSAGE_MAX = 1024
+"""A BareMetalHost condition's message, as shown (its schema allows 32768)."""
+DETACHED_VALUE_MAX = 256
+CONSUMER_MAX = 600
+"""``Kind namespace/name``: each part as long as Kubernetes allows, and the spaces."""
+
+
+class BareMetalHostCondition(StatusModel):
+    """One of the BareMetalHost's own conditions, as baremetal-operator wrote it."""
+
+    type: Annotated[str, Field(max_length=316)]
+    status: ConditionStatus
+    reason: Annotated[str, Field(max_length=REASON_MAX)] = ""
+    message: Annotated[str, Field(max_length=BMH_CONDITION_MESSAGE_MAX)] = Field(
+        default="", description=f"Cut to {BMH_CONDITION_MESSAGE_MAX} characters."
+    )
+    last_transition_time: Timestamp
+
+
+class BareMetalHostShown(StatusModel):
+    """What an observed BareMetalHost shows besides its provisioning fields (present
+    only on the HostState of a BareMetalHost)."""
+
+    online: bool = Field(
+        default=False, description="Its spec.online: whether the host is wanted powered on."
+    )
+    detached: Annotated[str, Field(max_length=DETACHED_VALUE_MAX)] | None = Field(
+        default=None,
+        description='The value of its baremetalhost.metal3.io/detached annotation ("" '
+        "when it has none); absent while the host is not asked to be detached.",
+    )
+    conditions: list[BareMetalHostCondition] = Field(
+        default_factory=list,
+        max_length=BMH_CONDITIONS_MAX,
+        description="Its own conditions, as baremetal-operator set them (Manageable, "
+        "AvailableForProvisioning, Provisioned, Ready, Progressing, Healthy in v0.13): "
+        f"the first {BMH_CONDITIONS_MAX}, each message cut to "
+        f"{BMH_CONDITION_MESSAGE_MAX} characters. They are shown, not interpreted: "
+        "hoststate's own conditions are in status.conditions.",
+        json_schema_extra=_MAP_BY_TYPE,
+    )
+
 
 class HostStateStatus(StatusModel):
     phase: Phase = Phase.PENDING
@@ -177,6 +223,16 @@ class HostStateStatus(StatusModel):
     )
     provisioning: ProvisioningCursor = Field(default_factory=ProvisioningCursor)
     update: UpdateProgress | None = None
+    consumer: Annotated[str, Field(max_length=CONSUMER_MAX)] = Field(
+        default="",
+        description="Who uses the host, as `Kind namespace/name` (an observed "
+        "BareMetalHost's spec.consumerRef, e.g. a Metal3Machine); absent while nobody does.",
+    )
+    bare_metal_host: BareMetalHostShown | None = Field(
+        default=None,
+        description="What the observed BareMetalHost shows besides its provisioning "
+        "fields: spec.online, the detached annotation and its own conditions.",
+    )
     stuck: bool = False
     conditions: list[Condition] = Field(
         default_factory=list,

@@ -18,7 +18,7 @@ from ..api.timefmt import rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
-from .records import Cursor, Observations, Transition, UpdateCursor, cut
+from .records import BareMetalHostFacts, Cursor, Observations, Transition, UpdateCursor, cut
 from .stuck import StuckPolicy, human_duration
 from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
@@ -229,6 +229,29 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     update = book.node_update()
     if update is not None:
         out["update"] = _update_progress(update)
+    if book.facts.consumer:
+        out["consumer"] = book.facts.consumer
+    if book.facts.bare_metal_host is not None:
+        out["bareMetalHost"] = _bare_metal_host(book.facts.bare_metal_host)
+    return out
+
+
+def _bare_metal_host(shown: BareMetalHostFacts) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "online": shown.online,
+        "conditions": [
+            {
+                "type": c.type,
+                "status": c.status,
+                "reason": c.reason,
+                "message": c.message,
+                "lastTransitionTime": rfc3339(c.at),
+            }
+            for c in shown.conditions
+        ],
+    }
+    if shown.detached is not None:
+        out["detached"] = shown.detached
     return out
 
 

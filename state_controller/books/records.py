@@ -68,6 +68,29 @@ class UpdateCursor:
     drain_blocked_by: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ForeignCondition:
+    """A condition another controller wrote on the object a book observes (a
+    BareMetalHost's, as baremetal-operator sets it): shown as written, never derived."""
+
+    type: str
+    status: str  # True, False or Unknown
+    reason: str
+    message: str
+    at: float  # its lastTransitionTime
+
+
+@dataclass(frozen=True, slots=True)
+class BareMetalHostFacts:
+    """What an observed BareMetalHost shows besides its state and status fields: who
+    asked for what (``spec.online``, the detached annotation) and baremetal-operator's
+    own conditions. Immutable: replaced whole, so it is written only when it differs."""
+
+    online: bool = False  # spec.online: whether the host is wanted powered on
+    detached: str | None = None  # the detached annotation's value; None without it
+    conditions: tuple[ForeignCondition, ...] = ()
+
+
 @dataclass(slots=True)
 class Facts:
     """What the controller learned about the machine (not states; no history)."""
@@ -83,6 +106,10 @@ class Facts:
     observed_generation: int = 0
     last_updated: float | None = None
     mode: str = ""  # who keeps the book: Bootstrap (before the cluster exists) or Cluster
+    consumer: str = ""  # who uses the host ("Kind namespace/name"; "" while nobody does)
+    # an observed BareMetalHost's spec-side facts and conditions; None for a driven host,
+    # or a book restored from a HostState that did not hold them yet
+    bare_metal_host: BareMetalHostFacts | None = None
 
 
 @dataclass(slots=True)

@@ -17,7 +17,14 @@ from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..api.updates import UpdateStep
 from .book import Book, Limits
-from .records import Chapter, Cursor, Transition, UpdateCursor
+from .records import (
+    BareMetalHostFacts,
+    Chapter,
+    Cursor,
+    ForeignCondition,
+    Transition,
+    UpdateCursor,
+)
 
 
 def _enum(kind: type[Any], value: Any, default: Any) -> Any:
@@ -45,6 +52,7 @@ def restore(
     _restore_facts(book, hs)
     book.facts.node = node
     book.facts.mode = str(state_status.get("mode") or "")
+    _restore_observed(book, hs)
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
     _restore_history(book, state_status, hs.get("recentTransitions") or [])
@@ -108,10 +116,40 @@ def _restore_history(book: Book, state: dict[str, Any], recent: list[dict[str, A
         book.last_seq = record.seq
 
 
+def _restore_observed(book: Book, state: dict[str, Any]) -> None:
+    """What an observed BareMetalHost's HostState shows beyond its cursor (handed on by
+    :func:`observed_host_status`; a Host.status has none of it): its consumer,
+    spec.online, the detached annotation and its own conditions."""
+    book.facts.consumer = str(state.get("consumer") or "")
+    shown = state.get("bareMetalHost")
+    if not isinstance(shown, dict):
+        return
+    conditions = []
+    for cond in shown.get("conditions") or []:
+        at = parse_rfc3339(cond.get("lastTransitionTime"))
+        if "type" in cond and at is not None:
+            conditions.append(
+                ForeignCondition(
+                    type=str(cond["type"]),
+                    status=str(cond.get("status", "")),
+                    reason=str(cond.get("reason") or ""),
+                    message=str(cond.get("message") or ""),
+                    at=at,
+                )
+            )
+    detached = shown.get("detached")
+    book.facts.bare_metal_host = BareMetalHostFacts(
+        online=bool(shown.get("online")),
+        detached=None if detached is None else str(detached),
+        conditions=tuple(conditions),
+    )
+
+
 def observed_host_status(hoststate_status: dict[str, Any] | None) -> dict[str, Any]:
     """What an observed host's HostState holds of its cursor and facts, in the shape of
     Host.status: an observed host (a BareMetalHost) has no Host.status, so its HostState
-    is all a restart has. Its power is its ``PoweredOn`` condition."""
+    is all a restart has. Its power is its ``PoweredOn`` condition; its consumer and
+    what else the BareMetalHost showed (``bareMetalHost``) are handed on as stored."""
     state = hoststate_status or {}
     prov = state.get("provisioning") or {}
     powered = any(
@@ -125,6 +163,8 @@ def observed_host_status(hoststate_status: dict[str, Any] | None) -> dict[str, A
         "errorMessage": prov.get("errorMessage") or "",
         "errorCount": prov.get("errorCount") or 0,
         "poweredOn": powered,
+        "consumer": state.get("consumer") or "",
+        "bareMetalHost": state.get("bareMetalHost"),
     }
 
 

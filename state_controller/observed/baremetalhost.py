@@ -14,6 +14,8 @@ difference, and nothing else:
 * ``operationalStatus`` and ``errorType``/``errorMessage``/``errorCount`` become the
   book's error (with BMO's count), ``detached``, ``delayed`` and ``servicing`` (a
   chapter of its own); ``poweredOn`` a fact and a record when it changes.
+* Its consumer, ``spec.online``, the detached annotation and BMO's own conditions are
+  facts, a change of one told when worth an Event (:mod:`.baremetalhost_facts`).
 
 Nothing here reads the clock or the cluster: a test hands in a BareMetalHost and an
 instant, and reads the book.
@@ -30,6 +32,7 @@ from ..api.timefmt import parse_rfc3339
 from ..books.book import Book
 from ..books.chapters import SERVICING_CHAPTER
 from ..books.records import camel
+from .baremetalhost_facts import observe_facts
 
 KIND = "BareMetalHost"
 API_VERSION = "metal3.io/v1alpha1"
@@ -147,6 +150,7 @@ def observe(book: Book, bmh: dict[str, Any], now: float) -> None:
         book.note(now=now, spec_problem="", spec_problem_reason="")
     _observe_state(book, seen, now)
     _observe_status(book, seen, now)
+    observe_facts(book, bmh, now)
     paused = _paused_by(bmh)
     if paused != book.seen.paused_by:
         book.note(now=now, paused_by=paused)

@@ -13,6 +13,7 @@ from state_controller.books.projections import hoststate_status, phase
 from state_controller.books.restore import observed_host_status, restore
 from state_controller.books.stuck import StuckPolicy
 from state_controller.observed.baremetalhost import FIRST, JUMP, OBSERVED, observe
+from tests.support.bmo import bmo_conditions
 from tests.support.clocks import T0
 
 KEY = "metal3/worker-0"
@@ -163,12 +164,22 @@ def test_a_restart_rebuilds_the_book_from_its_hoststate_with_no_new_record() -> 
         bmh("provisioning", history=history, errorCount=2, errorMessage="boom", **failing),
     ):
         observe(book, shown, T0 + 100)
+    # what else it shows: a consumer, a power-off wish, a detach request, BMO's conditions
+    shown["spec"] |= {"online": False, "consumerRef": {"kind": "Metal3Machine", "name": "m0"}}
+    shown["metadata"]["annotations"] = {"baremetalhost.metal3.io/detached": ""}
+    shown["status"]["conditions"] = bmo_conditions(
+        "provisioning", operational_status="error", healthy="Warning", at=T0 + 99.6
+    )
+    observe(book, shown, T0 + 100)
     stored = hoststate_status(book, StuckPolicy(), T0 + 100)
     again = restore(KEY, observed_host_status(stored), stored, now=T0 + 500)
+    assert again.facts.bare_metal_host == book.facts.bare_metal_host
+    assert again.facts.consumer == book.facts.consumer == "Metal3Machine m0"
     before = (again.last_seq, again.cursor)
     observe(again, shown, T0 + 500)
     assert (again.last_seq, again.cursor) == before
     assert again.journal.since(0)[0] == []
+    assert hoststate_status(again, StuckPolicy(), T0 + 100) == stored  # nothing to write
 
 
 def test_a_paused_baremetalhost_is_told_as_paused_not_progressing() -> None:

@@ -25,6 +25,14 @@ REBOOT = PREFIX + "reboot"
 
 INSPECT_DISABLED = "disabled"
 
+ADOPTED_FROM = PREFIX + "adopted-from"
+"""Set by ``adopt`` on the Host it creates: the uid of the metal3 BareMetalHost whose
+machine it drives now (the controller records the handover when it restores the status)."""
+
+HANDED_OVER_TO = PREFIX + "handed-over-to"
+"""Set by ``adopt`` on a metal3 BareMetalHost, beside baremetal-operator's paused
+annotation: ``Host <namespace>/<name>``, the Host that drives its machine now."""
+
 BAREMETALHOST = PREFIX + "baremetalhost"
 """A label on the HostState of an observed metal3 BareMetalHost: the BareMetalHost's name."""
 
@@ -41,4 +49,4 @@ BMC_CREDENTIALS_SELECTOR = BMC_CREDENTIALS + "=true"
 FINALIZER = "hoststate.io/host"
 """Keeps a Host until the controller has deprovisioned and deleted it in the backend."""
 
-ALL = (PAUSED, DETACHED, STATUS, MOVED_FROM, HARDWARE_DETAILS, INSPECT, REBOOT)
+ALL = (PAUSED, DETACHED, STATUS, MOVED_FROM, HARDWARE_DETAILS, INSPECT, REBOOT, ADOPTED_FROM)

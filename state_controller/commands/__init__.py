@@ -5,7 +5,8 @@ reported in one line and exit code 2.
 Every module here has the same two functions, so :mod:`state_controller.cli` only
 lists them. What a command does lives below: :mod:`state_controller.demo`,
 :mod:`state_controller.manager`, :mod:`state_controller.bootstrap`,
-:mod:`state_controller.pivot`; ``get`` and ``gen`` are small enough to be here whole.
+:mod:`state_controller.pivot`, :mod:`state_controller.adopt`; ``get`` and ``gen`` are
+small enough to be here whole.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-from . import bootstrap, demo, gen, get, pivot, run
+from . import adopt, bootstrap, demo, gen, get, pivot, run
 
 
 class Command(Protocol):
@@ -31,6 +32,7 @@ COMMANDS: dict[str, Command] = {
     "run": run,
     "bootstrap": bootstrap,
     "pivot": pivot,
+    "adopt": adopt,
     "get": get,
     "gen": gen,
 }

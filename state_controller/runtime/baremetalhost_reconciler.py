@@ -72,7 +72,7 @@ class BareMetalHostReconciler:
 
     def reconcile(self, key: str) -> ReconcileResult:
         bmh = self.bmhs.get(key)
-        if bmh is None or (self.hosts is not None and self.hosts.get(key) is not None):
+        if bmh is None or not self._tells(key):
             self.books.pop(key, None)
             self.deliveries.pop(key, None)
             return DONE  # gone (its HostState goes with it), or a Host of ours tells it
@@ -86,6 +86,14 @@ class BareMetalHostReconciler:
         self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
         self.writer.report(bmh, book, delivery)
         return ReconcileResult(None, False, self.writer.wake_after(book, now))
+
+    def _tells(self, key: str) -> bool:
+        """Whether this BareMetalHost's story is told here: not once a Host of the same
+        name drives the machine, nor once its HostState was handed to one (``adopt``)."""
+        if self.hosts is not None and self.hosts.get(key) is not None:
+            return False
+        state = self.hoststates.get(key)
+        return state is None or bool((state.get("spec") or {}).get("bareMetalHost"))
 
     def _open(self, key: str, now: float) -> tuple[Book, Delivery]:
         book, delivery = self.books.get(key), self.deliveries.get(key)

@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 
 BOOTSTRAPPED = "Bootstrap"  # the record that opens the bootstrap chapter
 PIVOTED = "Pivoted"  # the record of a host's arrival with its past (a pivot)
+HANDED_OVER = "HandedOver"  # the record of a machine taken over from baremetal-operator
 
 
 __all__ = ["DONE", "HostReconciler", "ReconcileResult"]
@@ -218,15 +219,27 @@ class HostReconciler:
         node = str(((state or {}).get("spec") or {}).get("node") or "")
         book = restore(key, status, state_status, now=now, limits=self.config.limits, node=node)
         delivery = Delivery(confirmed_seq=confirmed_seq(state_status), reported=book.journal.end)
-        self._take_in(book, arrived=from_annotation, now=now)
+        adopted = from_annotation and ann.ADOPTED_FROM in annotations
+        self._take_in(book, arrived=from_annotation, adopted=adopted, now=now)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery, from_annotation
 
-    def _take_in(self, book: Book, *, arrived: bool, now: float) -> None:
+    def _take_in(self, book: Book, *, arrived: bool, adopted: bool, now: float) -> None:
         """Record how the book came to be kept here: a host new to the books at bootstrap
-        opens the bootstrap chapter; one that arrived by a pivot records its arrival."""
+        opens the bootstrap chapter; one that arrived by a pivot records its arrival; one
+        taken over from baremetal-operator records the handover (its history was told
+        here already, as an observed host's, so nothing is told again)."""
         mode, before = self.config.mode, book.facts.mode
-        if arrived:
+        if adopted:
+            book.transition(
+                now=now,
+                reason=HANDED_OVER,
+                message="taken over from baremetal-operator, whose BareMetalHost stays paused; "
+                f"status restored from the {ann.STATUS} annotation, nothing registered, "
+                "inspected or deployed again",
+                always_record=True,
+            )
+        elif arrived:
             came = "from the bootstrap controller" if before == Mode.BOOTSTRAP else "here"
             book.moved_in(
                 now=now,

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from ...api.backend_ids import id_problem
 from ..provisioner import HostView
 from ..results import Outcome, Result, complete, continuing, failed, retry_after
 from .attempt import Attempt
@@ -142,6 +143,18 @@ class IronicProvisioner:
         except Answer as answer:
             raise RuntimeError(answer.result.for_operators()) from None
         return names
+
+    def read_node(self, uuid: str) -> Node | None:
+        """The node with this UUID as Ironic holds it now, None when it has none; raises
+        RuntimeError (what went wrong, for an operator) when Ironic cannot be asked."""
+        problem = id_problem(uuid, "the Ironic node UUID")
+        if problem:
+            raise RuntimeError(problem)
+        try:
+            reply = self.client.request("GET", f"/v1/nodes/{uuid}", route="node", allow=(404,))
+        except Answer as answer:
+            raise RuntimeError(answer.result.for_operators()) from None
+        return reply.data if reply.status == 200 and isinstance(reply.data, dict) else None
 
     # -- Provisioner --------------------------------------------------------------------
 

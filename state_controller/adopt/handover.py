@@ -1,0 +1,287 @@
+"""Handing one machine over from baremetal-operator: a table of steps, each idempotent.
+
+A host goes over in the order a careful operator would take it by hand:
+
+``pause``
+    baremetal-operator's ``baremetalhost.metal3.io/paused`` annotation on the
+    BareMetalHost (value ``hoststate.io/adopt``), with ``hoststate.io/handed-over-to``
+    naming the Host: from now on BMO leaves the machine alone, for good. The
+    BareMetalHost and its Ironic node are read again after the pause and must still be
+    at rest (BMO may have begun something between the first look and the pause);
+    otherwise the pause is taken back and the host refused;
+``secret``
+    the BMC Secret gets ``hoststate.io/bmc-credentials=true``, the only Secrets the
+    controller reads; a label changes the Secret's resourceVersion, so credentials
+    baremetal-operator had checked are recorded as checked at the new version;
+``host``
+    the Host is created with the same spec, paused, with ``hoststate.io/status``
+    holding the status BMO's stands for (state, Ironic node ID, image, hardware,
+    power, credentials) and ``hoststate.io/adopted-from`` (the BareMetalHost's uid);
+``hoststate``
+    the HostState that told the BareMetalHost's story is given to the Host: owner,
+    label and spec; its history stays where it is, so the story is one;
+``unpause``
+    the Host's pause is removed: the controller restores the status, records the
+    handover and finds the node by its UUID; nothing is registered, inspected,
+    cleaned or deployed again.
+
+Every step first looks at what is there already: run again, a handover carries on
+where it stopped, and one that is complete writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..api import API_VERSION
+from ..api import annotations as ann
+from ..api.objects import Obj
+from ..cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
+from ..observed.baremetalhost import PAUSED
+from ..provisioning.ironic.nodes import Node
+from .ironic_node import node_refusal
+from .translate import (
+    PAUSED_FOR_ADOPTION,
+    bmh_refusal,
+    host_spec,
+    not_carried,
+    restored_status,
+    status_annotation,
+    vouched_credentials,
+)
+
+Verdict = Literal["handed over", "would hand over", "already handed over", "refused"]
+
+
+class IronicNodes(Protocol):
+    def read_node(self, uuid: str) -> Node | None: ...
+
+
+@dataclass
+class Outcome:
+    """What became of one host: the verdict, and its line's words."""
+
+    key: str
+    verdict: Verdict
+    detail: str
+    writes: int = 0
+    steps: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return f"{self.key}: {self.verdict}" + (f": {self.detail}" if self.detail else "")
+
+
+class Refused(Exception):
+    """This host cannot be handed over now; the message says why and what to do."""
+
+
+@dataclass
+class Handover:
+    cluster: Cluster
+    ironic: IronicNodes
+    namespace: str
+    name: str
+    include_consumed: bool = False
+    writes: int = 0
+    done: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def run(self, *, dry_run: bool) -> Outcome:
+        try:
+            return self._run(dry_run)
+        except Refused as refused:
+            return Outcome(self.key, "refused", str(refused), self.writes, self.done)
+
+    def _run(self, dry_run: bool) -> Outcome:
+        bmh = self._get(BAREMETALHOSTS)
+        if bmh is None:
+            raise Refused("there is no such BareMetalHost")
+        host = self._get(HOSTS)
+        uid = bmh["metadata"]["uid"]
+        if host is not None and _annotations(host).get(ann.ADOPTED_FROM) != uid:
+            raise Refused(
+                f"a Host {self.key} exists already and was not adopted from this "
+                "BareMetalHost; delete or rename it, or leave this host with baremetal-operator"
+            )
+        spec, problem = host_spec(bmh)
+        if spec is None:
+            raise Refused(problem)
+        secret = self._secret(spec)
+        # once its Host exists, the machine is hoststate's: BMO's status is left as it was
+        node = None if host is not None else self._check_at_rest(bmh)
+        todo = self._todo(bmh, host, secret)
+        if not todo:
+            return Outcome(self.key, "already handed over", "")
+        if dry_run:
+            return Outcome(self.key, "would hand over", self._plan(bmh, node, todo))
+        for step in todo:
+            bmh = STEPS[step](self, bmh, spec, secret)
+            self.done.append(step)
+        return Outcome(self.key, "handed over", self._told(bmh), self.writes, self.done)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _get(self, resource: Any, name: str | None = None) -> Obj | None:
+        try:
+            return self.cluster.get(resource, self.namespace, name or self.name)
+        except NotFound:
+            return None
+
+    def _secret(self, spec: dict[str, Any]) -> Obj:
+        name = str((spec.get("bmc") or {}).get("credentialsName") or "")
+        if not name:
+            raise Refused("spec.bmc.credentialsName is empty: a Host needs BMC credentials")
+        secret = self._get(SECRETS, name)
+        if secret is None:
+            raise Refused(
+                f"its BMC Secret {self.namespace}/{name} (spec.bmc.credentialsName) does not "
+                "exist; create it, then run again"
+            )
+        return secret
+
+    def _check_at_rest(self, bmh: Obj) -> Node:
+        """The BareMetalHost and its Ironic node, both at rest; else :class:`Refused`."""
+        problem = bmh_refusal(bmh, include_consumed=self.include_consumed)
+        if problem:
+            raise Refused(problem)
+        prov = (bmh.get("status") or {}).get("provisioning") or {}
+        uuid = str(prov.get("ID") or "")
+        try:
+            node = self.ironic.read_node(uuid)
+        except RuntimeError as err:
+            raise Refused(f"Ironic could not be asked about node {uuid}: {err}") from None
+        problem = node_refusal(node, uuid, f"{self.namespace}~{self.name}", str(prov.get("state")))
+        if problem or node is None:
+            raise Refused(problem)
+        return node
+
+    def _todo(self, bmh: Obj, host: Obj | None, secret: Obj) -> list[str]:
+        todo = []
+        bmh_notes = _annotations(bmh)
+        if bmh_notes.get(PAUSED) != PAUSED_FOR_ADOPTION or ann.HANDED_OVER_TO not in bmh_notes:
+            todo.append("pause")
+        if (secret["metadata"].get("labels") or {}).get(ann.BMC_CREDENTIALS) != "true":
+            todo.append("secret")
+        if host is None:
+            todo.append("host")
+        state = self._get(HOSTSTATES)
+        if state is not None and (state.get("spec") or {}).get("bareMetalHost"):
+            todo.append("hoststate")
+        if host is None or _annotations(host).get(ann.PAUSED) == PAUSED_FOR_ADOPTION:
+            todo.append("unpause")
+        return todo
+
+    def _plan(self, bmh: Obj, node: Node | None, todo: list[str]) -> str:
+        prov = (bmh.get("status") or {}).get("provisioning") or {}
+        words = [str(prov.get("state") or "")]
+        if node is not None:
+            words.append(f"Ironic node {node.get('uuid')} {node.get('provision_state')}")
+        state = self._get(HOSTSTATES)
+        records = len(((state or {}).get("status") or {}).get("history") or [])
+        if state is not None:
+            words.append(f"{records} records of history kept")
+        dropped = not_carried(bmh)
+        if dropped:
+            words.append(f"not carried (used only by a new deploy): {', '.join(dropped)}")
+        return f"{'; '.join(words)}; steps: {', '.join(todo)}"
+
+    def _told(self, bmh: Obj) -> str:
+        prov = (bmh.get("status") or {}).get("provisioning") or {}
+        return f"{prov.get('state')}, Ironic node {prov.get('ID')}; steps: {', '.join(self.done)}"
+
+    # -- the steps ----------------------------------------------------------------------
+
+    def _patch(self, resource: Any, name: str, patch: Obj) -> Obj:
+        self.writes += 1
+        return self.cluster.patch(resource, self.namespace, name, patch)
+
+    def _pause(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        marks = {PAUSED: PAUSED_FOR_ADOPTION, ann.HANDED_OVER_TO: f"Host {self.key}"}
+        version = bmh["metadata"]["resourceVersion"]
+        paused = self._patch(
+            BAREMETALHOSTS,
+            self.name,
+            {"metadata": {"annotations": marks, "resourceVersion": version}},
+        )
+        if self._get(HOSTS) is not None:
+            return paused  # carried on from a run that had got further
+        try:  # what BMO began between the first look and the pause shows now
+            self._check_at_rest(paused)
+        except Refused:
+            self._patch(
+                BAREMETALHOSTS, self.name, {"metadata": {"annotations": dict.fromkeys(marks)}}
+            )
+            raise
+        return paused
+
+    def _label_secret(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        labels = {ann.BMC_CREDENTIALS: "true"}
+        self._patch(SECRETS, secret["metadata"]["name"], {"metadata": {"labels": labels}})
+        return bmh
+
+    def _create_host(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        fresh = self._get(SECRETS, secret["metadata"]["name"]) or secret
+        vouched = vouched_credentials(bmh, secret) or vouched_credentials(bmh, fresh)
+        version = str(fresh["metadata"].get("resourceVersion", "")) if vouched else ""
+        status = restored_status(bmh, version)
+        body = {
+            "apiVersion": API_VERSION,
+            "kind": "Host",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "annotations": {
+                    ann.PAUSED: PAUSED_FOR_ADOPTION,
+                    ann.STATUS: status_annotation(status),
+                    ann.ADOPTED_FROM: bmh["metadata"]["uid"],
+                },
+            },
+            "spec": spec,
+        }
+        self.writes += 1
+        self.cluster.create(HOSTS, body)
+        return bmh
+
+    def _give_hoststate(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        host = self._get(HOSTS)
+        if host is None:
+            raise Refused("its Host went away during the handover; run again")
+        owner = {"apiVersion": API_VERSION, "kind": "Host", "name": self.name,
+                 "uid": host["metadata"]["uid"], "controller": True,
+                 "blockOwnerDeletion": False}  # fmt: skip
+        self._patch(
+            HOSTSTATES,
+            self.name,
+            {
+                "metadata": {
+                    "ownerReferences": [owner],
+                    "labels": {ann.BAREMETALHOST: None, "hoststate.io/host": self.name},
+                },
+                "spec": {"host": self.name, "bareMetalHost": None},
+            },
+        )
+        return bmh
+
+    def _unpause(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        self._patch(HOSTS, self.name, {"metadata": {"annotations": {ann.PAUSED: None}}})
+        return bmh
+
+
+Step = Callable[[Handover, Obj, dict[str, Any], Obj], Obj]
+STEPS: dict[str, Step] = {
+    "pause": Handover._pause,
+    "secret": Handover._label_secret,
+    "host": Handover._create_host,
+    "hoststate": Handover._give_hoststate,
+    "unpause": Handover._unpause,
+}
+"""Each step, by the name a line shows, in the order they run."""
+
+
+def _annotations(obj: Obj) -> dict[str, str]:
+    return dict(obj["metadata"].get("annotations") or {})

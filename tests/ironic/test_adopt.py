@@ -1,0 +1,272 @@
+"""A handover from baremetal-operator on a real kube-apiserver (BMO's own CRDs) and a real
+Ironic: the Ironic nodes and BareMetalHosts are left as baremetal-operator leaves them
+for a provisioned and an externally provisioned host, then ``adopt`` hands them over.
+
+Ironic itself shows that nothing was redone: the same node UUID, no new
+``provision_updated_at`` (a deploy, an adoption or a cleaning would move it), and the
+controller asked it for no inspection or deploy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from functools import partial
+from typing import Any
+
+import pytest
+
+from state_controller.api import annotations as ann
+from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS
+from state_controller.cluster.kube import KubeCluster
+from state_controller.runtime.config import ControllerConfig
+from state_controller.wiring import observed_controller
+from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.ironic.helpers import IronicAPI, provisioner, requests
+from tests.support.control_plane import ControlPlane
+from tests.support.ironic_server import IronicServer
+from tests.support.kube import kubectl
+from tests.support.processes import cli
+
+pytestmark = pytest.mark.slow
+
+NS = "handover"
+IMAGE = {"url": "http://192.0.2.80/os.qcow2", "checksum": "a" * 64, "checksumType": "sha256",
+         "format": "qcow2"}  # fmt: skip
+FIELDS = ("uuid", "created_at", "provision_state", "provision_updated_at", "inspection_finished_at")
+HARDWARE = {
+    "systemVendor": {"manufacturer": "Example", "productName": "R1"},
+    "cpu": {"arch": "x86_64", "model": "Example CPU", "count": 16, "clockMegahertz": 2400},
+    "ramMebibytes": 65536,
+    "nics": [{"name": "eth0", "mac": "52:54:00:00:10:01", "ip": "192.0.2.21", "speedGbps": 25,
+              "model": "0x8086 0x1572", "pxe": True}],
+    "storage": [{"name": "/dev/sda", "sizeBytes": 480103981056, "rotational": False,
+                 "model": "SSD", "hctl": "0:0:0:0"}],
+    "hostname": "worker",
+}  # fmt: skip
+
+
+def _stamp(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def _settle(api: IronicAPI, uuid: str, target: str, reached: str) -> None:
+    status, _, text = api.request("PUT", f"/v1/nodes/{uuid}/states/provision", {"target": target})
+    assert status == 202, text
+    wait_for(
+        lambda: (
+            (api.node(uuid) or {}).get("provision_state") == reached
+            and not (api.node(uuid) or {}).get("reservation")
+        ),
+        timeout=60,
+        what=f"node {uuid} {reached}",
+    )
+
+
+def ironic_node_as_bmo_leaves_it(api: IronicAPI, name: str, *, external: bool) -> str:
+    """The node baremetal-operator made: named ``namespace~name``, registered, then
+    deployed (or, for an externally provisioned host, adopted), powered on."""
+    body = {
+        "name": f"{NS}~{name}",
+        "driver": "fake-hardware",
+        "driver_info": {"redfish_address": "https://192.0.2.10", "redfish_username": "admin",
+                        "redfish_password": "bmc-pass",
+                        "redfish_system_id": "/redfish/v1/Systems/1"},
+        "properties": {"capabilities": "boot_mode:uefi"},
+        "automated_clean": False,
+    }  # fmt: skip
+    status, node, text = api.request("POST", "/v1/nodes", body)
+    assert status == 201, text
+    uuid = str(node["uuid"])
+    _settle(api, uuid, "manage", "manageable")
+    if external:
+        _settle(api, uuid, "adopt", "active")
+    else:
+        _settle(api, uuid, "provide", "available")
+        _settle(api, uuid, "active", "active")
+    status, _, text = api.request("PUT", f"/v1/nodes/{uuid}/states/power", {"target": "power on"})
+    assert status == 202, text
+    wait_for(lambda: (api.node(uuid) or {}).get("power_state") == "power on", what="powered")
+    return uuid
+
+
+def bmh_as_bmo_leaves_it(
+    kube: KubeCluster, name: str, state: str, uuid: str, *, secret: bool = True
+) -> dict[str, Any]:
+    """A BareMetalHost and its BMC Secret, the status as baremetal-operator writes it."""
+    credentials = f"{name}-bmc"
+    spec: dict[str, Any] = {
+        "bmc": {"address": "redfish://192.0.2.10/redfish/v1/Systems/1",
+                "credentialsName": credentials},
+        "bootMACAddress": "52:54:00:00:10:01",
+        "online": True,
+        "bootMode": "UEFI",
+        "rootDeviceHints": {"deviceName": "/dev/sda"},
+        "userData": {"name": f"{name}-user-data"},
+    }  # fmt: skip
+    external = state == "externally provisioned"
+    if external:
+        spec["externallyProvisioned"] = True
+    elif state == "provisioned":
+        spec["image"] = dict(IMAGE)
+    version = ""
+    if secret:
+        made = kube.create(SECRETS, {
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": credentials, "namespace": NS},
+            "stringData": {"username": "admin", "password": "bmc-pass"},
+        })  # fmt: skip
+        version = made["metadata"]["resourceVersion"]
+    bmh = kube.create(BAREMETALHOSTS, {
+        "apiVersion": BAREMETALHOSTS.api_version, "kind": BAREMETALHOSTS.kind,
+        "metadata": {"name": name, "namespace": NS}, "spec": spec,
+    })  # fmt: skip
+    now = time.time()
+    history = {"register": {"start": _stamp(now - 900), "end": _stamp(now - 890)}}
+    if not external:
+        history["inspect"] = {"start": _stamp(now - 890), "end": _stamp(now - 600)}
+        history["provision"] = {"start": _stamp(now - 300), "end": _stamp(now - 60)}
+    status: dict[str, Any] = {
+        "operationalStatus": "OK",
+        "errorMessage": "",
+        "errorCount": 0,
+        "poweredOn": True,
+        "lastUpdated": _stamp(now - 60),
+        "provisioning": {"state": state, "ID": uuid, "bootMode": "UEFI",
+                         "rootDeviceHints": {"deviceName": "/dev/sda"}},
+        "operationHistory": history,
+        "hardware": HARDWARE,
+        "goodCredentials": {"credentials": {"name": credentials, "namespace": NS},
+                            "credentialsVersion": version},
+    }  # fmt: skip
+    if state == "provisioned":
+        status["provisioning"]["image"] = dict(IMAGE)
+    bmh["status"] = status
+    return kube.update_status(BAREMETALHOSTS, bmh)
+
+
+def nodes(api: IronicAPI, uuids: dict[str, str]) -> dict[str, dict[str, Any]]:
+    return {
+        name: {f: (api.node(uuid) or {}).get(f) for f in FIELDS} for name, uuid in uuids.items()
+    }
+
+
+def adopt(control_plane: ControlPlane, ironic: IronicServer, *args: str) -> tuple[int, list[str]]:
+    done = cli("adopt", "baremetalhosts", *args, "-n", NS, "--kubeconfig",
+               str(control_plane.kubeconfig), "--ironic-url", ironic.url)  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout.splitlines()
+
+
+def history(kube: KubeCluster, name: str) -> list[dict[str, Any]]:
+    return list((kube.get(HOSTSTATES, NS, name).get("status") or {}).get("history") or [])
+
+
+def reasons(kube: KubeCluster, name: str) -> list[str]:
+    return [record["reason"] for record in history(kube, name)]
+
+
+def handed_over(kube: KubeCluster, name: str) -> bool:
+    return "HandedOver" in reasons(kube, name)
+
+
+def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
+    control_plane: ControlPlane, ironic: IronicServer
+) -> None:
+    api = IronicAPI(ironic.url)
+    kubectl(control_plane, "create", "namespace", NS, check=False)
+    kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
+    uuids = {
+        "worker-0": ironic_node_as_bmo_leaves_it(api, "worker-0", external=False),
+        "legacy-0": ironic_node_as_bmo_leaves_it(api, "legacy-0", external=True),
+    }
+    config = ControllerConfig(
+        workers=2, backoff=FAST_BACKOFF, namespaces=(NS,), observe_baremetalhosts=True
+    )
+    observed = observed_controller(kube, provisioner(ironic.url), config)
+    try:
+        bmh_as_bmo_leaves_it(kube, "worker-0", "provisioned", uuids["worker-0"])
+        bmh_as_bmo_leaves_it(kube, "legacy-0", "externally provisioned", uuids["legacy-0"])
+        bmh_as_bmo_leaves_it(kube, "busy-0", "provisioning", "")
+        bmh_as_bmo_leaves_it(kube, "lost-0", "provisioned", uuids["worker-0"], secret=False)
+        observed.controller.start()
+        for name in uuids:  # observed first: their story is told as BareMetalHosts
+            wait_for(partial(history, kube, name), what=f"{name} observed")
+        told_before = {name: history(kube, name) for name in uuids}
+        before = nodes(api, uuids)
+        bmh_versions = {
+            b["metadata"]["name"]: b["metadata"]["resourceVersion"]
+            for b in kube.list(BAREMETALHOSTS, NS)[0]
+        }
+
+        code, lines = adopt(control_plane, ironic, "--dry-run")
+        assert code == 1  # two are refused
+        assert [line.split(":")[:2] for line in lines] == [
+            ["handover/busy-0", " refused"],
+            ["handover/legacy-0", " would hand over"],
+            ["handover/lost-0", " refused"],
+            ["handover/worker-0", " would hand over"],
+        ]
+        assert "working on it (state 'provisioning')" in lines[0]
+        assert "Secret handover/lost-0-bmc (spec.bmc.credentialsName) does not exist" in lines[2]
+        assert f"Ironic node {uuids['worker-0']} active" in lines[3]
+        assert "not carried (used only by a new deploy): userData" in lines[3]
+        assert kube.list(HOSTS, NS)[0] == []  # a dry run writes nothing
+        assert {
+            b["metadata"]["name"]: b["metadata"]["resourceVersion"]
+            for b in kube.list(BAREMETALHOSTS, NS)[0]
+        } == bmh_versions
+
+        code, lines = adopt(control_plane, ironic, "worker-0", "legacy-0", "busy-0")
+        assert code == 1
+        assert [line.split(":")[1] for line in lines] == [
+            " handed over",
+            " handed over",
+            " refused",
+        ]
+        for name in uuids:
+            bmh = kube.get(BAREMETALHOSTS, NS, name)
+            assert bmh["metadata"]["annotations"] == {
+                "baremetalhost.metal3.io/paused": "hoststate.io/adopt",
+                ann.HANDED_OVER_TO: f"Host {NS}/{name}",
+            }
+            wait_for(partial(handed_over, kube, name), what=f"{name}'s handover recorded")
+        wait_for(observed.controller.idle)
+        assert "annotations" not in kube.get(BAREMETALHOSTS, NS, "busy-0")["metadata"]
+
+        # the same node, nothing redone: Ironic's own fields, and the controller's requests
+        assert nodes(api, uuids) == before
+        for operation in ("inspect", "provision", "prepare", "deprovision"):
+            assert requests(observed, operation, "complete") == 0, operation
+            assert requests(observed, operation, "continuing") == 0, operation
+        for name, state in (("worker-0", "provisioned"), ("legacy-0", "externally provisioned")):
+            host = kube.get(HOSTS, NS, name)
+            status = host["status"]
+            assert status["provisioning"]["state"] == state
+            assert status["provisioning"]["id"] == uuids[name]
+            assert status["operationalStatus"] == "OK" and status["poweredOn"] is True
+            assert status["hardware"]["cpu"]["count"] == 16
+            assert ann.STATUS not in host["metadata"]["annotations"]
+            assert ann.PAUSED not in host["metadata"]["annotations"]
+            state_obj = kube.get(HOSTSTATES, NS, name)
+            assert [o["kind"] for o in state_obj["metadata"]["ownerReferences"]] == ["Host"]
+            assert state_obj["spec"].get("bareMetalHost", "") == ""
+            # one story: what was told of the BareMetalHost, then the handover
+            told = history(kube, name)
+            assert told[: len(told_before[name])] == told_before[name]
+            assert reasons(kube, name)[len(told_before[name]) :] == ["HandedOver"]  # and no more
+            assert told[0]["reason"] == "FirstObserved"
+            assert all(a["to"] == b["from"] for a, b in itertools.pairwise(told))
+        assert (
+            kube.get(HOSTS, NS, "worker-0")["status"]["provisioning"]["image"]["url"]
+            == IMAGE["url"]
+        )
+
+        code, lines = adopt(control_plane, ironic, "worker-0", "legacy-0")
+        assert code == 0
+        assert lines == ["handover/worker-0: already handed over",
+                         "handover/legacy-0: already handed over"]  # fmt: skip
+    finally:
+        observed.controller.stop()
+        empty_namespace(kube, NS)
+        kube.close()

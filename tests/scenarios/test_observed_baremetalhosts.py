@@ -136,8 +136,15 @@ def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
             ),
             what="the ProvisioningFailed Event",
         )
+        bmo.claim("Metal3Machine", NS, "worker-1-abc")  # kept across the restart too
+        wait_for(
+            lambda: any(e["reason"] == "Claimed" for e in events_for(cluster, "worker-1")),
+            timeout=60,
+            what="the Claimed Event",
+        )
         wait_for(first.controller.idle)
         kept = cluster.get(HOSTSTATES, NS, "worker-1")
+        told = sorted((e["reason"], e.get("count", 1)) for e in events_for(cluster, "worker-1"))
 
     with run_controller(cluster, config=observing()) as second:
         wait_for(
@@ -150,6 +157,9 @@ def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
         again = cluster.get(HOSTSTATES, NS, "worker-1")
         assert again["metadata"]["resourceVersion"] == kept["metadata"]["resourceVersion"]
         assert second.book("fleet/worker-1").cursor.error_count == 3
+        assert second.book("fleet/worker-1").facts.consumer == f"Metal3Machine {NS}/worker-1-abc"
+        now_told = sorted((e["reason"], e.get("count", 1)) for e in events_for(cluster, "worker-1"))
+        assert now_told == told  # no Event told again
 
 
 def test_the_node_of_a_baremetalhost_tells_its_updates_in_the_same_history(
@@ -211,3 +221,64 @@ def test_a_node_named_by_the_older_uid_provider_id_joins_its_baremetalhost(
             lambda: cluster.get(HOSTSTATES, NS, "worker-3")["spec"]["node"] == "node-3",
             what="node-3 linked by the BareMetalHost's UID",
         )
+
+
+def test_bmos_conditions_and_the_consumer_are_shown_and_a_claim_is_an_event(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """What BMO writes beside the state (its own conditions) and who uses the host
+    (spec.consumerRef, as cluster-api-provider-metal3 sets it) reach the HostState apart
+    from hoststate's own conditions; a claim, a release and the BMC turning critical are
+    Events on the BareMetalHost."""
+
+    def reasons() -> list[str]:
+        return [e["reason"] for e in events_for(cluster, "worker-4")]
+
+    with run_controller(cluster, config=observing()) as running:
+        bmo = PlayedBMO(cluster, NS, "worker-4")
+        bmo.show("available", healthy="Healthy")
+        status = wait_for(
+            lambda: (
+                (s := state_shown(cluster, "worker-4")).get("bareMetalHost", {}).get("conditions")
+                and s
+            ),
+            timeout=60,
+            what="BMO's conditions on the HostState",
+        )
+        shown = {c["type"]: c for c in status["bareMetalHost"]["conditions"]}
+        assert shown["AvailableForProvisioning"]["status"] == "True"
+        assert shown["Healthy"]["reason"] == "Healthy"
+        written = bmo.obj["status"]["conditions"][0]["lastTransitionTime"]
+        assert shown["Manageable"]["lastTransitionTime"] == written  # BMO's time, as written
+        assert status["bareMetalHost"]["online"] is True
+        assert "Healthy" not in {c["type"] for c in status["conditions"]}  # not ours
+        assert "consumer" not in status
+
+        bmo.claim("Metal3Machine", NS, "worker-4-abc")
+        wait_for(
+            lambda: (
+                state_shown(cluster, "worker-4").get("consumer")
+                == f"Metal3Machine {NS}/worker-4-abc"
+            ),
+            timeout=60,
+            what="the consumer on the HostState",
+        )
+        wait_for(lambda: "Claimed" in reasons(), timeout=60, what="the Claimed Event")
+        [claimed] = [e for e in events_for(cluster, "worker-4") if e["reason"] == "Claimed"]
+        assert claimed["type"] == "Normal"
+        assert (
+            claimed["message"] == f"claimed by Metal3Machine {NS}/worker-4-abc (spec.consumerRef)"
+        )
+
+        bmo.show("available", healthy="CriticalError")
+        wait_for(
+            lambda: "HealthyCriticalError" in reasons(), timeout=60, what="the BMC health Event"
+        )
+        bmo.release()
+        wait_for(lambda: "Released" in reasons(), timeout=60, what="the Released Event")
+        wait_for(running.controller.idle, timeout=60)
+        status = state_shown(cluster, "worker-4")
+        assert "consumer" not in status
+        healthy = next(c for c in status["bareMetalHost"]["conditions"] if c["type"] == "Healthy")
+        assert (healthy["status"], healthy["reason"]) == ("False", "CriticalError")
+        assert reasons().count("Claimed") == 1  # each change told once

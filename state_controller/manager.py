@@ -69,6 +69,7 @@ class RunOptions:
     node_state_namespace: str = "hoststate-system"
     pool_label: str = DEFAULT_POOL_LABEL
     pool_status_interval: float = 1.0
+    pool_counts_grace: float = 120.0
     link_nodes_by_hostname: bool = False
     drive_hosts: bool = True
     observe_baremetalhosts: bool = False
@@ -126,6 +127,7 @@ def run_controller(opts: RunOptions) -> int:
         node_state_namespace=opts.node_state_namespace,
         pool_label=opts.pool_label,
         pool_status_interval=opts.pool_status_interval,
+        pool_counts_grace=opts.pool_counts_grace,
         link_nodes_by_hostname=opts.link_nodes_by_hostname,
         drive_hosts=opts.drive_hosts,
         observe_baremetalhosts=opts.observe_baremetalhosts,

@@ -4,6 +4,9 @@ One per node pool (the value of the pool label, by default the Node's role),
 cluster-scoped, written only by the controller: how many machines the pool
 has, and how many are updated, updating, degraded and unavailable, so that
 ``kubectl get nodepools`` answers "how far is the rollout" without a dashboard.
+Where OpenShift's MachineConfigPool of the same name exists (and MachineConfigNodes
+are read), the NodePool also shows the operator's own counts beside these, and its
+``SourcesAgree`` condition says whether its degraded count matches the Nodes'.
 """
 
 from __future__ import annotations
@@ -12,7 +15,18 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import NAME_MAX, REASON_MAX, Count, SpecModel, StatusModel
+from .base import (
+    CONDITIONS_MAX_ITEMS,
+    MESSAGE_MAX,
+    NAME_MAX,
+    REASON_MAX,
+    WORD_MAX,
+    Condition,
+    Count,
+    SpecModel,
+    StatusModel,
+    Timestamp,
+)
 
 UNLABELED_POOL = "unlabeled"  # the NodePool of Nodes the pool label puts in no pool
 
@@ -22,6 +36,53 @@ class NodePoolSpec(SpecModel):
         default="",
         description="The Node label whose value names this pool (prefix/* takes the role "
         "from a prefix/<role> label); set by the controller from --node-pool-label.",
+    )
+
+
+class MachineConfigPoolCondition(StatusModel):
+    type: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        description="Updated, Updating or Degraded."
+    )
+    status: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        description="True, False or Unknown, as the operator wrote it."
+    )
+    reason: Annotated[str, Field(max_length=REASON_MAX)] = ""
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = Field(
+        default="", description="The operator's message (its first 4096 characters)."
+    )
+    last_transition_time: Timestamp | None = None
+
+
+class MachineConfigPoolCounts(StatusModel):
+    """A MachineConfigPool's status as the Machine Config Operator writes it, read only."""
+
+    name: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        description="The MachineConfigPool's name (the same as the NodePool's)."
+    )
+    configuration: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        default="",
+        description="status.configuration.name: the rendered configuration of the pool "
+        "(the operator moves it to the target once every machine is updated).",
+    )
+    machine_count: Count = Field(default=0, description="Machines the operator counts.")
+    updated_machine_count: Count = Field(
+        default=0, description="Machines at the pool's target configuration, as it counts."
+    )
+    ready_machine_count: Count = Field(
+        default=0, description="Updated machines that are Ready and schedulable."
+    )
+    unavailable_machine_count: Count = Field(
+        default=0, description="Machines not Ready, cordoned or updating, as it counts."
+    )
+    degraded_machine_count: Count = Field(
+        default=0,
+        description="Machines it counts degraded (or unreconcilable); compared with this "
+        "NodePool's degradedMachineCount by the SourcesAgree condition.",
+    )
+    conditions: list[MachineConfigPoolCondition] = Field(
+        default_factory=list,
+        max_length=3,
+        description="Its Updated, Updating and Degraded conditions, those written.",
     )
 
 
@@ -47,4 +108,19 @@ class NodePoolStatus(StatusModel):
         default=0,
         description="Nodes that cannot take work now: not Ready, cordoned, or updating "
         "(degraded included), as a MachineConfigPool counts them.",
+    )
+    machine_config_pool: MachineConfigPoolCounts | None = Field(
+        default=None,
+        description="OpenShift's MachineConfigPool of the same name, as the Machine Config "
+        "Operator counts it; only while MachineConfigNodes are read (run "
+        "--sources=...,machineconfignodes) and the pool exists.",
+    )
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=CONDITIONS_MAX_ITEMS,
+        description="SourcesAgree, beside a MachineConfigPool: False (reason "
+        "PoolCountsDisagree, both counts in the message) when its degradedMachineCount has "
+        "differed from this pool's for longer than the grace (run "
+        "--node-pool-counts-grace).",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
     )

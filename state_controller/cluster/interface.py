@@ -59,6 +59,13 @@ MACHINECONFIGNODES = Resource(
     "machineconfignodes",
     namespaced=False,
 )
+MACHINECONFIGPOOLS = Resource(
+    "machineconfiguration.openshift.io",
+    "v1",
+    "MachineConfigPool",
+    "machineconfigpools",
+    namespaced=False,
+)
 
 
 class ApiError(Exception):

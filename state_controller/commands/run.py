@@ -107,6 +107,15 @@ def add(p: argparse.ArgumentParser) -> None:
         help="write a NodePool's status at most this often (default 1s)",
     )
     p.add_argument(
+        "--node-pool-counts-grace",
+        type=duration,
+        default=120.0,
+        metavar="DURATION",
+        help="with --sources=...,machineconfignodes: a MachineConfigPool's degraded count "
+        "that differs from its Nodes' is told (NodePool SourcesAgree False) once it has "
+        "differed this long (default 2m)",
+    )
+    p.add_argument(
         "--stuck-after",
         action="append",
         default=[],
@@ -177,6 +186,7 @@ def main(args: argparse.Namespace) -> int:
                 observe_machineconfignodes="machineconfignodes" in sources,
                 reach=reach(args),
                 pool_status_interval=args.node_pool_status_interval,
+                pool_counts_grace=args.node_pool_counts_grace,
                 stuck=stuck_policy(args.stuck_after),
             )
         )

@@ -252,8 +252,23 @@ POOL_COUNTS = {  # NodePool status field -> gauge
 }
 
 
+POOL_SOURCES_DISAGREE = (
+    "hoststate_nodepool_sources_disagree",
+    "1 while a pool's MachineConfigPool counts a different number of degraded machines "
+    "than its Nodes show, for longer than the grace (the NodePool's SourcesAgree condition "
+    "is False and says both), else 0; one series per pool for its whole life.",
+)
+
+
+def sources_disagree(pool: Mapping[str, Any]) -> bool:
+    """Whether a NodePool's SourcesAgree condition is False (absent: nothing to compare)."""
+    conditions = (pool.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "SourcesAgree" and c.get("status") == "False" for c in conditions)
+
+
 class PoolsCollector(Collector):
-    """The NodePools' counts as written (``kubectl get nodepools``), read at scrape time."""
+    """The NodePools' counts and their SourcesAgree condition as written (``kubectl get
+    nodepools``), read at scrape time."""
 
     def __init__(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
         self.pools = pools
@@ -263,13 +278,17 @@ class PoolsCollector(Collector):
 
     @staticmethod
     def _families() -> list[GaugeMetricFamily]:
-        return [GaugeMetricFamily(n, h, labels=["pool"]) for n, h in POOL_COUNTS.values()]
+        return [
+            GaugeMetricFamily(n, h, labels=["pool"])
+            for n, h in (*POOL_COUNTS.values(), POOL_SOURCES_DISAGREE)
+        ]
 
     def collect(self) -> Iterable[Any]:
-        families = self._families()
+        *counts, disagree = families = self._families()
         for pool in self.pools():
             name = pool.get("metadata", {}).get("name", "")
             status = pool.get("status") or {}
-            for family, field_name in zip(families, POOL_COUNTS, strict=True):
+            for family, field_name in zip(counts, POOL_COUNTS, strict=True):
                 family.add_metric([name], float(status.get(field_name) or 0))
+            disagree.add_metric([name], 1 if sources_disagree(pool) else 0)
         return families

@@ -36,5 +36,8 @@ class ControllerConfig:
     # a NodePool's status is written at most this often (seconds): a rollout moves its
     # counts at every node's start and end, and a summary a second old is as good
     pool_status_interval: float = 1.0
+    # a MachineConfigPool's degraded count that differs from its Nodes' is told once it
+    # has differed this long (seconds): both recount as a rollout moves, a moment apart
+    pool_counts_grace: float = 120.0
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER

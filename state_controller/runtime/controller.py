@@ -33,6 +33,7 @@ from ..cluster.interface import (
     HOSTS,
     HOSTSTATES,
     MACHINECONFIGNODES,
+    MACHINECONFIGPOOLS,
     NODEPOOLS,
     NODES,
     SECRETS,
@@ -98,6 +99,7 @@ class HostController:
         self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
         self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
         self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
+        self.mcps = Informer(cluster, MACHINECONFIGPOOLS, None, handlers=[self._on_mcp])
         follower = NodeFollower(self.node_index, self.drains)
         self.reconciler = HostReconciler(
             cluster,
@@ -138,6 +140,8 @@ class HostController:
             writer=self.reconciler.writer,
             label=self.config.pool_label,
             interval=self.config.pool_status_interval,
+            machine_config_pools=self.mcps if self.config.observe_machineconfignodes else None,
+            counts_grace=self.config.pool_counts_grace,
             clock=clock,
         )
         self._workers: list[threading.Thread] = []
@@ -173,7 +177,7 @@ class HostController:
             found.append(self.bmhs)
         if self.config.follow_nodes:
             if self.config.observe_machineconfignodes:  # before the Nodes they describe
-                found.append(self.mcns)
+                found += [self.mcns, self.mcps]
             found += [self.nodepools, self.nodes]
         return found
 
@@ -256,6 +260,9 @@ class HostController:
     def _on_mcn(self, name: str, mcn: Obj | None) -> None:
         for key in self.node_index.observe_machine_config_node(name, mcn):
             self.queue.add(self._queue_key(key))
+
+    def _on_mcp(self, name: str, mcp: Obj | None) -> None:
+        self.queue.add(pool_key(name))  # the NodePool of the same name shows its counts
 
     def _on_nodepool(self, name: str, pool: Obj | None) -> None:
         self.queue.add(pool_key(pool_of_object(name)))  # ours to write

@@ -10,6 +10,12 @@ whatever the counts are by then. Measured on a paced rollout of 1,000 Nodes
 (every step seen), the pools took 850 writes unthrottled — 0.12 per step
 transition, enough to take the controller past 1.2 writes per transition.
 A pool with no Node left loses its NodePool.
+
+Where OpenShift's MachineConfigPool of the pool's name is read (``machine_config_pools``),
+the status also shows the operator's own counts, and the ``SourcesAgree`` condition says
+whether its degraded count matches the Nodes' (:mod:`..updates.pool_agreement`): a
+difference is told once it has lasted ``counts_grace``, for which the pool is looked at
+again when the grace ends. The MachineConfigPool is only read.
 """
 
 from __future__ import annotations
@@ -21,9 +27,17 @@ from collections.abc import Callable
 from ..api import API_VERSION
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
+from ..api.updates import UpdateStep
 from ..books.records import UpdateCursor
 from ..cluster.interface import NODEPOOLS, Cluster, NotFound
+from ..updates.pool_agreement import (
+    SOURCES_AGREE,
+    count_disagreement,
+    machine_config_pool_view,
+    sources_agree,
+)
 from ..updates.pool_summary import pool_summary
+from ..updates.signals import NodeSignals
 from .informer import Informer
 from .node_index import NodeIndex
 from .results import DONE, ReconcileResult
@@ -50,6 +64,8 @@ class PoolReconciler:
         writer: BookWriter,
         label: str,
         interval: float = 0.0,
+        machine_config_pools: Informer | None = None,
+        counts_grace: float = 120.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -59,8 +75,11 @@ class PoolReconciler:
         self.writer = writer
         self.label = label
         self.interval = interval
+        self.machine_config_pools = machine_config_pools  # OpenShift's: read, never written
+        self.counts_grace = counts_grace
         self.clock = clock
         self._written_at: dict[str, float] = {}
+        self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
 
     def reconcile(self, pool: str) -> ReconcileResult:
         name = pool_object_name(pool)
@@ -72,8 +91,15 @@ class PoolReconciler:
                     self.cluster.delete(NODEPOOLS, None, name)
                 self.pools.forget(name)
             self._written_at.pop(name, None)
+            self._apart_since.pop(name, None)
             return DONE
         status = pool_summary(members)
+        recheck = None
+        mcp = self.machine_config_pools.get(pool) if self.machine_config_pools and pool else None
+        if mcp is not None:
+            status, recheck = self._beside(name, status, mcp, members, current)
+        else:
+            self._apart_since.pop(name, None)
         if current is None:
             current = self._create(name)
         if current.get("status") != status:
@@ -82,7 +108,29 @@ class PoolReconciler:
                 return ReconcileResult(requeue_after=wait)
             self.writer.update_status(NODEPOOLS, self.pools, current, status)
             self._written_at[name] = self.clock()
-        return DONE
+        return DONE if recheck is None else ReconcileResult(requeue_after=recheck)
+
+    def _beside(
+        self,
+        name: str,
+        status: dict[str, object],
+        mcp: Obj,
+        members: list[tuple[NodeSignals, UpdateCursor | None]],
+        current: Obj | None,
+    ) -> tuple[dict[str, object], float | None]:
+        """The status with the MachineConfigPool's counts and the SourcesAgree condition,
+        and when to look again (the end of a grace under way)."""
+        theirs = machine_config_pool_view(mcp)
+        degraded = [n.name for n, u in members if u is not None and u.step == UpdateStep.DEGRADED]
+        apart = count_disagreement(status, theirs, degraded)
+        now = self.clock()
+        since = self._apart_since.setdefault(name, now) if apart else None
+        if not apart:
+            self._apart_since.pop(name, None)
+        written = ((current or {}).get("status") or {}).get("conditions") or []
+        before = next((c for c in written if c.get("type") == SOURCES_AGREE), None)
+        condition, recheck = sources_agree(apart, before, since, now, self.counts_grace)
+        return {**status, "machineConfigPool": theirs, "conditions": [condition]}, recheck
 
     def _create(self, name: str) -> Obj:
         body = {

@@ -108,7 +108,7 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
-        crds.append(OPENSHIFT_CRDS)  # MachineConfigNode, from its documented v1 API
+        crds.append(OPENSHIFT_CRDS)  # MachineConfigNode and -Pool, from their documented v1 API
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         kubectl(
             plane, "wait", "--for=condition=Established", "--timeout=60s",
@@ -116,6 +116,7 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
             "crd/servicemonitors.monitoring.coreos.com",
             "crd/prometheusrules.monitoring.coreos.com", "crd/baremetalhosts.metal3.io",
             "crd/machineconfignodes.machineconfiguration.openshift.io",
+            "crd/machineconfigpools.machineconfiguration.openshift.io",
         )  # fmt: skip
         for namespace in NAMESPACES:
             kubectl(plane, "create", "namespace", namespace)

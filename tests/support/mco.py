@@ -1,6 +1,7 @@
 """The Machine Config Operator played by a test, through a MachineConfigNode (v1) as it
 writes one for each Node: the spec's targeted configuration, and the status conditions
-of an update in their documented order (in progress: Unknown; done: True)."""
+of an update in their documented order (in progress: Unknown; done: True); and through
+a MachineConfigPool (v1), whose status it counts from the pool's MachineConfigNodes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from typing import Any
 
 from state_controller.api.objects import Obj
-from state_controller.cluster.interface import MACHINECONFIGNODES, Cluster
+from state_controller.cluster.interface import MACHINECONFIGNODES, MACHINECONFIGPOOLS, Cluster
 
 # every condition of an update, in its order (machineconfiguration/v1)
 CONDITIONS = (
@@ -80,4 +81,86 @@ class PlayedMCO:
             },
         }
         self.obj = self.cluster.update_status(MACHINECONFIGNODES, body)
+        return self.obj
+
+
+class PlayedPool:
+    """A MachineConfigPool whose status the test writes as the operator's pool controller
+    does: counted from its nodes' MachineConfigNodes, with its Updated, Updating,
+    NodeDegraded and Degraded conditions. ``degraded`` overrides the degraded count, to
+    play the operator miscounting it (MCO PR #5110)."""
+
+    def __init__(self, cluster: Cluster, name: str, config: str) -> None:
+        self.cluster, self.name, self.config = cluster, name, config
+        self.obj: Obj = cluster.create(
+            MACHINECONFIGPOOLS,
+            {
+                "apiVersion": MACHINECONFIGPOOLS.api_version,
+                "kind": MACHINECONFIGPOOLS.kind,
+                "metadata": {"name": name},
+                "spec": {
+                    "machineConfigSelector": {
+                        "matchLabels": {"machineconfiguration.openshift.io/role": name}
+                    },
+                    "nodeSelector": {"matchLabels": {f"node-role.kubernetes.io/{name}": ""}},
+                    "paused": False,
+                    "maxUnavailable": 1,
+                    "configuration": {"name": config},
+                },
+            },
+        )
+
+    def recount(self, nodes: list[PlayedMCO], *, degraded: int | None = None) -> Obj:
+        """Write the status the operator would count from these nodes."""
+
+        def state(node: PlayedMCO, condition: str) -> str:
+            return node.conditions[condition][0]
+
+        failing = [n.node for n in nodes if state(n, "NodeDegraded") == "True"]
+        updated = [
+            n for n in nodes
+            if state(n, "Updated") == "True" and n.current == self.config and n.node not in failing
+        ]  # fmt: skip
+        unavailable = len(nodes) - len(updated)
+        counted = len(failing) if degraded is None else degraded
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        done = len(updated) == len(nodes)
+        said = (
+            f"{len(failing)} nodes are reporting degraded status on sync: "
+            + ", ".join(f"Node {n} is reporting" for n in failing)
+            if failing
+            else ""
+        )
+        conditions = {
+            "Updated": ("True" if done else "False", ""),
+            "Updating": ("False" if done or failing else "True", ""),
+            "NodeDegraded": ("True" if failing else "False", said),
+            "RenderDegraded": ("False", ""),
+            "Degraded": ("True" if failing else "False", said),
+        }
+        body: dict[str, Any] = {
+            "apiVersion": MACHINECONFIGPOOLS.api_version,
+            "kind": MACHINECONFIGPOOLS.kind,
+            "metadata": {
+                "name": self.name,
+                "resourceVersion": self.obj["metadata"]["resourceVersion"],
+            },
+            "status": {
+                "observedGeneration": int(self.obj["metadata"].get("generation") or 1),
+                "configuration": {
+                    "name": self.config,
+                    "source": [{"kind": "MachineConfig", "name": f"00-{self.name}"}],
+                },
+                "machineCount": len(nodes),
+                "updatedMachineCount": len(updated),
+                "readyMachineCount": len(updated),
+                "unavailableMachineCount": unavailable,
+                "degradedMachineCount": counted,
+                "conditions": [
+                    {"type": t, "status": s, "reason": "", "message": m, "lastTransitionTime": now}
+                    for t, (s, m) in conditions.items()
+                ],
+            },
+        }
+        self.obj = self.cluster.update_status(MACHINECONFIGPOOLS, body)
         return self.obj

@@ -1,0 +1,155 @@
+"""OpenShift's MachineConfigPool beside the NodePool of the same name: the operator's own
+counts shown read-only, and a degraded count that does not match the pool's Nodes told
+(condition SourcesAgree, series hoststate_nodepool_sources_disagree) until the operator's
+count catches up. The CRD is written from the documented v1 API, on the real
+kube-apiserver as in process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import Any
+
+import pytest
+
+from state_controller.cluster.interface import (
+    MACHINECONFIGNODES,
+    MACHINECONFIGPOOLS,
+    NODEPOOLS,
+    Cluster,
+    NotFound,
+)
+from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.nodes import SimulatedNode
+from tests.conftest import FAST_BACKOFF, wait_for
+from tests.support.mco import PlayedMCO, PlayedPool
+from tests.support.scenarios import WORKER
+
+CONFIG = "rendered-worker-5e6f"
+NODES = ("pool-w-0", "pool-w-1")
+
+
+@pytest.fixture
+def openshift_objects(cluster: Cluster) -> Iterator[None]:
+    """MachineConfigNodes and -Pools are cluster-scoped: the session's control plane would
+    keep them for the next test."""
+    yield
+    for name in NODES:
+        with suppress(NotFound):
+            cluster.delete(MACHINECONFIGNODES, None, name)
+    with suppress(NotFound):
+        cluster.delete(MACHINECONFIGPOOLS, None, "worker")
+
+
+def nodepool(cluster: Cluster) -> dict[str, Any]:
+    try:
+        return dict(cluster.get(NODEPOOLS, None, "worker"))
+    except NotFound:
+        return {}
+
+
+def sources_agree(cluster: Cluster) -> dict[str, Any]:
+    conditions = (nodepool(cluster).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "SourcesAgree"), {})
+
+
+def test_a_pools_degraded_count_that_does_not_match_its_nodes_is_told(
+    cluster: Cluster, run_controller: Any, openshift_objects: None
+) -> None:
+    config = ControllerConfig(
+        workers=2,
+        backoff=FAST_BACKOFF,
+        observe_machineconfignodes=True,
+        pool_status_interval=0.2,
+        pool_counts_grace=1.0,
+    )
+    with run_controller(cluster, config=config) as running:
+        mcns = []
+        for name in NODES:
+            SimulatedNode(cluster, name, labels=WORKER).register()
+            mcns.append(PlayedMCO(cluster, name, "worker", CONFIG))
+        pool = PlayedPool(cluster, "worker", CONFIG)
+        pool.recount(mcns)
+
+        def shown() -> dict[str, Any]:
+            return dict((nodepool(cluster).get("status") or {}).get("machineConfigPool") or {})
+
+        wait_for(lambda: shown().get("machineCount") == 2, what="the MCO's counts shown")
+        wait_for(lambda: sources_agree(cluster).get("status") == "True", what="SourcesAgree")
+        mcp = shown()
+        assert {k: v for k, v in mcp.items() if k != "conditions"} == {
+            "name": "worker",
+            "configuration": CONFIG,
+            "machineCount": 2,
+            "updatedMachineCount": 2,
+            "readyMachineCount": 2,
+            "unavailableMachineCount": 0,
+            "degradedMachineCount": 0,
+        }
+        assert [(c["type"], c["status"]) for c in mcp["conditions"]] == [
+            ("Updated", "True"),
+            ("Updating", "False"),
+            ("Degraded", "False"),
+        ]
+        status = nodepool(cluster)["status"]
+        assert (status["machineCount"], status["degradedMachineCount"]) == (2, 0)  # ours, kept
+        labels = {"pool": "worker"}
+        assert running.sample("hoststate_nodepool_sources_disagree", labels) == 0
+
+        # the node fails its update; the operator's pool count misses it (MCO PR #5110)
+        mcns[1].show(
+            Updated=("False", "NotYetOccurred", ""),
+            NodeDegraded=("True", "NodeDegraded", "failed to apply files: disk full"),
+        )
+        pool.recount(mcns, degraded=0)
+        told = (
+            "the MachineConfigPool worker counts 0 degraded machines; the pool's Nodes show 1 "
+            "(pool-w-1)"
+        )
+        wait_for(
+            lambda: sources_agree(cluster).get("message") == told,
+            timeout=30,
+            what="SourcesAgree False, both counts",
+        )
+        assert (sources_agree(cluster)["status"], sources_agree(cluster)["reason"]) == (
+            "False",
+            "PoolCountsDisagree",
+        )
+        assert shown()["degradedMachineCount"] == 0
+        assert nodepool(cluster)["status"]["degradedMachineCount"] == 1
+        wait_for(
+            lambda: running.sample("hoststate_nodepool_sources_disagree", labels) == 1,
+            what="the pool's series at 1",
+        )
+
+        pool.recount(mcns)  # the operator catches up
+        wait_for(
+            lambda: sources_agree(cluster).get("status") == "True",
+            timeout=30,
+            what="SourcesAgree True again",
+        )
+        assert sources_agree(cluster)["reason"] == "PoolCountsAgree"
+        assert shown()["degradedMachineCount"] == 1
+        assert [(c["type"], c["status"]) for c in shown()["conditions"]][-1] == ("Degraded", "True")
+        wait_for(
+            lambda: running.sample("hoststate_nodepool_sources_disagree", labels) == 0,
+            what="the pool's series back at 0",
+        )
+
+
+def test_without_a_machineconfigpool_the_nodepool_is_as_before(
+    cluster: Cluster, run_controller: Any, openshift_objects: None
+) -> None:
+    config = ControllerConfig(
+        workers=2, backoff=FAST_BACKOFF, observe_machineconfignodes=True, pool_status_interval=0.2
+    )
+    with run_controller(cluster, config=config) as running:
+        SimulatedNode(cluster, NODES[0], labels=WORKER).register()
+        PlayedMCO(cluster, NODES[0], "worker", CONFIG)
+        wait_for(
+            lambda: (nodepool(cluster).get("status") or {}).get("machineCount") == 1,
+            what="the NodePool counted",
+        )
+        status = nodepool(cluster)["status"]
+        assert "machineConfigPool" not in status and "conditions" not in status
+        assert running.sample("hoststate_nodepool_sources_disagree", {"pool": "worker"}) == 0

@@ -610,10 +610,10 @@ def test_metal3_overlay_reads_baremetalhosts_and_may_write_nothing_of_metal3(
     assert "--sources=hosts,baremetalhosts" not in _container(cp)["args"]
 
 
-# -- (f) the OpenShift overlay: reading MachineConfigNodes, never writing them ------
+# -- (f) the OpenShift overlay: reading MachineConfigNodes and -Pools, never writing them
 
 
-def test_openshift_overlay_reads_machineconfignodes_and_may_write_none(
+def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none(
     cp: ControlPlane, applied: object
 ) -> None:
     from state_controller.cli import build_parser
@@ -630,18 +630,23 @@ def test_openshift_overlay_reads_machineconfignodes_and_may_write_none(
 
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "openshift"), "--server-side")
     try:
-        mcn = "machineconfignodes.machineconfiguration.openshift.io"
-        for verb in ("get", "list", "watch"):
-            assert _run(cp, "auth", "can-i", verb, mcn, AS_CONTROLLER).returncode == 0
-        for verb, resource in (
-            ("create", mcn),
-            ("update", mcn),
-            ("patch", mcn),
-            ("delete", mcn),
-            ("update", f"{mcn}/status"),
-        ):
-            refused = _run(cp, "auth", "can-i", verb, resource, AS_CONTROLLER)
-            assert refused.returncode != 0 and refused.stdout.strip() == "no", (verb, resource)
+        group = "machineconfiguration.openshift.io"
+        for kind in (f"machineconfignodes.{group}", f"machineconfigpools.{group}"):
+            for verb in ("get", "list", "watch"):
+                assert _run(cp, "auth", "can-i", verb, kind, AS_CONTROLLER).returncode == 0
+            for verb, resource in (
+                ("create", kind),
+                ("update", kind),
+                ("patch", kind),
+                ("delete", kind),
+                ("update", f"{kind}/status"),
+                ("patch", f"{kind}/status"),
+            ):
+                refused = _run(cp, "auth", "can-i", verb, resource, AS_CONTROLLER)
+                assert refused.returncode != 0 and refused.stdout.strip() == "no", (verb, resource)
+        for verb in ("get", "list"):  # nothing else of the group (MachineConfigs hold secrets)
+            refused = _run(cp, "auth", "can-i", verb, f"machineconfigs.{group}", AS_CONTROLLER)
+            assert refused.returncode != 0, verb
     finally:  # the base as the other tests know it
         for kind in ("clusterrolebinding", "clusterrole"):
             _kubectl(cp, "delete", kind, "hoststate-controller-openshift")

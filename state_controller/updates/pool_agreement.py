@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..api.base import MESSAGE_MAX
+from ..api.base import MESSAGE_MAX, REASON_MAX
 from ..api.timefmt import rfc3339
 
 # the counts of a MachineConfigPool's status, shown as it writes them
@@ -60,9 +60,9 @@ def machine_config_pool_view(mcp: Mapping[str, Any]) -> dict[str, Any]:
         if found is None:
             continue
         condition = {"type": type_, "status": str(found.get("status") or "Unknown")}
-        for field in ("reason", "message"):
+        for field, limit in (("reason", REASON_MAX), ("message", MESSAGE_MAX)):
             if found.get(field):
-                condition[field] = str(found[field])[:MESSAGE_MAX]
+                condition[field] = str(found[field])[:limit]
         if found.get("lastTransitionTime"):
             condition["lastTransitionTime"] = str(found["lastTransitionTime"])
         conditions.append(condition)

@@ -78,6 +78,14 @@ def test_a_pool_the_operator_has_not_counted_yet_shows_zeros() -> None:
     assert (odd["degradedMachineCount"], odd["machineCount"]) == (0, 0)
 
 
+def test_what_the_operator_wrote_at_length_is_cut_to_fit_the_nodepool() -> None:
+    long = {"type": "Degraded", "status": "True", "reason": "R" * 5000, "message": "m" * 40000}
+    view = machine_config_pool_view(mcp(conditions=[long]))
+    (shown,) = view["conditions"]
+    assert (len(shown["reason"]), len(shown["message"])) == (1024, 4096)
+    NodePoolStatus.model_validate({"machineConfigPool": view})
+
+
 def test_degraded_counts_that_match_agree() -> None:
     theirs = machine_config_pool_view(mcp(degraded=1))
     assert count_disagreement({"degradedMachineCount": 1}, theirs, ["w-0"]) == ""

@@ -23,6 +23,7 @@ seen), nor after a restart (the book holds what its HostState showed).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..api.base import REASON_MAX
@@ -175,6 +176,12 @@ def _tell_detached(book: Book, value: str | None, now: float) -> None:
     )
 
 
+def _event_reason(*words: str) -> str:
+    """An Event's reason from a condition's type and a word: letters and digits only (a
+    type may be prefixed, ``example.com/Thing``), within an Event reason's length."""
+    return re.sub(r"[^A-Za-z0-9]", "", "".join(words))[:EVENT_REASON_MAX]
+
+
 def _own_false(cond: ForeignCondition | None) -> bool:
     """False for a reason no recorded state or status tells already."""
     return cond is not None and cond.status == "False" and cond.reason not in RESTATED
@@ -194,14 +201,14 @@ def _tell_conditions(
         if _own_false(cond) and (not _own_false(old) or (old and old.reason != cond.reason)):
             book.notice(
                 "Warning",
-                cut(f"{cond.type}{cond.reason}", EVENT_REASON_MAX),
+                _event_reason(cond.type, cond.reason),
                 f"baremetal-operator reports {cond.type} False ({cond.reason}){detail}",
                 now=at,
             )
         elif _own_false(old) and not _own_false(cond) and old is not None:
             book.notice(
                 "Normal",
-                cut(f"{cond.type}Recovered", EVENT_REASON_MAX),
+                _event_reason(cond.type, "Recovered"),
                 f"baremetal-operator reports {cond.type} {cond.status} ({cond.reason}), "
                 f"no longer False ({old.reason}){detail}",
                 now=at,

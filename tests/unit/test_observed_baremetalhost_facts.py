@@ -184,3 +184,22 @@ def test_nothing_is_told_on_the_first_look_and_nothing_twice() -> None:
     end = book.journal.end
     observe(book, first, T0 + 60)
     assert book.journal.end == end
+
+
+def test_a_condition_this_version_does_not_know_is_told_by_its_own_words() -> None:
+    book = Book(KEY, now=T0)
+    obj = shown("provisioned")
+    observe(book, obj, T0)
+    start = book.journal.end
+    obj["status"]["conditions"].append(
+        {"type": "example.com/Cooling", "status": "False", "reason": "FanFailed",
+         "message": "fan 2 stopped", "lastTransitionTime": rfc3339(T0 + 3)}
+    )  # fmt: skip
+    observe(book, obj, T0 + 5)
+    assert notices(book, start) == [
+        (
+            "Warning",
+            "examplecomCoolingFanFailed",
+            "baremetal-operator reports example.com/Cooling False (FanFailed): fan 2 stopped",
+        )
+    ]

@@ -184,7 +184,7 @@ class Handover:
         state = self._get(HOSTSTATES)
         records = len(((state or {}).get("status") or {}).get("history") or [])
         if state is not None:
-            words.append(f"{records} records of history kept")
+            words.append(f"{records} record{'' if records == 1 else 's'} of history kept")
         dropped = not_carried(bmh)
         if dropped:
             words.append(f"not carried (used only by a new deploy): {', '.join(dropped)}")

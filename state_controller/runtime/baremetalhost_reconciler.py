@@ -6,7 +6,9 @@ the same book, HostState, metrics, Events and stuck detection as a driven Host:
 1. The BareMetalHost is read from the cache and never written, nor anything else of
    metal3's (the RBAC of the observe mode has no verb that could).
 2. Its book is rebuilt, on first use, from its HostState alone
-   (:func:`~..books.restore.observed_host_status`), so a restart records nothing new.
+   (:func:`~..books.restore.observed_host_status`), so a restart records nothing new;
+   and again when the HostState holds records the book does not (handed back to
+   baremetal-operator after a handover, with what the Host's controller added).
 3. :func:`~..observed.baremetalhost.observe` records what the BareMetalHost shows that
    the book does not hold; the goal (``Ready``) follows its spec as BMO reads it. Its
    Node (linked by cluster-api-provider-metal3's ``spec.providerID``, or the
@@ -97,10 +99,12 @@ class BareMetalHostReconciler:
 
     def _open(self, key: str, now: float) -> tuple[Book, Delivery]:
         book, delivery = self.books.get(key), self.deliveries.get(key)
-        if book is not None and delivery is not None:
-            return book, delivery
         state = self.hoststates.get(key)
         stored = state.get("status") if state else None
+        # a HostState that holds more than this book was written by another (a Host it
+        # was handed over to, and handed back from): its story goes on from there
+        if book is not None and delivery is not None and confirmed_seq(stored) <= book.last_seq:
+            return book, delivery
         node = str(((state or {}).get("spec") or {}).get("node") or "")
         book = restore(
             key,

@@ -10,6 +10,10 @@ controller asked it for no inspection or deploy.
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import shlex
+import subprocess
 import time
 from functools import partial
 from typing import Any
@@ -23,10 +27,11 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 from tests.ironic.helpers import IronicAPI, provisioner, requests
+from tests.support import samples
 from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
 from tests.support.kube import kubectl
-from tests.support.processes import cli
+from tests.support.processes import CLI
 
 pytestmark = pytest.mark.slow
 
@@ -151,11 +156,23 @@ def nodes(api: IronicAPI, uuids: dict[str, str]) -> dict[str, dict[str, Any]]:
     }
 
 
-def adopt(control_plane: ControlPlane, ironic: IronicServer, *args: str) -> tuple[int, list[str]]:
-    done = cli("adopt", "baremetalhosts", *args, "-n", NS, "--kubeconfig",
-               str(control_plane.kubeconfig), "--ironic-url", ironic.url)  # fmt: skip
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, done.stdout.splitlines()
+def adopt(
+    control_plane: ControlPlane, ironic: IronicServer, *args: str, sample: str = ""
+) -> tuple[int, list[str]]:
+    """``adopt baremetalhosts ARGS``: its exit code and the lines of its hosts; its whole
+    output (stderr among stdout, as a terminal shows them) is docs sample ``sample``."""
+    argv = ("adopt", "baremetalhosts", *args, "-n", NS, "--ironic-url", ironic.url)
+    env = {**os.environ, "KUBECONFIG": str(control_plane.kubeconfig)}
+    done = subprocess.run(
+        [*CLI, *argv], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=300,
+    )  # fmt: skip
+    assert "Traceback" not in done.stdout, done.stdout
+    if sample:
+        shown = f"$ state-controller {shlex.join(argv)}\n{done.stdout}"
+        assert samples.made_by_a_test(sample, shown) == [], "run scripts/docs-samples --from-tests"
+    lines = [line for line in done.stdout.splitlines() if line.startswith(f"{NS}/")]
+    return done.returncode, lines
 
 
 def history(kube: KubeCluster, name: str) -> list[dict[str, Any]]:
@@ -164,6 +181,29 @@ def history(kube: KubeCluster, name: str) -> list[dict[str, Any]]:
 
 def reasons(kube: KubeCluster, name: str) -> list[str]:
     return [record["reason"] for record in history(kube, name)]
+
+
+def back_to_bmo(control_plane: ControlPlane, kube: KubeCluster, name: str) -> None:
+    """The way back in docs/baremetal-operator.md, by kubectl, step by step."""
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = kubectl(control_plane, *args, check=False)
+        assert done.returncode == 0, (args, done.stderr)
+        return done
+
+    run("annotate", "host", name, "-n", NS, "hoststate.io/paused=back-to-bmo")
+    uid = run("get", "bmh", name, "-n", NS, "-o", "jsonpath={.metadata.uid}").stdout
+    owner = {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "name": name,
+             "uid": uid}  # fmt: skip
+    back = {"metadata": {"ownerReferences": [owner],
+                         "labels": {"hoststate.io/host": None, "hoststate.io/baremetalhost": name}},
+            "spec": {"host": "", "bareMetalHost": name}}  # fmt: skip
+    run("patch", "hoststate", name, "-n", NS, "--type", "merge", "-p", json.dumps(back))
+    run("patch", "host", name, "-n", NS, "--type", "merge", "-p",
+        '{"metadata":{"finalizers":null}}')  # fmt: skip
+    run("delete", "host", name, "-n", NS)
+    run("annotate", "bmh", name, "-n", NS, "baremetalhost.metal3.io/paused-",
+        "hoststate.io/handed-over-to-")  # fmt: skip
+    wait_for(lambda: not kube.list(HOSTS, NS)[0] or len(kube.list(HOSTS, NS)[0]) == 1)
 
 
 def handed_over(kube: KubeCluster, name: str) -> bool:
@@ -199,7 +239,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
             for b in kube.list(BAREMETALHOSTS, NS)[0]
         }
 
-        code, lines = adopt(control_plane, ironic, "--dry-run")
+        code, lines = adopt(control_plane, ironic, "--dry-run", sample="adopt-dry-run")
         assert code == 1  # two are refused
         assert [line.split(":")[:2] for line in lines] == [
             ["handover/busy-0", " refused"],
@@ -217,7 +257,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
             for b in kube.list(BAREMETALHOSTS, NS)[0]
         } == bmh_versions
 
-        code, lines = adopt(control_plane, ironic, "worker-0", "legacy-0", "busy-0")
+        code, lines = adopt(control_plane, ironic, "worker-0", "legacy-0", "busy-0", sample="adopt")
         assert code == 1
         assert [line.split(":")[1] for line in lines] == [
             " handed over",
@@ -266,6 +306,18 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         assert code == 0
         assert lines == ["handover/worker-0: already handed over",
                          "handover/legacy-0: already handed over"]  # fmt: skip
+
+        # back to baremetal-operator, as docs/baremetal-operator.md says, step by step
+        told = history(kube, "legacy-0")
+        back_to_bmo(control_plane, kube, "legacy-0")
+        assert kube.list(HOSTS, NS)[0][0]["metadata"]["name"] == "worker-0"
+        left = kube.get(BAREMETALHOSTS, NS, "legacy-0")
+        assert not left["metadata"].get("annotations")  # BMO drives it again
+        state = kube.get(HOSTSTATES, NS, "legacy-0")
+        assert [o["kind"] for o in state["metadata"]["ownerReferences"]] == ["BareMetalHost"]
+        wait_for(observed.controller.idle)
+        assert history(kube, "legacy-0") == told  # observed again: the same story, no more
+        assert nodes(api, uuids) == before  # the machine was not torn down
     finally:
         observed.controller.stop()
         empty_namespace(kube, NS)

@@ -80,6 +80,25 @@ KUBECTL = tuple(
 )  # fmt: skip
 SLOW = (PIVOT, *KUBECTL)
 
+# Made by the test that builds what they need (BMO's CRDs, Ironic nodes as BMO leaves
+# them): it compares what it printed with the sample, or writes the sample when
+# HOSTSTATE_WRITE_SAMPLES=1 (scripts/docs-samples --from-tests runs those tests so).
+BY_TESTS = {
+    "adopt-dry-run": "tests/ironic/test_adopt.py",
+    "adopt": "tests/ironic/test_adopt.py",
+}
+WRITE_FROM_TESTS = "HOSTSTATE_WRITE_SAMPLES"
+
+
+def made_by_a_test(name: str, text: str) -> list[str]:
+    """What sample ``name`` shows that ``text`` (the test's run of it) does not; or, asked
+    to, the sample written from ``text``."""
+    path = SAMPLES / f"{name}.txt"
+    if os.environ.get(WRITE_FROM_TESTS) == "1":
+        path.write_text(text)
+        return []
+    return differences(path.read_text(), text)
+
 
 def run(one: Run, workdir: Path, kubectl: Path | None = None) -> str:
     """The sample ``one`` makes when run in ``workdir``."""
@@ -149,7 +168,7 @@ def _wait_taken_over(kubectl: Path, workdir: Path, controller: subprocess.Popen[
     """Until every HostState says its book is kept in the cluster and its Host is ready."""
     query = '{range .items[*]}{.status.mode}/{.status.conditions[?(@.type=="Ready")].status} '
     deadline = time.monotonic() + 60
-    seen = ""
+    seen: list[str] = []
     while time.monotonic() < deadline and controller.poll() is None:
         seen = subprocess.run(
             [str(kubectl), "--kubeconfig", KUBECONFIG, "get", "hoststates", "-n", "metal",
@@ -171,6 +190,7 @@ _TIMES = (
     (re.compile(r"<unknown>"), "<t>"),  # kubectl's age of an unset date
     (re.compile(r"\[\s*<t>\]"), "[<t>]"),  # the elapsed time heading a progress line
     (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:<port>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
 )
 _PROGRESS = re.compile(r"^(\[<t>\]|<time> [A-Z]+ )")  # a progress or a log line
 _COUNTS = re.compile(r"[\w -]+=\d+(, [\w -]+=\d+)*")  # provisioning=3, draining=1
@@ -241,8 +261,13 @@ def picture() -> Path:
 
 def main(argv: Sequence[str]) -> int:
     """``scripts/docs-samples [--fast]``: every sample and the picture, or only the
-    samples that need no control plane."""
+    samples that need no control plane; ``--from-tests``: the samples tests make."""
     import tempfile
+
+    if "--from-tests" in argv:
+        tests = sorted(set(BY_TESTS.values()))
+        env = {**os.environ, WRITE_FROM_TESTS: "1"}
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", *tests], env=env).returncode
 
     with tempfile.TemporaryDirectory(prefix="hoststate-samples-") as tmp:
         workdir = Path(tmp)

@@ -50,6 +50,9 @@ _KEEP = {
 }
 
 
+CATEGORY = "hoststate-all"
+"""``kubectl get hoststate-all -n NS``: Hosts, HostStates and NodePools at once."""
+
 def _resolve(node: Any, defs: dict[str, Any]) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:
@@ -134,7 +137,9 @@ def _crd(
                 "plural": plural,
                 "singular": kind.lower(),
                 "shortNames": short_names,
-                "categories": ["hoststate"],
+                # not "hoststate": a category named like a kind's singular makes
+                # `kubectl get hoststate NAME` fetch every kind of the category
+                "categories": [CATEGORY],
             },
             "scope": scope,
             "versions": [

@@ -53,6 +53,7 @@ _KEEP = {
 CATEGORY = "hoststate-all"
 """``kubectl get hoststate-all -n NS``: Hosts, HostStates and NodePools at once."""
 
+
 def _resolve(node: Any, defs: dict[str, Any]) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:

@@ -185,6 +185,7 @@ def reasons(kube: KubeCluster, name: str) -> list[str]:
 
 def back_to_bmo(control_plane: ControlPlane, kube: KubeCluster, name: str) -> None:
     """The way back in docs/baremetal-operator.md, by kubectl, step by step."""
+
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         done = kubectl(control_plane, *args, check=False)
         assert done.returncode == 0, (args, done.stderr)

@@ -1,0 +1,243 @@
+"""A Redfish BMC on loopback for tests: ``sushy-emulator`` (sushy-tools) with its fake driver.
+
+Usage::
+
+    venv = subprocess.check_output(["tools/sushy/install.sh"], text=True).splitlines()[-1]
+    with RedfishBMC(venv, tmp_path, password="s3cret") as bmc:
+        address = bmc.address(bmc.systems[0])   # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/UUID
+        bmc.power_state(bmc.systems[0])         # "Off", read from the emulator's Redfish API
+        bmc.stop(); bmc.start()                 # a BMC that stops answering, and comes back
+
+One ``sushy-emulator`` process (Flask's threaded server) in its own process group, with
+a Python config file (``SUSHY_EMULATOR_*`` keys, read by ``--config``) that selects the
+fake systems driver (``SUSHY_EMULATOR_FAKE_DRIVER``: systems kept in a small SQLite file
+under ``SUSHY_EMULATOR_STATE_DIR``, no libvirt) and defines the systems
+(``SUSHY_EMULATOR_FAKE_SYSTEMS``). HTTP basic authentication is on
+(``SUSHY_EMULATOR_AUTH_FILE``: an htpasswd file of bcrypt digests, the only kind the
+emulator accepts); only the service roots ``/`` and ``/redfish/v1`` answer without it,
+as on a real BMC. The digest uses bcrypt's fewest rounds (4): the emulator checks it on
+every request, and Ironic polls.
+
+What the fake driver does with power (sushy-tools 2.2.0, ``fakedriver.py``): a power
+request is applied 1 to 11 seconds later (random), on the next read of the system, like
+hardware that takes its time; waits on power must allow for that.
+
+Stdlib only (the bcrypt digest is made by the emulator's own interpreter).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.processes import ServerProcess, Servers, free_port, http_probe
+
+__all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
+
+_READY_TIMEOUT = 30.0
+_STOP_TIMEOUT = 5.0
+_PORT_IN_USE = "Address already in use"
+_PORT_ATTEMPTS = 3
+_BCRYPT_ROUNDS = 4
+
+
+class RedfishBMCError(RuntimeError):
+    """The emulator could not be set up, started, stopped or asked."""
+
+
+@dataclass(frozen=True)
+class FakeSystem:
+    """One emulated machine: its Redfish system ID is ``uuid``."""
+
+    uuid: str
+    name: str
+    mac: str
+    power_state: str = "Off"
+
+    def config(self) -> dict[str, Any]:
+        """The entry of ``SUSHY_EMULATOR_FAKE_SYSTEMS`` for this system."""
+        return {
+            "uuid": self.uuid,
+            "name": self.name,
+            "power_state": self.power_state,
+            "external_notifier": False,
+            "nics": [{"mac": self.mac, "ip": "192.0.2.10"}],
+        }
+
+
+DEFAULT_SYSTEMS = (
+    FakeSystem("7d3b0e2c-5a61-4c8e-9f4b-2a1d6c0e9b01", "bmc-host-0", "52:54:00:6b:00:01"),
+    FakeSystem("7d3b0e2c-5a61-4c8e-9f4b-2a1d6c0e9b02", "bmc-host-1", "52:54:00:6b:00:02"),
+)
+
+
+class RedfishBMC(Servers):
+    """Run ``sushy-emulator`` from ``venv`` with its config and state in ``workdir``.
+
+    The port is picked once and kept across ``stop()``/``start()``, and so is the
+    systems' state (power), as a BMC's own would be.
+    """
+
+    def __init__(
+        self,
+        venv: str | Path,
+        workdir: str | Path,
+        *,
+        systems: Sequence[FakeSystem] = DEFAULT_SYSTEMS,
+        username: str = "admin",
+        password: str = "redfish-password",
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        ready_timeout: float = _READY_TIMEOUT,
+        stop_timeout: float = _STOP_TIMEOUT,
+    ) -> None:
+        self.venv = Path(venv).resolve()
+        self.workdir = Path(workdir).resolve()
+        self.systems = tuple(systems)
+        self.username = username
+        self.password = password
+        self.host = host
+        self.port = port
+        self.ready_timeout = ready_timeout
+        self.config_path = self.workdir / "emulator.conf"
+        self.auth_path = self.workdir / "htpasswd"
+        self.state_dir = self.workdir / "state"
+        self.log_path = self.workdir / "sushy-emulator.log"
+        self._process = ServerProcess(
+            "sushy-emulator", self.log_path, stop_timeout=stop_timeout, error=RedfishBMCError
+        )
+        self._port_was_picked = False
+        if not (self.venv / "bin" / "sushy-emulator").is_file():
+            raise RedfishBMCError(
+                f"{self.venv / 'bin' / 'sushy-emulator'} not found; run tools/sushy/install.sh"
+            )
+
+    # -- public API ---------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: the emulator's root (``/redfish/v1`` below it)."""
+        if self.port is None:
+            raise RedfishBMCError("RedfishBMC has not been started")
+        return f"http://{self.host}:{self.port}"
+
+    def address(self, system: FakeSystem) -> str:
+        """The Host's ``spec.bmc.address`` for ``system`` (plain HTTP, as the emulator serves)."""
+        return f"redfish+http://{self.host}:{self.port}/redfish/v1/Systems/{system.uuid}"
+
+    @property
+    def running(self) -> bool:
+        return self._process.running
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def start(self) -> None:
+        """Write the config and htpasswd, start, and wait until the service root answers."""
+        if self._process.popen is not None:
+            raise RedfishBMCError("sushy-emulator is already running; stop() it first")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(exist_ok=True)
+        pick_port = self.port is None or self._port_was_picked
+        if self.port is None:
+            self.port = free_port(self.host)
+            self._port_was_picked = True
+        self._write_auth_file()
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            self._write_config()
+            try:
+                self._start_once()
+                return
+            except RedfishBMCError as e:
+                # free_port() is racy; retry only a port we picked.
+                if not (pick_port and _PORT_IN_USE in str(e)) or attempt == _PORT_ATTEMPTS:
+                    raise
+                self.port = free_port(self.host)
+
+    def stop(self, grace: float | None = None) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds."""
+        self._process.stop(grace)
+
+    def log_tail(self, lines: int = 40) -> str:
+        return self._process.log_tail(lines)
+
+    def get(self, path: str, *, username: str | None = None, password: str | None = None) -> Any:
+        """GET ``path`` (``/redfish/v1/...``) with basic auth: the JSON it answers."""
+        user = self.username if username is None else username
+        secret = self.password if password is None else password
+        token = base64.b64encode(f"{user}:{secret}".encode()).decode()
+        request = urllib.request.Request(
+            self.url + path, headers={"Authorization": f"Basic {token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            raise RedfishBMCError(f"GET {path}: HTTP {e.code}") from e
+
+    def system(self, system: FakeSystem) -> dict[str, Any]:
+        """The emulator's Redfish ``ComputerSystem`` resource for ``system``."""
+        data: dict[str, Any] = self.get(f"/redfish/v1/Systems/{system.uuid}")
+        return data
+
+    def power_state(self, system: FakeSystem) -> str:
+        """``"On"`` or ``"Off"``, as the emulator's Redfish API says."""
+        return str(self.system(system)["PowerState"])
+
+    # -- internals ----------------------------------------------------------
+
+    def _write_auth_file(self) -> None:
+        """``username:<bcrypt digest>``, made by the emulator's interpreter (it has bcrypt)."""
+        script = (
+            "import sys, bcrypt; "
+            f"sys.stdout.write(bcrypt.hashpw(sys.stdin.buffer.read(), "
+            f"bcrypt.gensalt({_BCRYPT_ROUNDS})).decode())"
+        )
+        done = subprocess.run(
+            [str(self.venv / "bin" / "python"), "-c", script],
+            input=self.password.encode(),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RedfishBMCError(f"could not make a bcrypt digest: {done.stderr.decode()[-500:]}")
+        self.auth_path.write_text(f"{self.username}:{done.stdout.decode()}\n")
+
+    def _write_config(self) -> None:
+        settings: dict[str, Any] = {
+            "SUSHY_EMULATOR_LISTEN_IP": self.host,
+            "SUSHY_EMULATOR_LISTEN_PORT": self.port,
+            "SUSHY_EMULATOR_FAKE_DRIVER": True,
+            "SUSHY_EMULATOR_FAKE_SYSTEMS": [s.config() for s in self.systems],
+            "SUSHY_EMULATOR_STATE_DIR": str(self.state_dir),
+            "SUSHY_EMULATOR_AUTH_FILE": str(self.auth_path),
+        }
+        # A Python file (Flask's config.from_pyfile): repr() writes each value as Python.
+        lines = [f"{key} = {value!r}" for key, value in settings.items()]
+        self.config_path.write_text("\n".join(lines) + "\n")
+
+    def _start_once(self) -> None:
+        argv = [str(self.venv / "bin" / "sushy-emulator"), "--config", str(self.config_path)]
+        self._process.start(argv, self.workdir, banner=f"starting sushy-emulator on {self.url}")
+        try:
+            self._process.wait_ready(
+                http_probe(f"{self.url}/redfish/v1", timeout=2, ready=_is_service_root),
+                timeout=self.ready_timeout,
+                not_ready=f"did not answer GET {self.url}/redfish/v1",
+            )
+        except BaseException:
+            self.stop(grace=1.0)
+            raise
+
+
+def _is_service_root(body: bytes) -> bool:
+    return "Systems" in json.loads(body)

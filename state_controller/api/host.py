@@ -13,12 +13,14 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
 from .base import (
+    CONDITIONS_MAX_ITEMS,
     DNS_SUBDOMAIN,
     HISTORY_MAX_ITEMS,
     MESSAGE_MAX,
     NAME_MAX,
     REASON_MAX,
     WORD_MAX,
+    Condition,
     Count,
     Matches,
     SpecModel,
@@ -323,3 +325,12 @@ class HostStatus(StatusModel):
         f"history holds (HostState.status.history, at most {HISTORY_MAX_ITEMS}).",
     )
     observed_generation: Count = 0
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=CONDITIONS_MAX_ITEMS,
+        description="Summaries for kubectl wait and scripts, with baremetal-operator's names "
+        "(Manageable, AvailableForProvisioning, Provisioned, Ready, Progressing) and "
+        "BMCAccessible; each message cut to "
+        f"{MESSAGE_MAX} characters. The detailed ones are in the HostState.",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
+    )

@@ -26,7 +26,7 @@ from typing import Any
 from ..api.hoststate import ConditionType
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep, in_progress
-from . import conditions, update_conditions
+from . import conditions, host_conditions, update_conditions
 from .chapters import CHAPTER_OF, UPDATE_CHAPTER
 from .journal import Journal, Notice
 from .records import Chapter, Cursor, Facts, Observations, Transition, UpdateCursor
@@ -64,6 +64,7 @@ class Book:
         self.journal = Journal()
         self.stamps: dict[str, tuple[str, float]] = {}
         self.conditions: dict[str, conditions.Cond] = {}
+        self.host_stamps: dict[str, tuple[str, float]] = {}  # the Host's own conditions
         self._changed_at: float | None = now  # the instant of changes not yet stamped
 
     # -- the one way to change state ------------------------------------------------
@@ -312,10 +313,9 @@ class Book:
             return
         self._changed_at = None
         self.conditions = self._derive()
-        for ctype, cond in self.conditions.items():
-            stamp = self.stamps.get(ctype)
-            if stamp is None or stamp[0] != cond.status:
-                self.stamps[ctype] = (cond.status, at)
+        conditions.stamp(self.stamps, self.conditions, at)
+        if not self.node_only:
+            conditions.stamp(self.host_stamps, self._derive_host(), at)
 
     def follows_node(self) -> bool:
         """Whether a Node runs on this host (or the book is a Node's own)."""
@@ -347,18 +347,21 @@ class Book:
             )
         return derived
 
+    def _derive_host(self) -> dict[str, conditions.Cond]:
+        return host_conditions.derive_host(self.cursor, self.facts, self.seen)
+
     def stamped_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
         """Every condition but Stuck, with when its status last changed. Changes nothing."""
         at = self._changed_at
         current = self.conditions if at is None else self._derive()
-        out: dict[str, tuple[conditions.Cond, float]] = {}
-        for ctype, cond in current.items():
-            stamp = self.stamps.get(ctype)
-            if stamp is not None and (at is None or stamp[0] == cond.status):
-                out[ctype] = (cond, stamp[1])
-            else:
-                out[ctype] = (cond, at if at is not None else self.cursor.entered_at)
-        return out
+        return conditions.stamped(current, self.stamps, at, self.cursor.entered_at)
+
+    def stamped_host_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
+        """The Host's summary conditions, with when each status last changed."""
+        current = self._derive_host()
+        return conditions.stamped(
+            current, self.host_stamps, self._changed_at, self.cursor.entered_at
+        )
 
 
 def replayed(history: Iterable[Transition]) -> Iterator[Transition]:

@@ -174,3 +174,29 @@ def derive_node_only(update: UpdateCursor) -> dict[str, Cond]:
     else:
         out[C.DEGRADED] = Cond("False", "AsExpected")
     return out
+
+
+Stamps = dict[str, tuple[str, float]]
+
+
+def stamp(stamps: Stamps, derived: dict[str, Cond], at: float) -> None:
+    """Stamp with ``at`` each condition whose status is not the one stamped."""
+    for ctype, cond in derived.items():
+        stamp = stamps.get(ctype)
+        if stamp is None or stamp[0] != cond.status:
+            stamps[ctype] = (cond.status, at)
+
+
+def stamped(
+    current: dict[str, Cond], stamps: Stamps, at: float | None, since: float
+) -> dict[str, tuple[Cond, float]]:
+    """Each condition with its stamp; one whose status changed at a pending instant ``at``
+    (not yet stamped) with that instant, one never stamped with ``since``."""
+    out: dict[str, tuple[Cond, float]] = {}
+    for ctype, cond in current.items():
+        stamp = stamps.get(ctype)
+        if stamp is not None and (at is None or stamp[0] == cond.status):
+            out[ctype] = (cond, stamp[1])
+        else:
+            out[ctype] = (cond, at if at is not None else since)
+    return out

@@ -18,6 +18,7 @@ from ..api.timefmt import rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
+from .host_conditions import HOST_CONDITION_ORDER
 from .records import BareMetalHostFacts, Cursor, Observations, Transition, UpdateCursor, cut
 from .stuck import StuckPolicy, human_duration
 from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
@@ -112,6 +113,7 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
         "poweredOn": facts.powered_on,
         "provisioning": provisioning,
         "observedGeneration": facts.observed_generation,
+        "conditions": host_conditions(book),
     }
     if facts.hardware is not None:
         out["hardware"] = facts.hardware
@@ -123,6 +125,25 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
     # after a restart, and is written to the HostState alone.
     waiting = (t for t in book.recorded_since(confirmed_seq) if t.chapter != UPDATE_CHAPTER)
     out[RECENT] = _transitions(waiting)
+    return out
+
+
+def host_conditions(book: Book) -> list[dict[str, Any]]:
+    """Host.status.conditions: the summaries ``kubectl wait`` waits on, in a fixed order."""
+    stamped = book.stamped_host_conditions()
+    out = []
+    for ctype in HOST_CONDITION_ORDER:
+        cond, at = stamped[ctype]
+        out.append(
+            {
+                "type": ctype.value,
+                "status": cond.status,
+                "reason": cond.reason,
+                "message": cut(cond.message, MESSAGE_MAX),
+                "lastTransitionTime": rfc3339(at),
+                "observedGeneration": book.facts.observed_generation,
+            }
+        )
     return out
 
 

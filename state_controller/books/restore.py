@@ -56,13 +56,19 @@ def restore(
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
     _restore_history(book, state_status, hs.get("recentTransitions") or [])
-    for cond in state_status.get("conditions") or []:
-        at = parse_rfc3339(cond.get("lastTransitionTime"))
-        if "type" in cond and at is not None:
-            book.stamps[str(cond["type"])] = (str(cond.get("status", "")), at)
+    _restore_stamps(book.stamps, state_status.get("conditions"))
+    _restore_stamps(book.host_stamps, hs.get("conditions"))
     # Conditions are derived when first read, after the next step has set the
     # host's goal: one whose status did not really change keeps its time.
     return book
+
+
+def _restore_stamps(stamps: dict[str, tuple[str, float]], stored: Any) -> None:
+    """When each stored condition's status last changed, so an unchanged one keeps it."""
+    for cond in stored or []:
+        at = parse_rfc3339(cond.get("lastTransitionTime"))
+        if "type" in cond and at is not None:
+            stamps[str(cond["type"])] = (str(cond.get("status", "")), at)
 
 
 def _restore_cursor(book: Book, hs: dict[str, Any], now: float) -> None:

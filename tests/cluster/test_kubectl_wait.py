@@ -1,0 +1,106 @@
+"""``kubectl wait --for=condition=Provisioned host/NAME`` on a real control plane.
+
+The real kubectl waits on the Host's own conditions: it returns 0 once a host is
+provisioned, and times out (non-zero) on a host whose provisioning fails every time (the
+simulated hardware's fault plan says so), whose Provisioned condition stays False with
+the reason ProvisioningFailed. kubectl compares each condition's observedGeneration
+with the Host's generation, so the conditions must carry the generation they describe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.kube import KubeCluster
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
+from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.controller import HostController
+from state_controller.simulation.fleet import host_manifest, secret_manifest
+from tests.conftest import FAST_BACKOFF, wait_for
+from tests.support.control_plane import ControlPlane
+from tests.support.kube import HOSTS_NS, kubectl
+
+NS = HOSTS_NS
+GOOD = "host-0060"
+BAD = "host-0061"  # every deploy of its image fails
+WAIT = 120.0  # generous: two shared cores, and a CI run may be going on
+
+
+def condition(kube: KubeCluster, name: str, ctype: str) -> dict[str, Any]:
+    host = kube.get(HOSTS, NS, name)
+    conditions = (host.get("status") or {}).get("conditions") or ()
+    return next((dict(c) for c in conditions if c["type"] == ctype), {})
+
+
+@pytest.fixture
+def hosts(admin: KubeCluster) -> Iterator[KubeCluster]:
+    """Two hosts with an image, one of whose deploys always fail, and a controller."""
+    plan = FaultPlan({f"{NS}/{BAD}": [Fault("provisioning", times=None)]})
+    controller = HostController(
+        admin,
+        SimulatedProvisioner(faults=plan),
+        config=ControllerConfig(namespaces=(NS,), backoff=FAST_BACKOFF),
+    )
+    controller.start()
+    try:
+        for index in (60, 61):
+            manifest = host_manifest(NS, index)
+            name = manifest["metadata"]["name"]
+            admin.create(SECRETS, secret_manifest(NS, f"{name}-bmc", "admin", "pw"))
+            admin.create(HOSTS, manifest)
+        yield admin
+    finally:
+        controller.stop()
+
+
+def test_kubectl_wait_returns_when_provisioned_and_times_out_when_provisioning_failed(
+    control_plane: ControlPlane, hosts: KubeCluster
+) -> None:
+    done = kubectl(
+        control_plane,
+        *(
+            "wait",
+            "-n",
+            NS,
+            "--for=condition=Provisioned",
+            f"host/{GOOD}",
+            f"--timeout={WAIT:.0f}s",
+        ),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"host.hoststate.io/{GOOD} condition met" in done.stdout
+    provisioned = condition(hosts, GOOD, "Provisioned")
+    generation = hosts.get(HOSTS, NS, GOOD)["metadata"]["generation"]
+    assert provisioned["reason"] == "Provisioned"
+    assert provisioned["observedGeneration"] == generation
+    ready = kubectl(
+        control_plane, "wait", "-n", NS, "--for=condition=Ready", f"host/{GOOD}", "--timeout=60s"
+    )
+    assert ready.returncode == 0
+
+    wait_for(
+        lambda: condition(hosts, BAD, "Provisioned").get("reason") == "ProvisioningFailed",
+        WAIT,
+        f"{BAD}'s deploy failed",
+    )
+    failed = kubectl(
+        control_plane,
+        *("wait", "-n", NS, "--for=condition=Provisioned", f"host/{BAD}", "--timeout=5s"),
+        check=False,
+    )
+    assert failed.returncode != 0
+    assert "timed out" in failed.stderr
+    told = condition(hosts, BAD, "Provisioned")
+    assert told["status"] == "False" and "checksum" in told["message"]
+    # the other way round, it is met at once
+    not_provisioned = kubectl(
+        control_plane,
+        *("wait", "-n", NS, "--for=condition=Provisioned=false", f"host/{BAD}", "--timeout=30s"),
+    )
+    assert not_provisioned.returncode == 0

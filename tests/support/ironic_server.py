@@ -1,4 +1,4 @@
-"""A real OpenStack Ironic (standalone, fake-hardware) on loopback, for tests.
+"""A real OpenStack Ironic (standalone, fake-hardware, optionally redfish) on loopback, for tests.
 
 Usage::
 
@@ -38,6 +38,8 @@ Real failures with this config (no mocks), per node:
 
 Only ``fake-hardware`` is enabled and ``default_<kind>_interface`` is set for
 it; enabling another hardware type through ``config`` needs those overridden.
+``redfish=True`` enables the ``redfish`` hardware type too, with the interfaces
+listed at :data:`REDFISH_INTERFACES` (for a BMC such as tests/support/redfish_bmc.py).
 
 Stdlib only.
 """
@@ -94,6 +96,42 @@ DEFAULT_INTERFACES: dict[str, str] = {
     "vendor": "fake,no-vendor",
 }
 
+#: Interfaces added for the ``redfish`` hardware type (``IronicServer(redfish=True)``),
+#: those that work against the Redfish emulator (tests/support/redfish_bmc.py) with no
+#: agent (IPA) and no ramdisk ever booting; found by trying them on Ironic 39.0.0 and
+#: sushy-tools 2.2.0:
+#:
+#: * power and management ``redfish``: the BMC switches power and sets boot devices;
+#:   the ``redfish`` type offers no fake power or management. A power change takes the
+#:   emulator 1 to 11 s.
+#: * boot ``redfish-virtual-media``: the ``redfish`` type offers no ``fake`` boot, and
+#:   (i)PXE/HTTP boot need DHCP and a TFTP/HTTP server for a real kernel and ramdisk.
+#: * deploy ``ramdisk`` (set on the node: Ironic's first choice for a redfish node is
+#:   ``direct``, which waits for an agent, as ``custom-agent`` does; ``fake`` deploy is
+#:   fake-hardware's only): with ``instance_info.boot_iso`` an http URL and
+#:   ``[deploy] ramdisk_image_download_source = http`` (set below), Ironic hands the URL
+#:   to the BMC as is; the emulator downloads it on VirtualMedia.InsertMedia, the node
+#:   powers on and is ``active`` (~11 s). With the default ``local`` Ironic would serve
+#:   the ISO itself from ``[deploy] http_url``.
+#: * inspect ``redfish`` (out-of-band) is enabled but fails on the emulator's fake
+#:   systems: they have no ``Processors`` resource (the fake driver implements no
+#:   processors, memory or storage), so Ironic ends ``inspect failed`` ("The attribute
+#:   Processors is missing from the resource ..."). Tests do not inspect redfish nodes.
+#:
+#: A redfish node gets the others by Ironic's own rule, the first of its type's
+#: supported interfaces that is enabled, so this server sets no ``default_<kind>_interface``
+#: where the two types disagree: fake-hardware lists ``fake`` first for every kind, which
+#: are the defaults it has without redfish, and keeps them.
+REDFISH_INTERFACES: dict[str, str] = {
+    "boot": "redfish-virtual-media",
+    "deploy": "ramdisk",
+    "inspect": "redfish",
+    "management": "redfish",
+    "power": "redfish",
+}
+#: Defaults valid for both hardware types, kept when redfish is enabled.
+_SHARED_DEFAULTS = ("network", "storage")
+
 _READY_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0
 # Log lines after which the service will never answer: the cotyledon master
@@ -119,6 +157,7 @@ class IronicServer(Servers):
 
     ``fake_delays`` maps :data:`FAKE_DELAY_KEYS` to seconds. ``config``
     overrides or adds ironic.conf options: ``{"conductor": {"x": "1"}}``.
+    ``redfish`` enables the ``redfish`` hardware type next to fake-hardware.
     The port is picked once and kept across ``stop()``/``start()``.
     """
 
@@ -129,6 +168,7 @@ class IronicServer(Servers):
         fake_delays: Mapping[str, float | str] | None = None,
         *,
         config: Mapping[str, Mapping[str, str | int | float | bool]] | None = None,
+        redfish: bool = False,
         host: str = "127.0.0.1",
         port: int | None = None,
         ready_timeout: float = _READY_TIMEOUT,
@@ -143,6 +183,7 @@ class IronicServer(Servers):
             )
         self.fake_delays: dict[str, float | str] = dict(fake_delays or {})
         self.extra_config = {section: dict(opts) for section, opts in (config or {}).items()}
+        self.redfish = redfish
         self.host = host
         self.port = port
         self.ready_timeout = ready_timeout
@@ -258,18 +299,20 @@ class IronicServer(Servers):
 
     def config_sections(self) -> dict[str, dict[str, str]]:
         """The ironic.conf content as {section: {option: value}}."""
-        iface = DEFAULT_INTERFACES
         default: dict[str, str] = {
             "auth_strategy": "noauth",
             "rpc_transport": "none",
             "host": "hoststate-ironic",
             "use_stderr": "true",
             "debug": "false",
-            "enabled_hardware_types": "fake-hardware",
+            "enabled_hardware_types": "fake-hardware,redfish" if self.redfish else "fake-hardware",
         }
-        for kind, enabled in iface.items():
+        for kind, enabled in DEFAULT_INTERFACES.items():
+            if self.redfish and kind in REDFISH_INTERFACES:
+                enabled = f"{enabled},{REDFISH_INTERFACES[kind]}"
             default[f"enabled_{kind}_interfaces"] = enabled
-            default[f"default_{kind}_interface"] = enabled.split(",")[0]
+            if not self.redfish or kind in _SHARED_DEFAULTS:
+                default[f"default_{kind}_interface"] = enabled.split(",")[0]
         sections: dict[str, dict[str, str]] = {
             "DEFAULT": default,
             "api": {"host_ip": self.host, "port": str(self.port)},
@@ -298,6 +341,8 @@ class IronicServer(Servers):
             "oslo_concurrency": {"lock_path": str(self.lock_dir)},
             "fake": {f"{k}_delay": str(v) for k, v in sorted(self.fake_delays.items())},
         }
+        if self.redfish:  # a redfish ramdisk deploy: the BMC fetches boot_iso itself
+            sections["deploy"]["ramdisk_image_download_source"] = "http"
         for section, opts in self.extra_config.items():
             target = sections.setdefault(section, {})
             for key, value in opts.items():

@@ -318,6 +318,32 @@ def test_a_failed_reboot_is_no_success(fake: tuple[str, Script]) -> None:
     assert result.details == "IPMI reboot failed: busy"
 
 
+def test_a_power_action_a_silent_bmc_did_not_carry_out_says_so(
+    fake: tuple[str, Script],
+) -> None:
+    url, script = fake
+    # Ironic 39's words when a redfish BMC does not answer (sushy gives up after retries)
+    refused = (
+        "Redfish connection failed for node u-1: Unable to connect to "
+        "http://192.0.2.9:8000/redfish/v1/Systems/1. Error: Connection refused"
+    )
+    script.answers["GET /v1/nodes/"] = [
+        (200, dict(NODE, power_state="power off", last_error=None)),
+        (200, dict(NODE, power_state="power off", last_error=refused)),
+    ]
+    script.answers["PUT /v1/nodes/u-1/states/power"] = (202, None)
+    prov = IronicProvisioner(url)
+    view = view_of("ns", 0, provider_id="u-1")
+    assert prov.power(view, on=True).outcome is Outcome.CONTINUING
+    result = prov.power(view, on=True)
+    assert result.outcome is Outcome.FAILED, result
+    assert result.message == (
+        "the BMC did not power on the host: the BMC did not answer; "
+        "check spec.bmc.address and that Ironic can reach the BMC"
+    )
+    assert result.details == refused
+
+
 def test_maintenance_set_after_our_read_is_a_wait_not_a_failure(
     fake: tuple[str, Script],
 ) -> None:

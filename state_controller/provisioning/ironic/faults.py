@@ -147,6 +147,12 @@ def _after_first(first: str, then: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(f"^(?>{_LINE}{first}){_LINE}{then}", flags | re.MULTILINE)
 
 
+# The two sentences about the BMC itself (also the reasons a power action names).
+BMC_REJECTED = (
+    "the BMC rejected the credentials; check username and password in the credentials Secret"
+)
+BMC_SILENT = "the BMC did not answer; check spec.bmc.address and that Ironic can reach the BMC"
+
 _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         _after_first(r"image href (\S+) failed", "(Connection refused|Name or service not known)"),
@@ -181,11 +187,11 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(r"\b401\b|Unauthorized|[Aa]uthentication fail|[Ii]nvalid credentials"),
-        "the BMC rejected the credentials; check username and password in the credentials Secret",
+        BMC_REJECTED,
     ),
     (
         re.compile(r"Connection refused|timed out|No route to host|Unable to connect"),
-        "the BMC did not answer; check spec.bmc.address and that Ironic can reach the BMC",
+        BMC_SILENT,
     ),
     (
         # a driver_info Ironic cannot use: a missing or malformed field, an interface that
@@ -227,6 +233,16 @@ def registration_message(host: HostView, last_error: str) -> str:
     reason = readable(last_error)
     port = f":{host.bmc.port}" if host.bmc.port else ""
     return f"could not validate the BMC at {host.bmc.host}{port}: {reason}"
+
+
+def power_message(verb: str, last_error: str) -> str:
+    """A power action the BMC did not carry out (``verb``: "power on", "reboot" ...): the
+    reason when Ironic's words say the BMC rejected the credentials or did not answer,
+    else that it may be busy or misconfigured."""
+    reason = readable(last_error) if last_error else ""
+    if reason in (BMC_REJECTED, BMC_SILENT):
+        return f"the BMC did not {verb} the host: {reason}"
+    return f"the BMC did not {verb} the host; it may be busy or misconfigured"
 
 
 def adopted_message(lost: bool) -> str:

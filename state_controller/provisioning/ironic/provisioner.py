@@ -33,7 +33,7 @@ from ..provisioner import HostView
 from ..results import Outcome, Result, complete, continuing, failed, retry_after
 from .attempt import Attempt
 from .client import IronicClient
-from .faults import Answer, adopted_message, registration_message, scrub
+from .faults import Answer, adopted_message, power_message, registration_message, scrub
 from .memory import FRESH_FOR, Memory
 from .nodes import (
     Node,
@@ -334,9 +334,10 @@ class IronicProvisioner:
             if node.get("power_state") == want and not node.get("last_error"):
                 return complete(powered_on=want == "power on")
             verb = {"power on": "power on", "power off": "power off", "rebooting": "reboot"}
+            error = str(node.get("last_error") or "")
             return failed(
-                f"the BMC did not {verb[target]} the host; it may be busy or misconfigured",
-                node.get("last_error") or f"power state is {node.get('power_state')}",
+                power_message(verb[target], error),
+                error or f"power state is {node.get('power_state')}",
             )
         if target != "rebooting" and node.get("power_state") == target:
             self._memory.power_answered(uuid)  # an older request of ours for another target

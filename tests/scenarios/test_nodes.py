@@ -362,14 +362,18 @@ def test_a_pools_status_is_written_at_most_once_per_interval(
                 lambda n=node.name: step_of(cluster, NODE_STATE_NAMESPACE, n) == "update pending"
             )
         wait_for(running.controller.idle)
-        if time.monotonic() - since < 9.0:  # else a loaded machine let the interval end
+        burst = time.monotonic() - since
+        if burst < 9.0:  # else a loaded machine let the interval end
             assert (pool(cluster, "worker") or {}).get("updatingMachineCount") == 0  # held back
         wait_for(
             lambda: (pool(cluster, "worker") or {}).get("updatingMachineCount") == 5,
             timeout=40,
             what="the held-back counts written",
         )
-        assert written() - before == 1  # all five in one write, when the interval ended
+        if burst < 9.0:
+            assert written() - before == 1  # all five in one write, when the interval ended
+        else:  # the burst outlasted an interval: still at most one write per interval
+            assert written() - before <= 1 + burst // 10.0, burst
 
 
 def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_controller: Any) -> None:

@@ -24,14 +24,13 @@ from pydantic import ValidationError
 from ..api.host import HardwareDetails, HostSpec, HostStatus
 from ..api.objects import Obj
 from ..observed.baremetalhost import PAUSED
+from ..observed.baremetalhost_facts import DETACHED
 
 AT_REST = frozenset({"available", "ready", "provisioned", "externally provisioned"})
 """The BareMetalHost states in which baremetal-operator is doing nothing to the machine."""
 
 PAUSED_FOR_ADOPTION = "hoststate.io/adopt"
 """The value of baremetal-operator's paused annotation the handover sets."""
-
-DETACHED = "baremetalhost.metal3.io/detached"
 
 _SPEC_COPIED = (
     "bmc",

@@ -78,7 +78,18 @@ KUBECTL = tuple(
     for kind in ("hoststates", "hosts")
     for wide in ((), ("-o", "wide"))
 )  # fmt: skip
-SLOW = (PIVOT, *KUBECTL)
+# The Host's conditions, and kubectl waiting on one (docs/hosts.md)
+CONDITIONS = '{range .status.conditions[*]}{.type}={.status} {.reason}{"\\n"}{end}'
+KUBECTL_WAIT = (
+    Run("kubectl-wait-provisioned",
+        ("wait", "-n", "metal", "--for=condition=Provisioned", "host/rack1-node-01",
+         "--timeout=60s"),
+        program="kubectl"),
+    Run("kubectl-host-conditions",
+        ("get", "host", "rack1-node-01", "-n", "metal", "-o", f"jsonpath={CONDITIONS}"),
+        program="kubectl"),
+)  # fmt: skip
+SLOW = (PIVOT, *KUBECTL, *KUBECTL_WAIT)
 
 # Made by the test that builds what they need (BMO's CRDs, Ironic nodes as BMO leaves
 # them): it compares what it printed with the sample, or writes the sample when
@@ -86,6 +97,7 @@ SLOW = (PIVOT, *KUBECTL)
 BY_TESTS = {
     "adopt-dry-run": "tests/ironic/test_adopt.py",
     "adopt": "tests/ironic/test_adopt.py",
+    "kubectl-wait-failed": "tests/cluster/test_kubectl_wait.py",
 }
 WRITE_FROM_TESTS = "HOSTSTATE_WRITE_SAMPLES"
 
@@ -152,7 +164,7 @@ def slow_samples(workdir: Path) -> dict[str, str]:
             )
         try:
             _wait_taken_over(plane.kubectl, workdir, controller)
-            for one in KUBECTL:
+            for one in (*KUBECTL, *KUBECTL_WAIT):
                 out[one.name] = run(one, workdir, kubectl=plane.kubectl)
         finally:
             controller.terminate()

@@ -78,6 +78,8 @@ def end_state(cluster: Cluster, namespace: str) -> dict[str, Any]:
         for record in status.get("recentTransitions") or ():
             record.pop("at", None)
         status.get("provisioning", {}).pop("enteredAt", None)
+        for condition in status.get("conditions") or ():
+            condition.pop("lastTransitionTime", None)
         out[f"host/{meta['name']}"] = {
             "spec": host["spec"], "annotations": notes, "status": status,
             "finalizers": meta.get("finalizers"), "labels": meta.get("labels"),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from state_controller.provisioning.ironic.nodes import instance_info
+from dataclasses import replace
+
+from state_controller.provisioning.ironic.nodes import deploy_patch, deployed_image, instance_info
+from tests.ironic.helpers import view_of
 
 URL = "http://images.example/os.qcow2"
 SHA256 = "ab" * 32
@@ -26,3 +29,21 @@ def test_an_md5_or_unnamed_checksum_goes_in_image_checksum() -> None:
         "image_checksum": "cd" * 16,
     }
     assert instance_info({"url": URL, "checksum": SHA256})["image_checksum"] == SHA256
+
+
+def test_a_live_iso_is_booted_by_the_ramdisk_deploy_not_written() -> None:
+    iso = "http://images.example/live.iso"
+    image = {"url": iso, "checksum": SHA256, "diskFormat": "live-iso"}
+    assert instance_info(image) == {"boot_iso": iso}  # no source or checksum, as in BMO
+    host = replace(view_of("ns", 0), image=image)
+    assert deploy_patch(host) == [
+        {"op": "add", "path": "/instance_info", "value": {"boot_iso": iso}},
+        {"op": "add", "path": "/deploy_interface", "value": "ramdisk"},
+    ]
+    node = {"provision_state": "active", "instance_info": {"boot_iso": iso}}
+    assert deployed_image(node) == iso
+
+
+def test_other_images_leave_the_deploy_interface_alone() -> None:
+    host = replace(view_of("ns", 0), image={"url": URL, "diskFormat": "qcow2"})
+    assert [op["path"] for op in deploy_patch(host)] == ["/instance_info"]

@@ -18,6 +18,7 @@ PatchOps = list[dict[str, Any]]
 NodeOverrides = Callable[[HostView], Mapping[str, Any]]
 
 INVENTORY_VERSION = (1, 81)  # GET /v1/nodes/{id}/inventory
+LIVE_ISO = "live-iso"  # spec.image.diskFormat of an image booted, not written
 
 # What every read of a node asks for: what the operations decide on, nothing more.
 NODE_FIELDS = ",".join(
@@ -182,6 +183,10 @@ def root_device(hints: Mapping[str, Any] | None) -> dict[str, Any]:
 def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
     """The node's ``instance_info`` from ``spec.image``: source, checksum, disk format.
 
+    A ``live-iso`` image is booted, not written (BMO's meaning): its URL is the node's
+    ``boot_iso``, with no source or checksum, for the ``ramdisk`` deploy
+    (:func:`deploy_patch`), which boots it as virtual media where the BMC has it.
+
     The URL of a checksum file goes in ``image_checksum`` whatever its type: Ironic
     fetches a URL only from there, and takes ``image_os_hash_value`` literally (and
     before ``image_checksum``; Ironic 39, ``checksum_utils.get_checksum_and_algo``),
@@ -191,6 +196,8 @@ def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
     """
     info: dict[str, Any] = {}
     image = image or {}
+    if image.get("url") and image.get("diskFormat") == LIVE_ISO:
+        return {"boot_iso": image["url"]}
     if image.get("url"):
         info["image_source"] = image["url"]
         checksum = image.get("checksum")
@@ -210,6 +217,8 @@ def deploy_patch(host: HostView) -> PatchOps:
     says neither (nothing to write)."""
     info = instance_info(host.image)
     ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
+    if "boot_iso" in info:  # a live ISO: booted by the ramdisk deploy, no agent involved
+        ops.append({"op": "add", "path": "/deploy_interface", "value": "ramdisk"})
     hints = root_device(host.root_device_hints)
     if hints:
         ops.append({"op": "add", "path": "/properties/root_device", "value": hints})
@@ -230,7 +239,8 @@ def deployed_image(node: Node) -> str | None:
     """The image an ``active`` node runs ("" if Ironic does not say); None if not deployed."""
     if node.get("provision_state") != "active":
         return None
-    return str((node.get("instance_info") or {}).get("image_source") or "")
+    info = node.get("instance_info") or {}
+    return str(info.get("image_source") or info.get("boot_iso") or "")
 
 
 def hardware_from_inventory(inventory: Mapping[str, Any]) -> dict[str, Any]:

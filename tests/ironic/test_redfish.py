@@ -7,18 +7,24 @@ does for users; the emulator's systems are read over their own Redfish API to se
 reached them. The emulator takes 1 to 11 s to apply a power change, and Ironic ~27 s to give
 up on a BMC that does not answer, hence the minute-long bounds.
 
-Not here: inspection (Ironic's out-of-band ``redfish`` inspection fails on the emulator's
-fake systems, which have no Processors resource) and deploying (see
-tests/support/ironic_server.py for the ``ramdisk`` deploy that works without an agent).
+Deploying uses a ``live-iso`` image (BMO's meaning: booted, not written): Ironic's
+``ramdisk`` deploy hands its URL to the BMC as virtual media and powers the system on, with
+no agent. Not here: inspection (Ironic's out-of-band ``redfish`` inspection fails on the
+emulator's fake systems, which have no Processors resource) and reboot (Ironic's redfish
+reboot is a power off then on: two of the emulator's delays).
 """
 
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +60,29 @@ def sushy_venv() -> str:
 def bmc_server(sushy_venv: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedfishBMC]:
     with RedfishBMC(sushy_venv, tmp_path_factory.mktemp("redfish-bmc")) as server:
         yield server
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Serves a directory without a line on stderr per request."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def boot_iso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of an "ISO" on loopback, for the BMC to insert as virtual media: it only
+    downloads it, nothing boots."""
+    root = tmp_path_factory.mktemp("images")
+    (root / "boot.iso").write_bytes(b"\0" * 2048)
+    handler = partial(QuietHandler, directory=str(root))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/boot.iso"
+    server.shutdown()
+    server.server_close()
+    thread.join()
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +121,11 @@ def prov(api: IronicAPI) -> IronicProvisioner:
     return IronicProvisioner(api.url, poll_delay=POLL)
 
 
-def view(bmc: RedfishBMC, system: FakeSystem, *, password: str | None = None) -> HostView:
-    """A Host whose BMC is ``system`` on the emulator."""
+def view(
+    bmc: RedfishBMC, system: FakeSystem, *, password: str | None = None, image: str = ""
+) -> HostView:
+    """A Host whose BMC is ``system`` on the emulator, its ``image`` a live ISO (booted by
+    Ironic's ``ramdisk`` deploy, no agent) and no cleaning (it needs an agent)."""
     address = bmc.address(system)
     return HostView(
         namespace=NS,
@@ -103,6 +135,8 @@ def view(bmc: RedfishBMC, system: FakeSystem, *, password: str | None = None) ->
         bmc_address=address,
         credentials=Credentials(bmc.username, bmc.password if password is None else password),
         boot_mac_address=system.mac,
+        image={"url": image, "diskFormat": "live-iso"} if image else None,
+        automated_cleaning=False,
     )
 
 
@@ -135,14 +169,14 @@ def polled_together(
     wait_for(all_answered, timeout=POWER_WAIT, what=" and ".join(calls))
     spent, asked = time.monotonic() - start, sum(prov.calls.values()) - before
     print(f"redfish {' and '.join(calls)}: {spent:.1f} s, {asked} Ironic API calls")
-    return answers
+    return {what: answers[what] for what in calls}  # in the order asked
 
 
-def test_registration_is_checked_by_the_bmc_and_power_reaches_it(
-    bmc: RedfishBMC, api: IronicAPI, prov: IronicProvisioner
+def test_registration_is_checked_by_the_bmc_and_deploy_and_power_off_reach_it(
+    bmc: RedfishBMC, api: IronicAPI, prov: IronicProvisioner, boot_iso: str
 ) -> None:
     system = bmc.systems[0]
-    wrong = view(bmc, system, password="not-the-password")
+    wrong = view(bmc, system, password="not-the-password", image=boot_iso)
 
     refused = polled(lambda: prov.register(wrong, credentials_changed=True), "refused", prov)
     port = f"{bmc.host}:{bmc.port}"
@@ -155,7 +189,7 @@ def test_registration_is_checked_by_the_bmc_and_power_reaches_it(
     assert "not-the-password" not in refused.message + refused.details
 
     # The Secret fixed: the same node is registered, nothing is created twice.
-    right = view(bmc, system)
+    right = replace(wrong, credentials=Credentials(bmc.username, bmc.password))
     done = polled(lambda: prov.register(right, credentials_changed=True), "registration", prov)
     assert done.outcome is Outcome.COMPLETE and done.provider_id, done
     host = replace(right, provider_id=done.provider_id)
@@ -166,9 +200,13 @@ def test_registration_is_checked_by_the_bmc_and_power_reaches_it(
     assert bmc.power_state(system) == "Off"
     assert done.powered_on is False  # what the BMC told Ironic
 
-    on = polled(lambda: prov.power(host, on=True), "power on", prov)
-    assert on.outcome is Outcome.COMPLETE and on.powered_on is True, on
+    # Deployed: the BMC inserted the live ISO as virtual media and powered the system on.
+    assert polled(lambda: prov.prepare(host), "preparation", prov).done
+    deployed = polled(lambda: prov.provision(host), "deploy", prov)
+    assert deployed.outcome is Outcome.COMPLETE and deployed.powered_on is True, deployed
     assert bmc.power_state(system) == "On"
+    cd = bmc.get(f"/redfish/v1/Systems/{system.uuid}/VirtualMedia/Cd")
+    assert (cd["Image"], cd["Inserted"]) == (boot_iso, True)
 
     off = polled(lambda: prov.power(host, on=False), "power off", prov)
     assert off.outcome is Outcome.COMPLETE and off.powered_on is False, off

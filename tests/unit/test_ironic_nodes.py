@@ -44,6 +44,14 @@ def test_a_live_iso_is_booted_by_the_ramdisk_deploy_not_written() -> None:
     assert deployed_image(node) == iso
 
 
-def test_other_images_leave_the_deploy_interface_alone() -> None:
+def test_other_images_take_a_live_isos_ramdisk_deploy_back_and_leave_others_alone() -> None:
     host = replace(view_of("ns", 0), image={"url": URL, "diskFormat": "qcow2"})
-    assert [op["path"] for op in deploy_patch(host)] == ["/instance_info"]
+    assert deploy_patch(host)[1:] == []
+    assert deploy_patch(host, deploy_interface="direct")[1:] == []
+    assert deploy_patch(host, deploy_interface="ramdisk")[1:] == [
+        {"op": "remove", "path": "/deploy_interface"}  # Ironic's default again
+    ]
+    assert deploy_patch(host, deploy_interface="ramdisk", configured="ansible")[1:] == [
+        {"op": "add", "path": "/deploy_interface", "value": "ansible"}
+    ]
+    assert deploy_patch(host, deploy_interface="ramdisk", configured="ramdisk")[1:] == []

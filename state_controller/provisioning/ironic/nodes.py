@@ -38,6 +38,7 @@ NODE_FIELDS = ",".join(
         "provision_updated_at",
         "inspection_finished_at",
         "properties",
+        "deploy_interface",
     )
 )
 
@@ -212,13 +213,26 @@ def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
     return info
 
 
-def deploy_patch(host: HostView) -> PatchOps:
+def deploy_patch(
+    host: HostView, *, deploy_interface: str | None = None, configured: str | None = None
+) -> PatchOps:
     """The JSON patch that tells a node what to deploy and where: ``[]`` when the host
-    says neither (nothing to write)."""
+    says neither (nothing to write).
+
+    A live ISO gets the ``ramdisk`` deploy interface. Any other image takes a node whose
+    ``deploy_interface`` is ``ramdisk`` (a live ISO's before) back to ``configured``, the
+    one hoststate gives new nodes, or to Ironic's default when none is configured: as
+    baremetal-operator does, else the next image would be booted instead of written.
+    """
     info = instance_info(host.image)
     ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
-    if "boot_iso" in info:  # a live ISO: booted by the ramdisk deploy, no agent involved
+    if "boot_iso" in info:
         ops.append({"op": "add", "path": "/deploy_interface", "value": "ramdisk"})
+    elif deploy_interface == "ramdisk" and configured != "ramdisk":
+        if configured:
+            ops.append({"op": "add", "path": "/deploy_interface", "value": configured})
+        else:
+            ops.append({"op": "remove", "path": "/deploy_interface"})
     hints = root_device(host.root_device_hints)
     if hints:
         ops.append({"op": "add", "path": "/properties/root_device", "value": hints})

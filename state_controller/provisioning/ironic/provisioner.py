@@ -374,9 +374,18 @@ class IronicProvisioner:
 
     def _write_deploy_info(self, at: Attempt, node: Node) -> None:
         wait_out_maintenance(node)  # before writing: else every retry would write again
-        ops = deploy_patch(at.host)
+        ops = deploy_patch(
+            at.host,
+            deploy_interface=node.get("deploy_interface"),
+            configured=self._configured(at.host, "deploy_interface"),
+        )
         if ops:
             at.patch(node, ops)
+
+    def _configured(self, host: HostView, field: str) -> str | None:
+        """The value this provisioner gives ``field`` of the host's new node, if any."""
+        fields = {**self.interfaces, **(self.node_overrides(host) if self.node_overrides else {})}
+        return str(fields[field]) if fields.get(field) else None
 
     def _started(self, at: Attempt, node: Node, target: str) -> Result:
         at.move(node, target, poll_delay=self.poll_delay)

@@ -106,7 +106,8 @@ DEFAULT_INTERFACES: dict[str, str] = {
 #:   emulator 1 to 11 s.
 #: * boot ``redfish-virtual-media``: the ``redfish`` type offers no ``fake`` boot, and
 #:   (i)PXE/HTTP boot need DHCP and a TFTP/HTTP server for a real kernel and ramdisk.
-#: * deploy ``ramdisk`` (set on the node: Ironic's first choice for a redfish node is
+#: * deploy ``ramdisk`` (set on the node, as the provisioner does for a ``live-iso``
+#:   image: Ironic's first choice for a redfish node is
 #:   ``direct``, which waits for an agent, as ``custom-agent`` does; ``fake`` deploy is
 #:   fake-hardware's only): with ``instance_info.boot_iso`` an http URL and
 #:   ``[deploy] ramdisk_image_download_source = http`` (set below), Ironic hands the URL

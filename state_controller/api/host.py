@@ -8,7 +8,7 @@ projection of the host's book.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
@@ -174,6 +174,49 @@ class RootDeviceHints(SpecModel):
     rotational: bool | None = None
 
 
+DATA_SECRET_NAME_FIX = (
+    "name a Secret in the Host's namespace labelled hoststate.io/host-data=true "
+    "(lowercase letters, digits, '-' and '.')"
+)
+
+
+def _data_secret_name(field_name: str) -> Any:
+    return Annotated[
+        str,
+        Field(max_length=NAME_MAX, description="Name of the Secret."),
+        Matches(DNS_SUBDOMAIN, f"spec.{field_name}.name: {DATA_SECRET_NAME_FIX}"),
+    ]
+
+
+class SecretReference(SpecModel):
+    """A Secret that holds data for the deployed OS, as baremetal-operator's
+    ``SecretReference``. ``namespace`` is accepted for manifests written for
+    baremetal-operator, but it must be the Host's own (or empty): a Host never reads
+    another namespace's Secret; the controller refuses any other, naming the field.
+    One subclass per field, so that each rule's message names its own field."""
+
+    name: str
+    namespace: Annotated[
+        str,
+        Field(
+            max_length=63,
+            description="The Host's namespace, or empty; any other is refused.",
+        ),
+    ] = ""
+
+
+class UserDataSecret(SecretReference):
+    name: _data_secret_name("userData")  # type: ignore[valid-type]
+
+
+class NetworkDataSecret(SecretReference):
+    name: _data_secret_name("networkData")  # type: ignore[valid-type]
+
+
+class MetaDataSecret(SecretReference):
+    name: _data_secret_name("metaData")  # type: ignore[valid-type]
+
+
 class HostSpec(SpecModel):
     bmc: BMCDetails | None = Field(
         default=None, description="Without a BMC the host stays unmanaged."
@@ -202,6 +245,22 @@ class HostSpec(SpecModel):
     boot_mode: Literal["UEFI", "UEFISecureBoot", "legacy"] = "UEFI"
     automated_cleaning_mode: Literal["metadata", "disabled"] = "metadata"
     description: Annotated[str, Field(max_length=1024)] = ""
+    user_data: UserDataSecret | None = Field(
+        default=None,
+        description="A Secret whose key 'userData' (or 'value') is the user data of the "
+        "deployed OS (cloud-init, Ignition), given to it at deploy in the config drive. "
+        "A change takes effect on the next deploy.",
+    )
+    network_data: NetworkDataSecret | None = Field(
+        default=None,
+        description="A Secret whose key 'networkData' (or 'value') is the deployed OS's "
+        "network configuration (OpenStack network_data, YAML or JSON), in the config drive.",
+    )
+    meta_data: MetaDataSecret | None = Field(
+        default=None,
+        description="A Secret whose key 'metaData' (or 'value') is meta data for the "
+        "deployed OS (a YAML or JSON object), in the config drive.",
+    )
 
 
 _VENDOR_VALUE_MAX = 1024

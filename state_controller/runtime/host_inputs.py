@@ -41,6 +41,10 @@ class SpecCache:
         if hit is not None and hit[0] == uid and hit[1] == generation:
             return hit[2], hit[3]
         spec, problem = parse_spec(host.get("spec"), self.reach)
+        if spec is not None:
+            foreign = other_namespace(spec, str(meta.get("namespace", "")))
+            if foreign:
+                spec, problem = None, SpecProblem(OTHER_NAMESPACE, foreign)
         self._parsed[key] = (uid, generation, spec, problem)
         return spec, problem
 
@@ -49,6 +53,30 @@ class SpecCache:
 
 
 NOT_ALLOWED = "AddressNotAllowed"
+OTHER_NAMESPACE = "SecretInOtherNamespace"
+
+DATA_FIELDS = (
+    ("userData", "user_data"),
+    ("networkData", "network_data"),
+    ("metaData", "meta_data"),
+)
+"""The spec's Secret references for the deployed OS: (field in the API, attribute)."""
+
+
+def other_namespace(spec: HostSpec, namespace: str) -> str:
+    """The sentence refusing a data Secret reference to another namespace, else "".
+
+    A Host reads only Secrets of its own namespace: whoever may write Hosts in one
+    namespace must not get another team's Secret onto a machine they deploy."""
+    for field_name, attr in DATA_FIELDS:
+        ref = getattr(spec, attr)
+        if ref is not None and ref.namespace and ref.namespace != namespace:
+            return (
+                f'spec.{field_name}.namespace: "{ref.namespace}" is not the Host\'s namespace '
+                f'"{namespace}"; a Host reads only Secrets of its own namespace: put the Secret '
+                f"in {namespace} and leave spec.{field_name}.namespace empty"
+            )
+    return ""
 
 
 def parse_spec(raw: Any, reach: Reach | None = None) -> tuple[HostSpec | None, SpecProblem | None]:

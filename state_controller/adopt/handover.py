@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from ..api import API_VERSION
 from ..api import annotations as ann
+from ..api.baremetalhost import host_spec
 from ..api.objects import Obj
 from ..cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
 from ..observed.baremetalhost import PAUSED
@@ -45,8 +46,7 @@ from .ironic_node import node_refusal
 from .translate import (
     PAUSED_FOR_ADOPTION,
     bmh_refusal,
-    host_spec,
-    not_carried,
+    dropped_on_handover,
     restored_status,
     status_annotation,
     vouched_credentials,
@@ -185,9 +185,11 @@ class Handover:
         records = len(((state or {}).get("status") or {}).get("history") or [])
         if state is not None:
             words.append(f"{records} record{'' if records == 1 else 's'} of history kept")
-        dropped = not_carried(bmh)
-        if dropped:
-            words.append(f"not carried (used only by a new deploy): {', '.join(dropped)}")
+        deploy_only, others = dropped_on_handover(bmh)
+        if deploy_only:
+            words.append(f"not carried (used only by a new deploy): {', '.join(deploy_only)}")
+        if others:
+            words.append(f"not carried: {', '.join(others)}")
         return f"{'; '.join(words)}; steps: {', '.join(todo)}"
 
     def _told(self, bmh: Obj) -> str:

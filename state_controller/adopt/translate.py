@@ -3,10 +3,10 @@
 Pure functions of the objects as the server returned them; nothing here reads the
 clock, the cluster or Ironic.
 
-* :func:`host_spec` carries the fields the machine lives by (BMC, boot MAC, image,
-  root device hints, boot mode, online, externally provisioned, cleaning, description)
-  and names those a Host cannot carry (:func:`not_carried`): user and network data
-  serve only a new deploy, so a provisioned machine goes on without them;
+* the spec is :func:`~..api.baremetalhost.host_spec`'s; of the fields a Host does not
+  carry (:func:`not_carried`), user and network data serve only a new deploy and RAID
+  and firmware settings only the next preparation, so a machine at rest goes on
+  without them (:func:`dropped_on_handover`), and any other refuses the handover;
 * :func:`restored_status` is the Host status baremetal-operator's status stands for:
   state, Ironic node ID, image, hardware, power and the credentials it checked, for
   the ``hoststate.io/status`` annotation the controller restores from;
@@ -19,9 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..api.host import HardwareDetails, HostSpec, HostStatus
+from ..api.baremetalhost import HINTS, ONLY_FOR_A_NEW_DEPLOY, image_of, not_carried
+from ..api.host import HardwareDetails, HostStatus
 from ..api.objects import Obj
 from ..observed.baremetalhost import PAUSED
 from ..observed.baremetalhost_facts import DETACHED
@@ -31,26 +30,6 @@ AT_REST = frozenset({"available", "ready", "provisioned", "externally provisione
 
 PAUSED_FOR_ADOPTION = "hoststate.io/adopt"
 """The value of baremetal-operator's paused annotation the handover sets."""
-
-_SPEC_COPIED = (
-    "bmc",
-    "bootMACAddress",
-    "online",
-    "image",
-    "externallyProvisioned",
-    "rootDeviceHints",
-    "bootMode",
-    "automatedCleaningMode",
-    "description",
-)
-# BareMetalHost spec fields a Host has no place for, and why going on without them is safe
-# for a machine that is already deployed (or not yet asked to be).
-_ONLY_FOR_A_NEW_DEPLOY = ("userData", "networkData", "metaData", "preprovisioningNetworkDataName")
-_ONLY_ON_PREPARING = ("raid", "firmware")
-_HINTS = ("deviceName", "hctl", "model", "vendor", "serialNumber", "minSizeGigabytes", "wwn",
-          "rotational")  # fmt: skip
-_IMAGE = {"url": "url", "checksum": "checksum", "checksumType": "checksumType",
-          "format": "diskFormat"}  # fmt: skip
 
 
 def name_of(bmh: Obj) -> str:
@@ -66,45 +45,15 @@ def _status(bmh: Obj) -> dict[str, Any]:
     return dict(bmh.get("status") or {})
 
 
-def _image(image: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not image or not image.get("url"):
-        return None
-    return {ours: image[theirs] for theirs, ours in _IMAGE.items() if image.get(theirs)}
+HANDLED_APART = ("consumerRef", "customDeploy")  # refused by bmh_refusal, with the way out
 
 
-def host_spec(bmh: Obj) -> tuple[dict[str, Any] | None, str]:
-    """The Host spec for this BareMetalHost, and "" — or None and why not (the field)."""
-    spec = _spec(bmh)
-    out: dict[str, Any] = {k: spec[k] for k in _SPEC_COPIED if spec.get(k) not in (None, "")}
-    if "bmc" in out:
-        out["bmc"] = {
-            k: v
-            for k, v in out["bmc"].items()
-            if k in ("address", "credentialsName", "disableCertificateVerification")
-        }
-    image = _image(spec.get("image"))
-    if image is None:
-        out.pop("image", None)
-    else:
-        out["image"] = image
-    if "rootDeviceHints" in out:
-        out["rootDeviceHints"] = {k: v for k, v in out["rootDeviceHints"].items() if k in _HINTS}
-    try:
-        HostSpec.model_validate(out)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return None, f"its spec cannot be a Host's: spec.{where}: {first['msg']}"
-    return out, ""
-
-
-def not_carried(bmh: Obj) -> list[str]:
-    """The spec fields set on the BareMetalHost that the Host does not carry over."""
-    spec = _spec(bmh)
-    dropped = [k for k in (*_ONLY_FOR_A_NEW_DEPLOY, *_ONLY_ON_PREPARING) if spec.get(k)]
-    hints = spec.get("rootDeviceHints") or {}
-    dropped += [f"rootDeviceHints.{k}" for k in hints if k not in _HINTS]
-    return dropped
+def dropped_on_handover(bmh: Obj) -> tuple[list[str], list[str]]:
+    """The fields a handover leaves behind: those that serve only a new deploy, and the
+    others (shown on the dry run's line)."""
+    dropped = [f for f in not_carried(bmh) if f not in HANDLED_APART]
+    deploy_only = [f for f in dropped if f in ONLY_FOR_A_NEW_DEPLOY]
+    return deploy_only, [f for f in dropped if f not in deploy_only]
 
 
 def restored_status(bmh: Obj, credentials_version: str) -> dict[str, Any]:
@@ -124,12 +73,12 @@ def restored_status(bmh: Obj, credentials_version: str) -> dict[str, Any]:
             "id": str(prov.get("ID") or ""),
         },
     }
-    image = _image(prov.get("image"))
+    image = image_of(prov.get("image"))
     if image is not None:
         out["provisioning"]["image"] = image
     if prov.get("rootDeviceHints"):
         hints = prov["rootDeviceHints"]
-        out["provisioning"]["rootDeviceHints"] = {k: v for k, v in hints.items() if k in _HINTS}
+        out["provisioning"]["rootDeviceHints"] = {k: v for k, v in hints.items() if k in HINTS}
     if prov.get("bootMode"):
         out["provisioning"]["bootMode"] = prov["bootMode"]
     if isinstance(status.get("hardware"), dict):
@@ -194,7 +143,7 @@ def bmh_refusal(bmh: Obj, *, include_consumed: bool) -> str:
         return "baremetal-operator has no Ironic node for it (status.provisioning.ID is empty)"
     if spec.get("customDeploy"):
         return "it uses spec.customDeploy, which a Host cannot carry; keep it on baremetal-operator"
-    wanted, deployed = _image(spec.get("image")), _image(prov.get("image"))
+    wanted, deployed = image_of(spec.get("image")), image_of(prov.get("image"))
     if state == "provisioned" and wanted != deployed:
         return (
             "its spec.image differs from the image deployed: baremetal-operator has a "

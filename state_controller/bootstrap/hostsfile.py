@@ -2,7 +2,9 @@
 
 The same documents ``kubectl apply -f`` takes (one or more, ``---`` between them, or a
 ``List``), so the file that bootstraps a cluster is the file its Hosts are kept in
-later. Every document is checked before anything is stored: a mistake is one line
+later. A metal3 BareMetalHost document is taken as the Host it stands for
+(:mod:`..api.baremetalhost`), unless it sets a field a Host cannot carry. Every
+document is checked before anything is stored: a mistake is one line
 naming the document, the object and the field, and nothing is half applied.
 """
 
@@ -17,6 +19,7 @@ import yaml
 
 from ..api import API_VERSION
 from ..api import annotations as ann
+from ..api import baremetalhost as bmh
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, Cluster, Invalid, NotFound, Resource
 from ..cluster.schema import validators
@@ -63,6 +66,8 @@ def read_hosts_file(path: str | Path) -> HostsFile:
             raise HostsFileError(f"{where}: metadata.name is missing; name the {kind or 'object'}")
         meta.setdefault("namespace", DEFAULT_NAMESPACE)
         what = f"{kind} {meta['namespace']}/{meta['name']}"
+        if kind == bmh.KIND:
+            obj, kind = _host_of(obj, f"{where}: {what}"), "Host"
         if kind == "Host":
             if obj.get("apiVersion") != API_VERSION:
                 raise HostsFileError(
@@ -83,7 +88,8 @@ def read_hosts_file(path: str | Path) -> HostsFile:
         else:
             raise HostsFileError(
                 f"{where}: kind {kind!r} is not kept by bootstrap; the file holds Hosts "
-                f"({API_VERSION}) and their Secrets (v1)"
+                f"({API_VERSION}) or metal3 BareMetalHosts ({bmh.API_VERSION}), and their "
+                "Secrets (v1)"
             )
         identity = (str(kind), meta["namespace"], meta["name"])
         if identity in seen:
@@ -93,6 +99,27 @@ def read_hosts_file(path: str | Path) -> HostsFile:
         raise HostsFileError(f"--hosts {path}: no Host in the file; nothing to bootstrap")
     _check_credentials(path, hosts, secrets)
     return HostsFile(path, tuple(hosts), tuple(secrets))
+
+
+def _host_of(bare_metal_host: Obj, where: str) -> Obj:
+    """The Host a BareMetalHost document stands for; every field it cannot carry is
+    named in one line (nothing of it is taken then)."""
+    if bare_metal_host.get("apiVersion") != bmh.API_VERSION:
+        found = bare_metal_host.get("apiVersion")
+        raise HostsFileError(f"{where}: apiVersion is {found!r}; use {bmh.API_VERSION}")
+    dropped = bmh.not_carried(bare_metal_host)
+    if dropped:
+        fields = ", ".join(f"spec.{f}" for f in dropped)
+        raise HostsFileError(
+            f"{where}: {fields} cannot be carried into a Host; remove "
+            f"{'it' if len(dropped) == 1 else 'them'} to take this BareMetalHost"
+        )
+    spec, problem = bmh.host_spec(bare_metal_host)
+    if spec is None:
+        raise HostsFileError(f"{where}: {problem}")
+    meta = bare_metal_host["metadata"]
+    kept = {k: meta[k] for k in ("name", "namespace", "labels") if meta.get(k)}
+    return {"apiVersion": API_VERSION, "kind": "Host", "metadata": kept, "spec": spec}
 
 
 def _with_data(secret: Obj, where: str) -> Obj:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-from . import adopt, bootstrap, demo, gen, get, pivot, run
+from . import adopt, bootstrap, convert, demo, gen, get, pivot, run
 
 
 class Command(Protocol):
@@ -33,6 +33,7 @@ COMMANDS: dict[str, Command] = {
     "bootstrap": bootstrap,
     "pivot": pivot,
     "adopt": adopt,
+    "convert": convert,
     "get": get,
     "gen": gen,
 }

@@ -14,6 +14,7 @@ from state_controller.adopt import translate
 from state_controller.adopt.handover import STEPS, Handover, Step
 from state_controller.adopt.ironic_node import node_refusal
 from state_controller.api import annotations as ann
+from state_controller.api.baremetalhost import host_spec, not_carried
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.schema import validators
@@ -53,7 +54,7 @@ def bmh(state: str = "provisioned", **status: Any) -> dict[str, Any]:
 
 
 def test_the_host_spec_carries_what_the_machine_lives_by() -> None:
-    spec, problem = translate.host_spec(bmh())
+    spec, problem = host_spec(bmh())
     assert problem == ""
     assert spec == {
         "bmc": {"address": "redfish://192.0.2.10/redfish/v1/Systems/1",
@@ -64,13 +65,13 @@ def test_the_host_spec_carries_what_the_machine_lives_by() -> None:
                   "diskFormat": "qcow2"},
         "rootDeviceHints": {"deviceName": "/dev/sda"},
     }  # fmt: skip
-    assert translate.not_carried(bmh()) == ["userData", "rootDeviceHints.wwnWithExtension"]
+    assert not_carried(bmh()) == ["userData", "rootDeviceHints.wwnWithExtension"]
 
 
 def test_a_spec_a_host_cannot_hold_is_refused_naming_the_field() -> None:
     bad = bmh()
     bad["spec"]["bootMACAddress"] = "not-a-mac"
-    spec, problem = translate.host_spec(bad)
+    spec, problem = host_spec(bad)
     assert spec is None
     assert problem.startswith("its spec cannot be a Host's: spec.bootMACAddress")
 

@@ -1,0 +1,106 @@
+"""A metal3 BareMetalHost document taken as a Host: by ``convert``, and by ``bootstrap
+--hosts`` (the same reader); a field a Host cannot carry is refused in one line naming
+it, and nothing of the file is taken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from state_controller.bootstrap.hostsfile import (
+    HostsFileError,
+    apply_hosts_file,
+    read_hosts_file,
+)
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.schema import validators
+from tests.support.processes import cli
+
+# as metal3's user guide writes one: the BMC Secret, then the BareMetalHost
+DOCS = """\
+apiVersion: v1
+kind: Secret
+metadata: {name: worker-0-bmc-secret, namespace: metal}
+type: Opaque
+data: {username: YWRtaW4=, password: cGFzc3dvcmQ=}
+---
+apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata: {name: worker-0, namespace: metal, labels: {rack: r1}}
+spec:
+  online: true
+  bootMACAddress: 00:11:22:33:44:55
+  bootMode: UEFI
+  bmc:
+    address: redfish://192.168.111.1:8000/redfish/v1/Systems/1
+    credentialsName: worker-0-bmc-secret
+  image:
+    url: http://192.168.111.1/images/os.qcow2
+    checksum: http://192.168.111.1/images/os.qcow2.sha256sum
+    checksumType: sha256
+    format: qcow2
+  rootDeviceHints: {deviceName: /dev/sda}
+"""
+
+
+def written(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bmh.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_baremetalhost_document_is_taken_as_its_host(tmp_path: Path) -> None:
+    read = read_hosts_file(written(tmp_path, DOCS))
+    [host] = read.hosts
+    assert host["kind"] == "Host" and host["metadata"] == {
+        "name": "worker-0", "namespace": "metal", "labels": {"rack": "r1"},
+    }  # fmt: skip
+    assert host["spec"]["image"]["diskFormat"] == "qcow2"  # BMO's format
+    assert host["spec"]["bmc"]["credentialsName"] == "worker-0-bmc-secret"
+    [secret] = read.secrets
+    assert secret["metadata"]["labels"] == {"hoststate.io/bmc-credentials": "true"}
+    with EmbeddedCluster(validators=validators()) as cluster:
+        apply_hosts_file(cluster, read)
+        assert cluster.get(HOSTS, "metal", "worker-0")["spec"] == host["spec"]
+        assert cluster.get(SECRETS, "metal", "worker-0-bmc-secret")["data"]["username"]
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (("  rootDeviceHints:", "  userData: {name: ud}\n  rootDeviceHints:"),
+         "spec.userData cannot"),
+        (("  online: true", "  online: true\n  customDeploy: {method: x}\n  raid: {}\n"
+          "  consumerRef: {kind: Metal3Machine, name: m}"),
+         "spec.customDeploy, spec.consumerRef cannot be carried into a Host; remove them"),
+        (("deviceName: /dev/sda", "deviceName: /dev/sda, wwnWithExtension: '0x5'"),
+         "spec.rootDeviceHints.wwnWithExtension cannot"),
+        (("metal3.io/v1alpha1", "metal3.io/v1beta9"), "apiVersion is 'metal3.io/v1beta9'"),
+        (("00:11:22:33:44:55", "not-a-mac"), "spec.bootMACAddress"),
+    ],
+)  # fmt: skip
+def test_what_a_host_cannot_carry_is_refused_naming_it(
+    tmp_path: Path, change: tuple[str, str], says: str
+) -> None:
+    with pytest.raises(HostsFileError) as refused:
+        read_hosts_file(written(tmp_path, DOCS.replace(*change)))
+    message = str(refused.value)
+    assert "document 2: BareMetalHost metal/worker-0" in message
+    assert says in message and "\n" not in message
+
+
+def test_convert_prints_a_hosts_file_that_reads_back_the_same(tmp_path: Path) -> None:
+    done = cli("convert", "--hosts", str(written(tmp_path, DOCS)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# 1 Host and 1 Secret from ")
+    kinds = [d["kind"] for d in yaml.safe_load_all(done.stdout) if d]
+    assert kinds == ["Host", "Secret"]
+    again = tmp_path / "hosts.yaml"
+    again.write_text(done.stdout)
+    assert read_hosts_file(again).hosts == read_hosts_file(written(tmp_path, DOCS)).hosts
+    refused = cli("convert", "--hosts", str(written(tmp_path, DOCS.replace("online", "onlin"))))
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "spec.onlin cannot be carried into a Host" in refused.stderr

@@ -196,13 +196,13 @@ def _wait_taken_over(kubectl: Path, workdir: Path, controller: subprocess.Popen[
 
 # -- comparing ------------------------------------------------------------------------
 
-_TIMES = (
+_TIMES = (  # in this order: a UUID's group may look like a duration (8d1d)
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"), "<time>"),  # timestamps
     (re.compile(r"\b(\d+(\.\d+)?(ms|[smhd]))+\b"), "<t>"),  # 3s, 2m10s, 0.12s, 1d4h
     (re.compile(r"<unknown>"), "<t>"),  # kubectl's age of an unset date
     (re.compile(r"\[\s*<t>\]"), "[<t>]"),  # the elapsed time heading a progress line
     (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:<port>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
 )
 _PROGRESS = re.compile(r"^(\[<t>\]|<time> [A-Z]+ )")  # a progress or a log line
 _COUNTS = re.compile(r"[\w -]+=\d+(, [\w -]+=\d+)*")  # provisioning=3, draining=1

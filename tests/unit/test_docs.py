@@ -50,6 +50,9 @@ def test_the_masks_keep_what_is_not_time() -> None:
     )
     assert samples.differences(line, other) == []
     assert samples.differences(line, other.replace("new config", "config")) != []
+    # a UUID is masked whole, even one with a group that reads like a duration
+    uuid = "323d1c38-052a-4ae2-8d1d-f50b5396cc6b"
+    assert samples.masked(f"node {uuid} active") == "node <uuid> active"
     stuck = (
         "2026-11-25T15:18:03.476Z WARNING state_controller.hosts: demo/host-0002 Stuck: node"
         " host-0002 has been draining for 0s, longer than the 0s allowed: draining: 1 pod"

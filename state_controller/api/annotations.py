@@ -46,6 +46,18 @@ Secret of its namespace gets a registration error instead of sending it to a BMC
 BMC_CREDENTIALS_SELECTOR = BMC_CREDENTIALS + "=true"
 """The label selector of the Secrets the controller watches."""
 
+HOST_DATA = PREFIX + "host-data"
+"""A label, not an annotation: ``true`` on a Secret that holds data for a Host's deployed
+OS (``spec.userData``, ``spec.networkData``, ``spec.metaData``).
+
+A second label beside :data:`BMC_CREDENTIALS`, watched the same way: each Secret says
+what it may be used for, so a Secret labelled for user data is never sent to a BMC and
+BMC credentials never end up on a machine's config drive.
+"""
+
+HOST_DATA_SELECTOR = HOST_DATA + "=true"
+"""The label selector of the data Secrets the controller watches."""
+
 FINALIZER = "hoststate.io/host"
 """Keeps a Host until the controller has deprovisioned and deleted it in the backend."""
 

@@ -103,6 +103,9 @@ class Facts:
     root_device_hints: dict[str, Any] | None = None
     boot_mode: str | None = None
     credentials: tuple[str, str] | None = None  # (secret name, secret resourceVersion)
+    # digest of the user, network and meta data given at the last deploy ("" none);
+    # None: not known (deployed before a restart, or never)
+    deployed_data: str | None = None
     observed_generation: int = 0
     last_updated: float | None = None
     mode: str = ""  # who keeps the book: Bootstrap (before the cluster exists) or Cluster
@@ -121,6 +124,7 @@ class Observations:
     spec_problem_reason: str = ""
     transient: str = ""
     annotation_problems: dict[str, str] = field(default_factory=dict)
+    data_change_told: str = ""  # the data digest a HostDataChanged notice was told for
     # another controller holds the host still (metal3's paused annotation): who, or why
     paused_by: str = ""
     # two accounts of the node's update (updates.agreement): how they differ; "" when

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..api.host import HostSpec
-from .provisioner import Credentials
+from .provisioner import Credentials, HostData
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class HostInput:
     credentials_version: tuple[str, str] | None = None
     credentials_problem: str | None = None
     hardware_details: dict[str, object] | None = None  # from the annotation, validated
+    data: HostData | None = None  # the config drive's contents (user, network, meta data)
+    data_versions: tuple[tuple[str, str], ...] = ()  # (Secret name, resourceVersion) read
+    data_problem: str | None = None  # names the field and the fix
 
     @property
     def key(self) -> str:

@@ -186,6 +186,7 @@ class _Run(StepContext):
         elif annotations.get(ann.INSPECT, ann.INSPECT_DISABLED) != ann.INSPECT_DISABLED:
             self.enter(S.INSPECTING, self.inspect, self.inspected, "InspectionRequested")
         elif spec.image is not None:
+            self.refuse_bad_data()
             self.note_image()
             self.enter(S.PROVISIONING, self.prov.provision, self.provisioned, "ImageRequested")
         else:
@@ -193,16 +194,19 @@ class _Run(StepContext):
 
     def provisioning(self) -> None:
         if not self.image_changed():
+            self.refuse_bad_data()
             self.provisioned(self.work(self.prov.provision(self.view())))
 
     def provisioned(self, result: Result) -> None:
         if result.powered_on is not None:
             self.book.note(now=self.now, powered_on=result.powered_on)
+        self.book.note(now=self.now, deployed_data=self.data_digest())
         self.move(S.PROVISIONED, "ProvisioningComplete")
 
     def running(self) -> None:
         """Provisioned: adopt the host after a lost backend, then keep power as asked."""
         if not self.image_changed():
+            self.tell_data_change()
             self.adopt()
             self.steady()
 

@@ -8,6 +8,8 @@ answer means, and nothing else writes state.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +26,46 @@ class Credentials:
         return f"Credentials(username={self.username!r}, password=<hidden>)"
 
     __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class HostData:
+    """What the deployed OS is given in its config drive, from the Host's data Secrets.
+
+    Its contents never reach a log line, a status, an Event, a metric or a trace: only
+    :meth:`digest` and :meth:`sizes` describe it."""
+
+    user_data: str | None = field(default=None, repr=False)
+    network_data: dict[str, Any] | None = field(default=None, repr=False)
+    meta_data: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"HostData(digest={self.digest()[:12]}, sizes={self.sizes()})"
+
+    __str__ = __repr__
+
+    def config_drive(self) -> dict[str, Any]:
+        """The config drive as Ironic takes it: only what the Host gives."""
+        drive: dict[str, Any] = {}
+        if self.meta_data is not None:
+            drive["meta_data"] = self.meta_data
+        if self.user_data is not None:
+            drive["user_data"] = self.user_data
+        if self.network_data is not None:
+            drive["network_data"] = self.network_data
+        return drive
+
+    def digest(self) -> str:
+        """sha256 of the config drive in canonical JSON: tells changes apart, reveals nothing."""
+        canonical = json.dumps(self.config_drive(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def sizes(self) -> dict[str, int]:
+        """Bytes of each part, as canonical JSON for the structured ones."""
+        return {
+            key: len(value.encode() if isinstance(value, str) else json.dumps(value).encode())
+            for key, value in self.config_drive().items()
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +87,7 @@ class HostView:
     externally_provisioned: bool = False
     automated_cleaning: bool = True
     hardware: dict[str, Any] | None = None
+    data: HostData | None = None  # the config drive's contents, given at deploy
 
     @property
     def key(self) -> str:

@@ -6,6 +6,9 @@ real backend gives, and fail on demand through a :class:`FaultPlan`. It is
 deterministic for a given seed, so a demo or a test can be replayed. With a
 :class:`~.hardware_file.HardwareFile` the machines outlive the process, as a real
 backend's nodes do.
+
+Just over 400 lines: the machines, their operations and their persistence are one
+backend, read together.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ class Machine:
     busy: tuple[str, float] | None = None  # (operation, finishes at)
     started: Counter[str] = field(default_factory=Counter)
     finished: str = ""  # the last operation that ended well, until another one starts
+    # what the deployed OS was given (user, network, meta data): its digest and sizes
+    # only, never its contents; None when nothing (or nothing is deployed)
+    config_drive: dict[str, Any] | None = None
 
 
 _REPEATED_WHEN_ASKED_AGAIN: frozenset[Operation] = frozenset(
@@ -182,6 +188,11 @@ class SimulatedProvisioner:
                 if (unfetchable := _unfetchable_checksum(host)) is not None:
                     return unfetchable  # as in Ironic: the deploy starts, then fails
                 machine.disk_image = dict(host.image or {})
+                machine.config_drive = (
+                    None
+                    if host.data is None
+                    else {"digest": host.data.digest(), "sizes": host.data.sizes()}
+                )
                 machine.powered_on = host.online
                 machine.node_active = True
                 return complete(powered_on=machine.powered_on)
@@ -193,6 +204,7 @@ class SimulatedProvisioner:
 
             def finish() -> Result:
                 machine.disk_image = None
+                machine.config_drive = None
                 machine.powered_on = False
                 machine.node_active = False
                 return complete(powered_on=False)

@@ -226,6 +226,7 @@ class StepContext:
         return (
             host.generation,
             host.credentials_version,
+            host.data_versions,
             host.deleting,
             tuple(sorted(host.annotations.items())),
         )
@@ -298,6 +299,38 @@ class StepContext:
             "true, or tear it down in the backend",
         )
 
+    def refuse_bad_data(self) -> None:
+        """Deploy nothing while a data Secret (user, network, meta data) is missing,
+        unlabelled or malformed: the host waits with an error naming the field; fixing the
+        Secret or the spec retries at once."""
+        if self.host.data_problem:
+            self.fail(ErrorType.PROVISIONING, self.host.data_problem)
+
+    def data_digest(self) -> str:
+        """The digest of the data the host would be deployed with now ("" for none)."""
+        return self.host.data.digest() if self.host.data is not None else ""
+
+    def tell_data_change(self) -> None:
+        """User, network or meta data changed on a provisioned host: as with
+        baremetal-operator, nothing happens until the next deploy; the user is told so,
+        once per change. Not known after a restart (the digest is not kept): then silent."""
+        deployed, book = self.book.facts.deployed_data, self.book
+        if deployed is None or self.host.data_problem:
+            return
+        now = self.data_digest()
+        if now == deployed or book.seen.data_change_told == now:
+            if now == deployed and book.seen.data_change_told:
+                book.note(now=self.now, data_change_told="")
+            return
+        book.note(now=self.now, data_change_told=now)
+        self.tell(
+            "Normal",
+            "HostDataChanged",
+            "spec.userData, spec.networkData or spec.metaData (or their Secrets) changed "
+            "since this host was deployed; as with baremetal-operator this takes effect on "
+            "the next deploy: change spec.image, or remove and restore it, to redeploy",
+        )
+
     def spec(self) -> HostSpec:
         spec = self.host.spec
         assert spec is not None  # registration stopped on a missing or invalid spec
@@ -323,4 +356,5 @@ class StepContext:
             externally_provisioned=spec.externally_provisioned,
             automated_cleaning=spec.automated_cleaning_mode != "disabled",
             hardware=facts.hardware,
+            data=host.data,
         )

@@ -45,6 +45,7 @@ from ..provisioning.provisioner import Provisioner
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
 from .drains import Drains
+from .host_data import data_secret_keys
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
 from .machine_index import MachineIndex
@@ -88,6 +89,14 @@ class HostController:
             handlers=[self._on_secret],
             label_selector=ann.BMC_CREDENTIALS_SELECTOR,
         )
+        # and those labelled as data for a deployed OS (userData, networkData, metaData)
+        self.data_secrets = InformerSet(
+            cluster,
+            SECRETS,
+            ns,
+            handlers=[self._on_secret],
+            label_selector=ann.HOST_DATA_SELECTOR,
+        )
         self.machines = MachineIndex(lambda key: self.hosts.get(key) is not None)
         self.node_index = NodeIndex(
             self.machines.named,
@@ -106,6 +115,7 @@ class HostController:
             hosts=self.hosts,
             hoststates=self.hoststates,
             secrets=self.secrets,
+            data_secrets=self.data_secrets,
             machine=HostMachine(provisioner, backoff=self.config.backoff),
             config=self.config,
             reporter=self.reporter,
@@ -172,7 +182,7 @@ class HostController:
         # Hosts before Nodes: a Node is linked to a Host already known.
         found: list[Informer | InformerSet] = [self.hoststates]
         if self.config.drive_hosts:
-            found += [self.secrets, self.hosts]
+            found += [self.secrets, self.data_secrets, self.hosts]
         if self.config.observe_baremetalhosts:
             found.append(self.bmhs)
         if self.config.follow_nodes:
@@ -405,12 +415,15 @@ class HostController:
         return self.hosts.version(key)
 
 
-def _secret_of(host: Obj | None) -> str | None:
-    """The Secret a Host names: None for a deleted Host, "" for one that names none."""
+def _secret_of(host: Obj | None) -> list[str] | None:
+    """The Secrets a Host names (BMC credentials, data for its OS): None for a deleted
+    Host, [] for one that names none."""
     if host is None:
         return None
     spec = host.get("spec")
+    namespace = host["metadata"].get("namespace", "")
+    keys = data_secret_keys(spec, namespace)
     bmc = spec.get("bmc") if isinstance(spec, dict) else None
-    if not isinstance(bmc, dict) or not bmc.get("credentialsName"):
-        return ""
-    return f"{host['metadata'].get('namespace', '')}/{bmc['credentialsName']}"
+    if isinstance(bmc, dict) and bmc.get("credentialsName"):
+        keys.append(f"{namespace}/{bmc['credentialsName']}")
+    return keys

@@ -23,7 +23,8 @@ from ..api.host import HardwareDetails, HostSpec, HostStatus
 from ..api.objects import Obj
 from ..api.reach import Reach
 from ..provisioning.inputs import HostInput, SpecProblem
-from ..provisioning.provisioner import Credentials
+from ..provisioning.provisioner import Credentials, HostData
+from .host_data import read_host_data
 
 
 class SpecCache:
@@ -188,8 +189,14 @@ def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | Non
     return parsed.model_dump(by_alias=True, exclude_none=True, mode="json"), None
 
 
-def gather(host: Obj, spec_cache: SpecCache, secrets: Callable[[str], Obj | None]) -> HostInput:
-    """Everything the machine needs, from the Host and the Secrets it references."""
+def gather(
+    host: Obj,
+    spec_cache: SpecCache,
+    secrets: Callable[[str], Obj | None],
+    data_secrets: Callable[[str], Obj | None] | None = None,
+) -> HostInput:
+    """Everything the machine needs, from the Host and the Secrets it references
+    (``data_secrets``: where the data Secrets are read; ``secrets`` when not given)."""
     meta = host["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     key = f"{namespace}/{name}"
@@ -202,6 +209,11 @@ def gather(host: Obj, spec_cache: SpecCache, secrets: Callable[[str], Obj | None
             secrets(secret_key), namespace, spec.bmc.credentials_name
         )
     details, _ = hardware_details(annotations)
+    data: HostData | None = None
+    data_versions: tuple[tuple[str, str], ...] = ()
+    data_problem: str | None = None
+    if spec is not None:
+        data, data_versions, data_problem = read_host_data(spec, namespace, data_secrets or secrets)
     return HostInput(
         namespace=namespace,
         name=name,
@@ -214,4 +226,7 @@ def gather(host: Obj, spec_cache: SpecCache, secrets: Callable[[str], Obj | None
         credentials_version=version,
         credentials_problem=creds_problem,
         hardware_details=details,
+        data=data,
+        data_versions=data_versions,
+        data_problem=data_problem,
     )

@@ -41,6 +41,7 @@ from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, R
 from ..provisioning.machine import HostMachine
 from .config import ControllerConfig
 from .delivery import Delivery
+from .host_data import is_host_data
 from .host_inputs import (
     SpecCache,
     gather,
@@ -73,6 +74,7 @@ class HostReconciler:
         hoststates: Informer | InformerSet,
         secrets: Informer | InformerSet,
         machine: HostMachine,
+        data_secrets: Informer | InformerSet | None = None,
         config: ControllerConfig,
         reporter: Reporter,
         nodes: NodeFollower | None = None,
@@ -80,6 +82,7 @@ class HostReconciler:
     ) -> None:
         self.cluster = cluster
         self.hosts, self.hoststates, self.secrets = hosts, hoststates, secrets
+        self.data_secrets = data_secrets or secrets  # one informer holding both, in tests
         self.machine = machine
         self.config = config
         self.reporter = reporter
@@ -114,7 +117,7 @@ class HostReconciler:
 
         now = self.clock()
         book, delivery, from_annotation = self._open(key, host, now)
-        inputs = gather(host, self.specs, self._secret)
+        inputs = gather(host, self.specs, self._secret, self._data_secret)
         self._notice_annotation_problems(book, annotations, now)
         decision = self.machine.step(book, inputs, now, delivery.retry)
         delivery.retry = decision.retry
@@ -165,24 +168,34 @@ class HostReconciler:
         delivery.backend_said = said
 
     def _secret(self, key: str) -> Obj | None:
+        """A cached Secret of BMC credentials (see :meth:`_labelled`)."""
+        return self._labelled(self.secrets, is_bmc_credentials, key)
+
+    def _data_secret(self, key: str) -> Obj | None:
+        """A cached Secret of data for a deployed OS (see :meth:`_labelled`)."""
+        return self._labelled(self.data_secrets, is_host_data, key)
+
+    def _labelled(
+        self, informer: Informer | InformerSet, labelled: Callable[[Obj], bool], key: str
+    ) -> Obj | None:
         """A cached Secret; on a miss, ask the server (a cache miss is no proof of absence).
 
-        Only a Secret labelled as BMC credentials is taken. Of one without the label only
-        its metadata is returned (for the error saying so) and nothing is cached: its data
-        is never read.
+        Only a Secret with the informer's label is taken. Of one without it only its
+        metadata is returned (for the error saying so) and nothing is cached: its data is
+        never read.
         """
-        cached = self.secrets.get(key)
-        if cached is not None:
+        cached = informer.get(key)
+        if cached is not None and labelled(cached):
             return cached
         namespace, _, name = key.partition("/")
         try:
             found = self.cluster.get(SECRETS, namespace, name)
         except NotFound:
             return None
-        if not is_bmc_credentials(found):
+        if not labelled(found):
             meta = found.get("metadata") or {}
             return {"metadata": {k: meta[k] for k in ("name", "namespace", "labels") if k in meta}}
-        self.secrets.mutate(found)
+        informer.mutate(found)
         return found
 
     def _from_server(

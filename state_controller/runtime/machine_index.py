@@ -10,7 +10,7 @@ never objects.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ..api.objects import Obj
 from ..cluster.interface import split_key
@@ -25,7 +25,8 @@ class MachineIndex:
         self._uid_of: dict[str, str] = {}  # key -> the UID indexed for it
         self._observed: set[str] = set()  # keys of the observed BareMetalHosts
         self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
-        self._secret_of_host: dict[str, str] = {}  # Host key -> Secret key ("" for none)
+        # Host key -> the keys of the Secrets it reads (BMC credentials, data for its OS)
+        self._secret_of_host: dict[str, frozenset[str]] = {}
 
     # -- machines ------------------------------------------------------------------------
 
@@ -68,20 +69,20 @@ class MachineIndex:
 
     # -- Secrets -------------------------------------------------------------------------
 
-    def secret(self, key: str, secret: str | None) -> None:
-        """The Secret the Host ``key`` reads now (``""``: none; None: the Host is gone)."""
+    def secret(self, key: str, secret: str | Collection[str] | None) -> None:
+        """The Secrets the Host ``key`` reads now (``""`` or empty: none; None: the Host is
+        gone)."""
         with self._lock:
-            before = self._secret_of_host.get(key, "")
-            if before == secret:
-                return
-            if before:
-                self._by_secret.get(before, set()).discard(key)
+            before = self._secret_of_host.get(key, frozenset())
+            for old in before:
+                self._by_secret.get(old, set()).discard(key)
             if secret is None:
                 self._secret_of_host.pop(key, None)
                 return
-            self._secret_of_host[key] = secret
-            if secret:
-                self._by_secret.setdefault(secret, set()).add(key)
+            now = frozenset([secret] if isinstance(secret, str) else secret) - {""}
+            self._secret_of_host[key] = now
+            for name in now:
+                self._by_secret.setdefault(name, set()).add(key)
 
     def readers(self, secret: str) -> list[str]:
         """The Hosts that read this Secret."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
+from state_controller.provisioning.provisioner import HostData
+from state_controller.runtime.host_data import read_host_data
 from state_controller.runtime.host_inputs import OTHER_NAMESPACE, SpecCache
+from state_controller.runtime.machine_index import MachineIndex
 
 
 def _host(**spec: Any) -> dict[str, Any]:
@@ -47,3 +51,37 @@ def test_a_bad_secret_name_is_refused() -> None:
     spec, problem = SpecCache().parse("team-a/h", _host(userData={"name": "Not_A_Name"}))
     assert spec is None and problem is not None
     assert "userData" in problem.message
+
+
+def test_host_data_shows_only_its_digest_and_sizes() -> None:
+    text = "#cloud-config\npassword: hunter2\n"
+    data = HostData(user_data=text, meta_data={"k": "v"})
+    shown = f"{data!r} {data}"
+    assert "hunter2" not in shown and data.digest()[:12] in shown
+    assert data.config_drive() == {
+        "meta_data": {"k": "v"},
+        "user_data": "#cloud-config\npassword: hunter2\n",
+    }
+    assert data.sizes() == {"meta_data": len('{"k": "v"}'), "user_data": len(text)}
+
+
+def test_yaml_reads_a_mac_address_as_text() -> None:
+    secret = {
+        "metadata": {"labels": {"hoststate.io/host-data": "true"}, "resourceVersion": "7"},
+        "data": {"networkData": base64.b64encode(b"mac: 52:54:00:00:00:01\n").decode()},
+    }
+    spec, _ = SpecCache().parse("team-a/h", _host(networkData={"name": "n"}))
+    assert spec is not None
+    data, versions, problem = read_host_data(spec, "team-a", lambda key: secret)
+    assert problem is None and versions == (("n", "7"),)
+    assert data is not None and data.network_data == {"mac": "52:54:00:00:00:01"}
+
+
+def test_a_host_reads_its_credentials_and_data_secrets() -> None:
+    index = MachineIndex(lambda key: False)
+    index.secret("ns/a", ["ns/bmc", "ns/user-data"])
+    assert index.readers("ns/user-data") == ["ns/a"] and index.readers("ns/bmc") == ["ns/a"]
+    index.secret("ns/a", ["ns/bmc"])
+    assert index.readers("ns/user-data") == [] and index.is_host("ns/a")
+    index.secret("ns/a", None)
+    assert index.readers("ns/bmc") == [] and not index.is_host("ns/a")

@@ -1,0 +1,152 @@
+"""Read the data a Host gives its deployed OS (user, network and meta data) from Secrets.
+
+As baremetal-operator: ``spec.userData`` names a Secret whose key ``userData`` holds
+the user data, ``spec.networkData`` one with ``networkData``, ``spec.metaData`` one
+with ``metaData``; each falls back to the key ``value``. Network and meta data are
+YAML (or JSON) objects. Only Secrets labelled ``hoststate.io/host-data=true`` are read:
+of any other, nothing but its labels. Every problem is one sentence naming the field
+and the fix; none quotes what a Secret holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from ..api import annotations as ann
+from ..api.host import HostSpec
+from ..api.objects import Obj
+from ..provisioning.provisioner import HostData
+
+FALLBACK_KEY = "value"
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML with the core schema's numbers (YAML 1.2, as baremetal-operator's Go parser
+    reads): PyYAML's 1.1 rules read a MAC address such as 52:54:00:00:00:01 as a
+    base-60 integer, and would hand the OS a number for it."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_Loader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+
+
+def is_host_data(secret: Obj) -> bool:
+    """Whether a Secret is labelled as holding data for a Host's deployed OS."""
+    labels = (secret.get("metadata") or {}).get("labels") or {}
+    return isinstance(labels, dict) and labels.get(ann.HOST_DATA) == "true"
+
+
+def data_secret_keys(spec: Any, namespace: str) -> list[str]:
+    """The keys (namespace/name) of the data Secrets a raw Host spec names."""
+    if not isinstance(spec, dict):
+        return []
+    keys = []
+    for field_name in ("userData", "networkData", "metaData"):
+        ref = spec.get(field_name)
+        if isinstance(ref, dict) and ref.get("name"):
+            keys.append(f"{namespace}/{ref['name']}")
+    return keys
+
+
+def _value(
+    secret: Obj | None, field_name: str, namespace: str, name: str
+) -> tuple[str | None, str | None]:
+    """The text under the field's key (or ``value``): (text, problem)."""
+    key = field_name
+    if secret is None:
+        return None, (
+            f'spec.{field_name}: Secret "{name}" not found in namespace "{namespace}"; '
+            f'create it with the key "{key}" and the label {ann.HOST_DATA_SELECTOR}'
+        )
+    if not is_host_data(secret):
+        return None, (
+            f'spec.{field_name}: the Secret "{name}" has no label {ann.HOST_DATA_SELECTOR}; '
+            f"add it if it holds this host's {field_name}: kubectl label secret {name} "
+            f"-n {namespace} {ann.HOST_DATA_SELECTOR}"
+        )
+    data = secret.get("data") or {}
+    raw = data.get(key, data.get(FALLBACK_KEY))
+    if raw is None:
+        return None, (
+            f'spec.{field_name}: Secret "{namespace}/{name}" has no "{key}" key '
+            f'(nor "{FALLBACK_KEY}"); put the {field_name} under "{key}" in its data'
+        )
+    try:
+        return base64.b64decode(raw, validate=True).decode(), None
+    except (binascii.Error, UnicodeDecodeError, TypeError):
+        return None, (
+            f'spec.{field_name}: the "{key}" key of Secret "{namespace}/{name}" is not valid '
+            "base64 of UTF-8 text; write the text under stringData or base64-encode it"
+        )
+
+
+def _object(
+    text: str, field_name: str, namespace: str, name: str
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Network or meta data: a YAML or JSON object. The parser's own message is not
+    repeated: it quotes the text."""
+    try:
+        parsed = yaml.load(text, Loader=_Loader)  # a SafeLoader
+    except yaml.YAMLError:
+        parsed = None
+    if isinstance(parsed, dict) and all(isinstance(k, str) for k in parsed):
+        return parsed, None
+    return None, (
+        f'spec.{field_name}: the {field_name} in Secret "{namespace}/{name}" is not a YAML '
+        "or JSON object with string keys; write it as one (e.g. OpenStack network_data "
+        "for networkData)"
+    )
+
+
+def read_host_data(
+    spec: HostSpec, namespace: str, secrets: Callable[[str], Obj | None]
+) -> tuple[HostData | None, tuple[tuple[str, str], ...], str | None]:
+    """(data, versions of the Secrets read, problem). No data (None) when the spec names
+    no data Secret; the versions let a failed host be retried as soon as one changes."""
+    parts: dict[str, Any] = {}
+    versions: list[tuple[str, str]] = []
+    problem = None
+    for field_name, ref in (
+        ("userData", spec.user_data),
+        ("networkData", spec.network_data),
+        ("metaData", spec.meta_data),
+    ):
+        if ref is None:
+            continue
+        secret = secrets(f"{namespace}/{ref.name}")
+        if secret is not None:
+            version = str((secret.get("metadata") or {}).get("resourceVersion", ""))
+            versions.append((ref.name, version))
+        text, problem = _value(secret, field_name, namespace, ref.name)
+        if text is None:
+            break
+        if field_name == "userData":
+            parts["user_data"] = text
+            continue
+        parsed, problem = _object(text, field_name, namespace, ref.name)
+        if parsed is None:
+            break
+        parts["network_data" if field_name == "networkData" else "meta_data"] = parsed
+    if problem is not None:
+        return None, tuple(versions), problem
+    return (HostData(**parts) if parts else None), tuple(versions), None

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from state_controller.provisioning.ironic.nodes import deploy_patch, deployed_image, instance_info
+import pytest
+
+from state_controller.provisioning.ironic.faults import Answer
+from state_controller.provisioning.ironic.nodes import (
+    config_drive,
+    deploy_patch,
+    deployed_image,
+    instance_info,
+)
+from state_controller.provisioning.provisioner import HostData
 from tests.ironic.helpers import view_of
 
 URL = "http://images.example/os.qcow2"
@@ -55,3 +64,14 @@ def test_other_images_take_a_live_isos_ramdisk_deploy_back_and_leave_others_alon
         {"op": "add", "path": "/deploy_interface", "value": "ansible"}
     ]
     assert deploy_patch(host, deploy_interface="ramdisk", configured="ramdisk")[1:] == []
+
+
+def test_ironic_gets_the_drive_as_json_only_from_api_1_56() -> None:
+    data = HostData(user_data="#cloud-config\n", network_data={"links": []})
+    assert config_drive(data, (1, 56)) == {
+        "user_data": "#cloud-config\n",
+        "network_data": {"links": []},
+    }
+    with pytest.raises(Answer) as refused:
+        config_drive(data, (1, 55))
+    assert "API 1.56" in str(refused.value.result.message)

@@ -142,8 +142,9 @@ class Attempt:
             reason = str(power.get("reason") or "")
             raise Answer(failed(registration_message(self.host, reason), reason))
 
-    def move(self, node: Node, target: str, *, poll_delay: float) -> None:
-        """Ask for a provision-state change; return only once Ironic accepted it (202)."""
+    def move(self, node: Node, target: str, *, poll_delay: float, configdrive: Any = None) -> None:
+        """Ask for a provision-state change; return only once Ironic accepted it (202).
+        ``configdrive``: the config drive to deploy with (``active`` and ``rebuild``)."""
         uuid = node["uuid"]
         if node.get("maintenance") and node.get("fault") == "clean failure":
             # Ironic set it because cleaning failed: this retry is the fix it waits for
@@ -153,7 +154,9 @@ class Attempt:
         reply = self.request(
             "PUT",
             _path(node, "/states/provision"),
-            {"target": target},
+            {"target": target}
+            if configdrive is None
+            else {"target": target, "configdrive": configdrive},
             route="states/provision",
             allow=(400,),
         )

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..provisioner import HostView
+from ..provisioner import HostData, HostView
+from ..results import failed
+from .faults import Answer
 
 Node = dict[str, Any]
 PatchOps = list[dict[str, Any]]
@@ -312,3 +314,22 @@ def hardware_from_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
     if properties.get("memory_mb"):
         out["ramMebibytes"] = int(properties["memory_mb"])
     return out
+
+
+CONFIG_DRIVE_VERSION = (1, 56)  # a config drive given as JSON, built by Ironic
+
+
+def config_drive(data: HostData, version: tuple[int, int]) -> dict[str, Any]:
+    """The config drive to deploy with, as JSON that Ironic builds the drive from.
+
+    Ironic older than API 1.56 takes only a built drive image: refused in the user's
+    terms rather than sending what it would reject."""
+    if version < CONFIG_DRIVE_VERSION:
+        raise Answer(
+            failed(
+                f"Ironic offers API 1.{version[1]}, which takes no config drive as JSON; "
+                "spec.userData, spec.networkData and spec.metaData need Ironic API 1.56 "
+                "(Ironic 13.0, Train) or newer"
+            )
+        )
+    return data.config_drive()

@@ -38,6 +38,7 @@ from .memory import FRESH_FOR, Memory
 from .nodes import (
     Node,
     NodeOverrides,
+    config_drive,
     deploy_patch,
     deployed_image,
     driver_info_patch,
@@ -388,7 +389,10 @@ class IronicProvisioner:
         return str(fields[field]) if fields.get(field) else None
 
     def _started(self, at: Attempt, node: Node, target: str) -> Result:
-        at.move(node, target, poll_delay=self.poll_delay)
+        drive = None
+        if target in ("active", "rebuild") and at.host.data is not None:
+            drive = config_drive(at.host.data, at.client.version())
+        at.move(node, target, poll_delay=self.poll_delay, configdrive=drive)
         self._count(node, target)
         return continuing(self.poll_delay)
 

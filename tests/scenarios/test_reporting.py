@@ -12,7 +12,7 @@ from prometheus_client import generate_latest, start_http_server
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
-from tests.support.scenarios import PASSWORD
+from tests.support.scenarios import HOST_DATA_MARKS, PASSWORD
 
 NS = "fleet"
 
@@ -132,6 +132,8 @@ def test_the_bmc_password_appears_nowhere(
     assert len(places["events"]) > 100  # there is something to scan
     leaked = [where for where, text in places.items() if PASSWORD in text]
     assert leaked == []
+    for mark in HOST_DATA_MARKS:  # nor what the hosts' user, network and meta data hold
+        assert [where for where, text in places.items() if mark in text] == [], mark
 
 
 def test_each_host_reaching_provisioned_is_an_event_and_each_failure_a_log_line(

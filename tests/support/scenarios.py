@@ -5,6 +5,7 @@ counts, Pods admitted)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +24,34 @@ from tests.support.waiting import wait_for
 
 NS = "fleet"  # every scenario's namespace (tests.conftest empties it between tests)
 PASSWORD = "Tr0ub4dor-never-printed"  # a BMC password no output may show
+# what the hosts' data Secrets hold (user, network, meta data): no output may show it
+HOST_DATA = {
+    "userData": "#cloud-config\nruncmd: [echo us3r-data-never-printed]\n",
+    "networkData": "links: [{id: n3twork-data-never-printed, type: phy}]\n",
+    "metaData": "local-hostname: m3ta-data-never-printed\n",
+}
+HOST_DATA_MARKS = (
+    "us3r-data-never-printed",
+    "n3twork-data-never-printed",
+    "m3ta-data-never-printed",
+)
+
+
+def host_data_secret(namespace: str, name: str, key: str) -> dict[str, Any]:
+    """A Secret labelled as data for a deployed OS, holding ``HOST_DATA[key]``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"hoststate.io/host-data": "true"},
+        },
+        "type": "Opaque",
+        "data": {key: base64.b64encode(HOST_DATA[key].encode()).decode()},
+    }
+
+
 WRITES = ("create", "update", "update_status", "patch", "delete")
 WORKER = {"node-role.kubernetes.io/worker": ""}
 SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)

@@ -31,6 +31,12 @@ RANK: dict[S, int] = {
 }
 
 
+DATA_CHANGED = (
+    "user, network or meta data changed since this host was deployed; it takes effect "
+    "on the next deploy"
+)
+
+
 class Cond(NamedTuple):
     status: str  # "True" | "False" | "Unknown"
     reason: str
@@ -83,7 +89,9 @@ def derive(
     out[C.PREPARED] = Cond("False", "Skipped") if external else prepared
 
     if cursor.state == S.PROVISIONED:
-        out[C.PROVISIONED] = Cond("True", "Provisioned")
+        out[C.PROVISIONED] = Cond(
+            "True", "Provisioned", DATA_CHANGED if seen.data_change_told else ""
+        )
     elif external:
         out[C.PROVISIONED] = Cond("True", "ExternallyProvisioned")
     elif cursor.state == S.PROVISIONING:

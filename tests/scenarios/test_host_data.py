@@ -195,6 +195,18 @@ def test_changed_user_data_waits_for_the_next_deploy_and_says_so(
             timeout=60,
             what="the HostDataChanged event",
         )
+        wait_for(
+            lambda: any(
+                c["type"] == "Provisioned"
+                and c["status"] == "True"
+                and "takes effect on the next deploy" in c.get("message", "")
+                for c in (cluster.get(HOSTSTATES, NS, name).get("status") or {}).get(
+                    "conditions", []
+                )
+            ),
+            timeout=30,
+            what="the HostState's Provisioned condition saying the change waits",
+        )
         assert running.sim.machine(address).config_drive == given  # not redeployed
         assert _status(cluster, name)["provisioning"]["state"] == "provisioned"
         assert _status(cluster, name).get("operationalStatus") == "OK"

@@ -108,7 +108,7 @@ class Handover:
                 f"a Host {self.key} exists already and was not adopted from this "
                 "BareMetalHost; delete or rename it, or leave this host with baremetal-operator"
             )
-        spec, problem = host_spec(bmh)
+        spec, problem = host_spec(bmh, with_data=False)
         if spec is None:
             raise Refused(problem)
         secret = self._secret(spec)

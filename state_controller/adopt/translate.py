@@ -51,7 +51,7 @@ HANDLED_APART = ("consumerRef", "customDeploy")  # refused by bmh_refusal, with 
 def dropped_on_handover(bmh: Obj) -> tuple[list[str], list[str]]:
     """The fields a handover leaves behind: those that serve only a new deploy, and the
     others (shown on the dry run's line)."""
-    dropped = [f for f in not_carried(bmh) if f not in HANDLED_APART]
+    dropped = [f for f in not_carried(bmh, with_data=False) if f not in HANDLED_APART]
     deploy_only = [f for f in dropped if f in ONLY_FOR_A_NEW_DEPLOY]
     return deploy_only, [f for f in dropped if f not in deploy_only]
 

@@ -3,7 +3,8 @@
 
 The fields the machine lives by carry over with baremetal-operator's names (a Host was
 named after them): BMC, boot MAC, image (``format`` becomes ``diskFormat``), root
-device hints, boot mode, online, externally provisioned, cleaning mode, description.
+device hints, boot mode, online, externally provisioned, cleaning mode, description,
+and the user, network and meta data Secrets.
 Every other field set is named by :func:`not_carried`: a handover of a deployed
 machine may go on without what serves only a new deploy; a conversion refuses it.
 """
@@ -37,7 +38,10 @@ _BMC = ("address", "credentialsName", "disableCertificateVerification")
 _IMAGE = {"url": "url", "checksum": "checksum", "checksumType": "checksumType",
           "format": "diskFormat"}  # fmt: skip
 
-ONLY_FOR_A_NEW_DEPLOY = ("userData", "networkData", "metaData", "preprovisioningNetworkDataName")
+DATA = ("userData", "networkData", "metaData")
+"""The deployed OS's configuration: Secret references, carried with the same names."""
+
+ONLY_FOR_A_NEW_DEPLOY = (*DATA, "preprovisioningNetworkDataName")
 """Fields that serve only a deploy: a machine deployed already goes on without them."""
 
 
@@ -48,10 +52,16 @@ def image_of(image: dict[str, Any] | None) -> dict[str, Any] | None:
     return {ours: image[theirs] for theirs, ours in _IMAGE.items() if image.get(theirs)}
 
 
-def host_spec(bmh: Obj) -> tuple[dict[str, Any] | None, str]:
-    """The Host spec for this BareMetalHost and "", or None and why not (the field)."""
+def _carried(with_data: bool) -> tuple[str, ...]:
+    return (*CARRIED, *DATA) if with_data else CARRIED
+
+
+def host_spec(bmh: Obj, *, with_data: bool = True) -> tuple[dict[str, Any] | None, str]:
+    """The Host spec for this BareMetalHost and "", or None and why not (the field).
+    ``with_data``: carry the user, network and meta data references too."""
     spec = dict(bmh.get("spec") or {})
-    out: dict[str, Any] = {k: spec[k] for k in CARRIED if spec.get(k) not in (None, "")}
+    kept = _carried(with_data)
+    out: dict[str, Any] = {k: spec[k] for k in kept if spec.get(k) not in (None, "")}
     if isinstance(out.get("bmc"), dict):
         out["bmc"] = {k: v for k, v in out["bmc"].items() if k in _BMC}
     image = image_of(spec.get("image"))
@@ -70,10 +80,11 @@ def host_spec(bmh: Obj) -> tuple[dict[str, Any] | None, str]:
     return out, ""
 
 
-def not_carried(bmh: Obj) -> list[str]:
+def not_carried(bmh: Obj, *, with_data: bool = True) -> list[str]:
     """The spec fields set on the BareMetalHost that a Host does not carry."""
     spec = dict(bmh.get("spec") or {})
-    dropped = [k for k, v in spec.items() if k not in CARRIED and v not in (None, "", {}, [])]
+    kept = _carried(with_data)
+    dropped = [k for k, v in spec.items() if k not in kept and v not in (None, "", {}, [])]
     for field, kept in (("bmc", _BMC), ("rootDeviceHints", HINTS), ("image", tuple(_IMAGE))):
         inner = spec.get(field)
         if isinstance(inner, dict):

@@ -26,6 +26,7 @@ from ..cluster.schema import validators
 
 DEFAULT_NAMESPACE = "default"
 BMC_LABEL = {ann.BMC_CREDENTIALS: "true"}
+HOST_DATA_LABEL = {ann.HOST_DATA: "true"}
 
 
 class HostsFileError(ValueError):
@@ -80,10 +81,6 @@ def read_hosts_file(path: str | Path) -> HostsFile:
             obj.pop("status", None)  # a status is the controller's to write
             hosts.append(obj)
         elif kind == "Secret":
-            # the file's Secrets are its Hosts' BMC credentials: labelled so the controller
-            # reads them (it reads no other Secret)
-            labels = meta.get("labels")
-            meta["labels"] = {**(labels if isinstance(labels, dict) else {}), **BMC_LABEL}
             secrets.append(_with_data(obj, f"{where}: {what}"))
         else:
             raise HostsFileError(
@@ -98,7 +95,30 @@ def read_hosts_file(path: str | Path) -> HostsFile:
     if not hosts:
         raise HostsFileError(f"--hosts {path}: no Host in the file; nothing to bootstrap")
     _check_credentials(path, hosts, secrets)
+    _label_by_use(hosts, secrets)
     return HostsFile(path, tuple(hosts), tuple(secrets))
+
+
+def _label_by_use(hosts: list[Obj], secrets: list[Obj]) -> None:
+    """Each Secret labelled for what its Hosts use it as, so the controller reads it (it
+    reads no other Secret): the deployed OS's data (``hoststate.io/host-data``), else
+    BMC credentials (``hoststate.io/bmc-credentials``), or both."""
+    as_data: set[tuple[str, str]] = set()
+    as_credentials: set[tuple[str, str]] = set()
+    for host in hosts:
+        namespace, spec = host["metadata"]["namespace"], host.get("spec") or {}
+        as_credentials.add((namespace, str((spec.get("bmc") or {}).get("credentialsName"))))
+        for field in bmh.DATA:
+            if isinstance(spec.get(field), dict):
+                as_data.add((namespace, str(spec[field].get("name"))))
+    for secret in secrets:
+        meta = secret["metadata"]
+        key = (meta["namespace"], meta["name"])
+        labels = meta.get("labels")
+        wanted = dict(HOST_DATA_LABEL) if key in as_data else {}
+        if key in as_credentials or key not in as_data:
+            wanted |= BMC_LABEL
+        meta["labels"] = {**(labels if isinstance(labels, dict) else {}), **wanted}
 
 
 def _host_of(bare_metal_host: Obj, where: str) -> Obj:

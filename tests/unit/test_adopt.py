@@ -54,7 +54,7 @@ def bmh(state: str = "provisioned", **status: Any) -> dict[str, Any]:
 
 
 def test_the_host_spec_carries_what_the_machine_lives_by() -> None:
-    spec, problem = host_spec(bmh())
+    spec, problem = host_spec(bmh(), with_data=False)
     assert problem == ""
     assert spec == {
         "bmc": {"address": "redfish://192.0.2.10/redfish/v1/Systems/1",
@@ -65,7 +65,13 @@ def test_the_host_spec_carries_what_the_machine_lives_by() -> None:
                   "diskFormat": "qcow2"},
         "rootDeviceHints": {"deviceName": "/dev/sda"},
     }  # fmt: skip
-    assert not_carried(bmh()) == ["userData", "rootDeviceHints.wwnWithExtension"]
+    assert not_carried(bmh()) == ["rootDeviceHints.wwnWithExtension"]
+    # a handover leaves the deployed OS's data behind (only a new deploy reads it)
+    assert not_carried(bmh(), with_data=False) == ["userData", "rootDeviceHints.wwnWithExtension"]
+    assert translate.dropped_on_handover(bmh()) == (
+        ["userData"],
+        ["rootDeviceHints.wwnWithExtension"],
+    )
 
 
 def test_a_spec_a_host_cannot_hold_is_refused_naming_the_field() -> None:

@@ -4,7 +4,9 @@ it, and nothing of the file is taken."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -17,7 +19,10 @@ from state_controller.bootstrap.hostsfile import (
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.schema import validators
+from state_controller.provisioning.provisioner import HostData
+from state_controller.provisioning.simulated import SimulatedProvisioner
 from tests.support.processes import cli
+from tests.support.scenarios import wait_all_in
 
 # as metal3's user guide writes one: the BMC Secret, then the BareMetalHost
 DOCS = """\
@@ -71,8 +76,8 @@ def test_a_baremetalhost_document_is_taken_as_its_host(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (("  rootDeviceHints:", "  userData: {name: ud}\n  rootDeviceHints:"),
-         "spec.userData cannot"),
+        (("  rootDeviceHints:", "  preprovisioningNetworkDataName: pn\n  rootDeviceHints:"),
+         "spec.preprovisioningNetworkDataName cannot"),
         (("  online: true", "  online: true\n  customDeploy: {method: x}\n  raid: {}\n"
           "  consumerRef: {kind: Metal3Machine, name: m}"),
          "spec.customDeploy, spec.consumerRef cannot be carried into a Host; remove them"),
@@ -92,6 +97,26 @@ def test_what_a_host_cannot_carry_is_refused_naming_it(
     assert says in message and "\n" not in message
 
 
+def test_the_deployed_os_data_is_carried_and_its_secret_labelled_for_it(tmp_path: Path) -> None:
+    user_data = """\
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: worker-0-user-data, namespace: metal}
+stringData: {userData: "#cloud-config\\nhostname: worker-0\\n"}
+"""
+    docs = DOCS.replace("  rootDeviceHints:", "  userData: {name: worker-0-user-data}\n"
+                        "  rootDeviceHints:") + user_data  # fmt: skip
+    read = read_hosts_file(written(tmp_path, docs))
+    [host] = read.hosts
+    assert host["spec"]["userData"] == {"name": "worker-0-user-data"}
+    labels = {s["metadata"]["name"]: s["metadata"]["labels"] for s in read.secrets}
+    assert labels == {
+        "worker-0-bmc-secret": {"hoststate.io/bmc-credentials": "true"},
+        "worker-0-user-data": {"hoststate.io/host-data": "true"},
+    }
+
+
 def test_convert_prints_a_hosts_file_that_reads_back_the_same(tmp_path: Path) -> None:
     done = cli("convert", "--hosts", str(written(tmp_path, DOCS)))
     assert done.returncode == 0, done.stderr
@@ -104,3 +129,26 @@ def test_convert_prints_a_hosts_file_that_reads_back_the_same(tmp_path: Path) ->
     refused = cli("convert", "--hosts", str(written(tmp_path, DOCS.replace("online", "onlin"))))
     assert refused.returncode == 2 and refused.stdout == ""
     assert "spec.onlin cannot be carried into a Host" in refused.stderr
+
+
+def test_a_baremetalhost_with_user_data_provisions_on_the_embedded_cluster(
+    tmp_path: Path, run_controller: Any
+) -> None:
+    """metal3's example host with cloud-config user data, taken from the file as bootstrap
+    takes it, is deployed by the simulated provisioner with exactly that user data."""
+    cloud_config = "#cloud-config\nhostname: worker-0\n"
+    docs = DOCS.replace("  rootDeviceHints:", "  userData: {name: worker-0-user-data}\n"
+                        "  rootDeviceHints:") + (
+        "---\napiVersion: v1\nkind: Secret\n"
+        "metadata: {name: worker-0-user-data, namespace: metal}\n"
+        f"stringData: {{userData: {json.dumps(cloud_config)}}}\n"
+    )  # fmt: skip
+    read = read_hosts_file(written(tmp_path, docs))
+    sim = SimulatedProvisioner()
+    with EmbeddedCluster(validators=validators()) as cluster:
+        apply_hosts_file(cluster, read)
+        with run_controller(cluster, sim):
+            wait_all_in(cluster, "metal", "provisioned", ["worker-0"], reported=False)
+        machine = sim.machine("redfish://192.168.111.1:8000/redfish/v1/Systems/1")
+        given = HostData(user_data=cloud_config)
+        assert machine.config_drive == {"digest": given.digest(), "sizes": given.sizes()}

@@ -210,3 +210,16 @@ def test_changed_user_data_waits_for_the_next_deploy_and_says_so(
         assert running.sim.machine(address).config_drive == given  # not redeployed
         assert _status(cluster, name)["provisioning"]["state"] == "provisioned"
         assert _status(cluster, name).get("operationalStatus") == "OK"
+        secret = cluster.get(SECRETS, NS, "ud")
+        secret["data"] = _data_secret("ud", "userData", USER_DATA)["data"]
+        cluster.update(SECRETS, secret)  # back to what was deployed: nothing waits
+        wait_for(
+            lambda: any(
+                c["type"] == "Provisioned" and not c.get("message")
+                for c in (cluster.get(HOSTSTATES, NS, name).get("status") or {}).get(
+                    "conditions", []
+                )
+            ),
+            timeout=30,
+            what="the Provisioned condition without the note",
+        )

@@ -11,7 +11,6 @@ with the message naming the field, and leaves updates that keep the name alone.
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 import pytest
@@ -20,24 +19,10 @@ import yaml
 from state_controller.simulation.fleet import host_manifest
 from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
+from tests.support.tenants import TENANT, ok, run, tenant_namespace
 
 NS = "tenant-a"
-TENANT = "--as=tenant"
 POLICY = "hoststate-bmc-credentials-readable"
-
-
-def _run(
-    cp: ControlPlane, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cp.kubectl_argv(*args), input=stdin, capture_output=True, text=True, timeout=60
-    )
-
-
-def _ok(cp: ControlPlane, *args: str, stdin: str | None = None) -> str:
-    done = _run(cp, *args, stdin=stdin)
-    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stdout}{done.stderr}"
-    return done.stdout
 
 
 def _host(name: str, secret: str) -> str:
@@ -50,36 +35,7 @@ def _host(name: str, secret: str) -> str:
 @pytest.fixture
 def tenant(control_plane: ControlPlane, manifests: Any) -> Any:
     """A namespace where ``tenant`` may write Hosts and get only the Secret ``tenant-bmc``."""
-    objects = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": "tenant", "namespace": NS},
-            "rules": [
-                {
-                    "apiGroups": ["hoststate.io"],
-                    "resources": ["hosts"],
-                    "verbs": ["get", "list", "create", "update", "patch", "delete"],
-                },
-                {
-                    "apiGroups": [""],
-                    "resources": ["secrets"],
-                    "resourceNames": ["tenant-bmc"],
-                    "verbs": ["get"],
-                },
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "tenant", "namespace": NS},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant"},
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "tenant"}
-            ],
-        },
-    ]
+    objects = tenant_namespace(NS, ["tenant-bmc"])
     for name in ("tenant-bmc", "platform-bmc"):
         objects.append(
             {
@@ -93,17 +49,15 @@ def tenant(control_plane: ControlPlane, manifests: Any) -> Any:
                 "stringData": {"username": "admin", "password": f"{name}-password"},
             }
         )
-    _ok(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
+    ok(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
     yield control_plane
-    _run(control_plane, "delete", "namespace", NS, "--wait=false")
+    run(control_plane, "delete", "namespace", NS, "--wait=false")
 
 
 def test_the_policy_is_installed(control_plane: ControlPlane, manifests: Any) -> None:
-    policy = json.loads(
-        _ok(control_plane, "get", "validatingadmissionpolicy", POLICY, "-o", "json")
-    )
+    policy = json.loads(ok(control_plane, "get", "validatingadmissionpolicy", POLICY, "-o", "json"))
     binding = json.loads(
-        _ok(control_plane, "get", "validatingadmissionpolicybinding", POLICY, "-o", "json")
+        ok(control_plane, "get", "validatingadmissionpolicybinding", POLICY, "-o", "json")
     )
     assert binding["spec"] == {"policyName": POLICY, "validationActions": ["Deny"]}
     (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
@@ -114,17 +68,15 @@ def test_the_policy_is_installed(control_plane: ControlPlane, manifests: Any) ->
 
 def test_a_tenant_may_name_only_a_secret_it_may_read(tenant: ControlPlane) -> None:
     cp = tenant
-    assert _run(cp, "auth", "can-i", "get", "secret/platform-bmc", "-n", NS, TENANT).returncode
-    assert not _run(
-        cp, "auth", "can-i", "create", "hosts.hoststate.io", "-n", NS, TENANT
-    ).returncode
+    assert run(cp, "auth", "can-i", "get", "secret/platform-bmc", "-n", NS, TENANT).returncode
+    assert not run(cp, "auth", "can-i", "create", "hosts.hoststate.io", "-n", NS, TENANT).returncode
 
     def refused() -> str | None:
         """The refusal of a Host naming platform-bmc (None while the policy is not yet in
         force: the API server loads a new policy within a second or so)."""
-        done = _run(cp, "create", "-f", "-", TENANT, stdin=_host("theirs", "platform-bmc"))
+        done = run(cp, "create", "-f", "-", TENANT, stdin=_host("theirs", "platform-bmc"))
         if done.returncode == 0:
-            _ok(cp, "delete", "host.hoststate.io", "theirs", "-n", NS)
+            ok(cp, "delete", "host.hoststate.io", "theirs", "-n", NS)
             return None
         return done.stderr
 
@@ -135,14 +87,14 @@ def test_a_tenant_may_name_only_a_secret_it_may_read(tenant: ControlPlane) -> No
     ) in message
     assert "platform-bmc-password" not in message
 
-    _ok(cp, "create", "-f", "-", TENANT, stdin=_host("mine", "tenant-bmc"))
+    ok(cp, "create", "-f", "-", TENANT, stdin=_host("mine", "tenant-bmc"))
     # naming the other Secret in an update is refused too
     patch = json.dumps({"spec": {"bmc": {"credentialsName": "platform-bmc"}}})
-    changed = _run(
+    changed = run(
         cp, "patch", "host.hoststate.io", "mine", "-n", NS, "--type=merge", "-p", patch, TENANT
     )
     assert changed.returncode != 0 and "spec.bmc.credentialsName" in changed.stderr
     # an update that keeps the name is not judged again: a Host an operator made for the
     # tenant with platform-bmc, and the tenant labelling it
-    _ok(cp, "create", "-f", "-", stdin=_host("given", "platform-bmc"))
-    _ok(cp, "label", "host.hoststate.io", "given", "-n", NS, "team=a", TENANT)
+    ok(cp, "create", "-f", "-", stdin=_host("given", "platform-bmc"))
+    ok(cp, "label", "host.hoststate.io", "given", "-n", NS, "team=a", TENANT)

@@ -10,7 +10,6 @@ and an update that keeps the names is not judged again.
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 import pytest
@@ -19,24 +18,10 @@ import yaml
 from state_controller.simulation.fleet import host_manifest
 from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
+from tests.support.tenants import TENANT, ok, run, tenant_namespace
 
 NS = "tenant-data"
-TENANT = "--as=tenant"
 POLICY = "hoststate-host-data-readable"
-
-
-def _run(
-    cp: ControlPlane, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cp.kubectl_argv(*args), input=stdin, capture_output=True, text=True, timeout=60
-    )
-
-
-def _ok(cp: ControlPlane, *args: str, stdin: str | None = None) -> str:
-    done = _run(cp, *args, stdin=stdin)
-    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stdout}{done.stderr}"
-    return done.stdout
 
 
 def _host(name: str, **refs: str) -> str:
@@ -50,36 +35,7 @@ def _host(name: str, **refs: str) -> str:
 @pytest.fixture
 def tenant(control_plane: ControlPlane, manifests: Any) -> Any:
     """A namespace where ``tenant`` may write Hosts and get only the Secret ``tenant-ud``."""
-    objects: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": "tenant", "namespace": NS},
-            "rules": [
-                {
-                    "apiGroups": ["hoststate.io"],
-                    "resources": ["hosts"],
-                    "verbs": ["get", "list", "create", "update", "patch", "delete"],
-                },
-                {
-                    "apiGroups": [""],
-                    "resources": ["secrets"],
-                    "resourceNames": ["tenant-ud", "host-0000-bmc"],
-                    "verbs": ["get"],
-                },
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "tenant", "namespace": NS},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant"},
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "tenant"}
-            ],
-        },
-    ]
+    objects = tenant_namespace(NS, ["tenant-ud", "host-0000-bmc"])
     for name in ("tenant-ud", "platform-ud"):
         objects.append(
             {
@@ -93,9 +49,9 @@ def tenant(control_plane: ControlPlane, manifests: Any) -> Any:
                 "stringData": {"userData": f"#cloud-config\n# {name}-contents\n"},
             }
         )
-    _ok(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
+    ok(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all(objects))
     yield control_plane
-    _run(control_plane, "delete", "namespace", NS, "--wait=false")
+    run(control_plane, "delete", "namespace", NS, "--wait=false")
 
 
 def test_a_tenant_may_name_only_data_secrets_it_may_read(tenant: ControlPlane) -> None:
@@ -104,9 +60,9 @@ def test_a_tenant_may_name_only_data_secrets_it_may_read(tenant: ControlPlane) -
     def refused() -> str | None:
         """The refusal of a Host naming platform-ud (None while the policy is not yet in
         force: the API server loads a new policy within a second or so)."""
-        done = _run(cp, "create", "-f", "-", TENANT, stdin=_host("theirs", userData="platform-ud"))
+        done = run(cp, "create", "-f", "-", TENANT, stdin=_host("theirs", userData="platform-ud"))
         if done.returncode == 0:
-            _ok(cp, "delete", "host.hoststate.io", "theirs", "-n", NS)
+            ok(cp, "delete", "host.hoststate.io", "theirs", "-n", NS)
             return None
         return done.stderr
 
@@ -117,12 +73,12 @@ def test_a_tenant_may_name_only_data_secrets_it_may_read(tenant: ControlPlane) -
     ) in message
     assert "platform-ud-contents" not in message
 
-    _ok(cp, "create", "-f", "-", TENANT, stdin=_host("mine", userData="tenant-ud"))
+    ok(cp, "create", "-f", "-", TENANT, stdin=_host("mine", userData="tenant-ud"))
     patch = json.dumps({"spec": {"metaData": {"name": "platform-ud"}}})
-    changed = _run(
+    changed = run(
         cp, "patch", "host.hoststate.io", "mine", "-n", NS, "--type=merge", "-p", patch, TENANT
     )
     assert changed.returncode != 0 and "spec.metaData.name" in changed.stderr
     # an update that keeps the names is not judged again
-    _ok(cp, "create", "-f", "-", stdin=_host("given", networkData="platform-ud"))
-    _ok(cp, "label", "host.hoststate.io", "given", "-n", NS, "team=a", TENANT)
+    ok(cp, "create", "-f", "-", stdin=_host("given", networkData="platform-ud"))
+    ok(cp, "label", "host.hoststate.io", "given", "-n", NS, "team=a", TENANT)

@@ -37,11 +37,11 @@ from typing import Any, Literal, Protocol
 
 from ..api import API_VERSION
 from ..api import annotations as ann
-from ..api.baremetalhost import host_spec
+from ..api.baremetalhost import PAUSED, host_spec
 from ..api.objects import Obj
 from ..cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
-from ..observed.baremetalhost import PAUSED
 from ..provisioning.ironic.nodes import Node
+from ..runtime.statuses import hoststate_of_host
 from .ironic_node import node_refusal
 from .translate import (
     PAUSED_FOR_ADOPTION,
@@ -253,16 +253,14 @@ class Handover:
         host = self._get(HOSTS)
         if host is None:
             raise Refused("its Host went away during the handover; run again")
-        owner = {"apiVersion": API_VERSION, "kind": "Host", "name": self.name,
-                 "uid": host["metadata"]["uid"], "controller": True,
-                 "blockOwnerDeletion": False}  # fmt: skip
+        ours = hoststate_of_host(host)["metadata"]  # what the controller would have made
         self._patch(
             HOSTSTATES,
             self.name,
             {
                 "metadata": {
-                    "ownerReferences": [owner],
-                    "labels": {ann.BAREMETALHOST: None, "hoststate.io/host": self.name},
+                    "ownerReferences": ours["ownerReferences"],
+                    "labels": {**ours["labels"], ann.BAREMETALHOST: None},
                 },
                 "spec": {"host": self.name, "bareMetalHost": None},
             },

@@ -19,11 +19,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..api.baremetalhost import HINTS, ONLY_FOR_A_NEW_DEPLOY, image_of, not_carried
+from ..api.baremetalhost import (
+    DETACHED,
+    HINTS,
+    ONLY_FOR_A_NEW_DEPLOY,
+    PAUSED,
+    image_of,
+    not_carried,
+)
 from ..api.host import HardwareDetails, HostStatus
 from ..api.objects import Obj
-from ..observed.baremetalhost import PAUSED
-from ..observed.baremetalhost_facts import DETACHED
 
 AT_REST = frozenset({"available", "ready", "provisioned", "externally provisioned"})
 """The BareMetalHost states in which baremetal-operator is doing nothing to the machine."""

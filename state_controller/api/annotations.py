@@ -33,6 +33,9 @@ HANDED_OVER_TO = PREFIX + "handed-over-to"
 """Set by ``adopt`` on a metal3 BareMetalHost, beside baremetal-operator's paused
 annotation: ``Host <namespace>/<name>``, the Host that drives its machine now."""
 
+HOST_LABEL = PREFIX + "host"
+"""A label on the HostState of a Host: the Host's name."""
+
 BAREMETALHOST = PREFIX + "baremetalhost"
 """A label on the HostState of an observed metal3 BareMetalHost: the BareMetalHost's name."""
 

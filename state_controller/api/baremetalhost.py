@@ -20,6 +20,8 @@ from .objects import Obj
 
 API_VERSION = "metal3.io/v1alpha1"
 KIND = "BareMetalHost"
+PAUSED = "baremetalhost.metal3.io/paused"  # baremetal-operator leaves the host alone
+DETACHED = "baremetalhost.metal3.io/detached"  # BMO stops managing the host, keeps it as is
 
 CARRIED = (
     "bmc",

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..api.baremetalhost import PAUSED
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.timefmt import parse_rfc3339
@@ -33,10 +34,6 @@ from ..books.book import Book
 from ..books.chapters import SERVICING_CHAPTER
 from ..books.records import camel
 from .baremetalhost_facts import observe_facts
-
-KIND = "BareMetalHost"
-API_VERSION = "metal3.io/v1alpha1"
-PAUSED = "baremetalhost.metal3.io/paused"  # baremetal-operator leaves the host alone
 
 # BMO's provisioning states; "ready" is the old name of available, and "match profile"
 # (a no-op kept for old hosts) ends inspection.

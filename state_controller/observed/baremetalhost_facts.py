@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..api.baremetalhost import DETACHED
 from ..api.base import REASON_MAX
 from ..api.hoststate import (
     BMH_CONDITION_MESSAGE_MAX,
@@ -36,8 +37,6 @@ from ..api.hoststate import (
 from ..api.timefmt import parse_rfc3339
 from ..books.book import Book
 from ..books.records import BareMetalHostFacts, ForeignCondition, cut
-
-DETACHED = "baremetalhost.metal3.io/detached"  # BMO stops managing the host, keeps it as is
 
 EVENT_REASON_MAX = 128  # events.k8s.io/v1's limit for an Event's reason
 

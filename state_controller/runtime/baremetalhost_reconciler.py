@@ -28,11 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import annotations as ann
+from ..api.baremetalhost import API_VERSION, KIND
 from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..books.book import Book
 from ..books.restore import confirmed_seq, observed_host_status, restore
-from ..observed.baremetalhost import API_VERSION, KIND, observe
+from ..observed.baremetalhost import observe
 from .config import ControllerConfig
 from .delivery import Delivery
 from .informer import Informer, InformerSet

@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..api import API_VERSION
 from ..api import annotations as ann
 from ..api.hoststate import Mode
 from ..api.objects import Obj
@@ -53,7 +52,7 @@ from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .reporting import Reporter
 from .results import DONE, ReconcileResult
-from .statuses import BookWriter, hoststate_body
+from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +127,7 @@ class HostReconciler:
 
         host = owner = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host
-            self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(owner))
+            self.writer.write_hoststate(key, book, delivery, now, lambda: hoststate_of_host(owner))
             if decision.requeue_after is None and not decision.rate_limited:  # at rest
                 host = self._tidy_host_status(host, book, delivery)
         self.writer.report(host, book, delivery)
@@ -331,22 +330,6 @@ class HostReconciler:
             informer = self.hosts if resource == HOSTS else self.hoststates
             informer.mutate(patched)
         return patched
-
-
-def _hoststate_of(host: Obj) -> Obj:
-    """A new HostState for a Host: same namespace and name, owned by it."""
-    meta = host["metadata"]
-    owner = {
-        "apiVersion": API_VERSION,
-        "kind": "Host",
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-    }
-    spec = {"host": meta["name"], "node": ""}
-    return hoststate_body(
-        meta["namespace"], meta["name"], spec=spec, label="hoststate.io/host", owner=owner
-    )
 
 
 def _spent_status_annotation(host: Obj, annotations: dict[str, str]) -> bool:

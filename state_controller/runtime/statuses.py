@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import API_VERSION
+from ..api import annotations as ann
 from ..api.objects import Obj
 from ..books.book import Book
 from ..books.journal import STUCK
@@ -45,6 +46,22 @@ def hoststate_body(
         },
         "spec": spec,
     }
+
+
+def hoststate_of_host(host: Obj) -> Obj:
+    """A new HostState for a Host: same namespace and name, labelled and owned by it."""
+    meta = host["metadata"]
+    owner = {
+        "apiVersion": API_VERSION,
+        "kind": "Host",
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+    }
+    spec = {"host": meta["name"], "node": ""}
+    return hoststate_body(
+        meta["namespace"], meta["name"], spec=spec, label=ann.HOST_LABEL, owner=owner
+    )
 
 
 class BookWriter:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from state_controller.api.baremetalhost import DETACHED
 from state_controller.api.hoststate import BMH_CONDITION_MESSAGE_MAX, HostStateStatus
 from state_controller.api.timefmt import rfc3339
 from state_controller.books.book import Book
@@ -13,7 +14,7 @@ from state_controller.books.journal import Notice
 from state_controller.books.projections import CONDITION_ORDER, hoststate_status
 from state_controller.books.stuck import StuckPolicy
 from state_controller.observed.baremetalhost import observe
-from state_controller.observed.baremetalhost_facts import DETACHED, consumer_of
+from state_controller.observed.baremetalhost_facts import consumer_of
 from tests.support.bmo import bmo_conditions
 from tests.support.clocks import T0
 from tests.unit.test_observed_baremetalhost import KEY, bmh

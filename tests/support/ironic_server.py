@@ -53,7 +53,13 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.support.processes import ServerProcess, Servers, free_port, http_probe
+from tests.support.processes import (
+    ServerProcess,
+    Servers,
+    free_port,
+    http_probe,
+    start_retrying_taken_port,
+)
 
 __all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError"]
 
@@ -145,8 +151,6 @@ _FATAL_LOG_MARKERS = (
     "Successfully stopped conductor",
     "Forking too fast",
 )
-_PORT_IN_USE = "Address already in use"
-_PORT_ATTEMPTS = 3
 
 
 class IronicServerError(RuntimeError):
@@ -235,17 +239,13 @@ class IronicServer(Servers):
         self.write_config()
         if not self.db_path.exists():
             self.create_schema()
-        for attempt in range(1, _PORT_ATTEMPTS + 1):
-            try:
-                self._start_once()
-                return
-            except IronicServerError as e:
-                # free_port() is racy: another process may grab the port
-                # before ironic binds it. Only retry ports we picked ourselves.
-                if not (pick_port and _PORT_IN_USE in str(e)) or attempt == _PORT_ATTEMPTS:
-                    raise
-                self.port = free_port(self.host)
-                self.write_config()
+        start_retrying_taken_port(
+            self._start_once, self._new_port if pick_port else None, IronicServerError
+        )
+
+    def _new_port(self) -> None:
+        self.port = free_port(self.host)
+        self.write_config()
 
     def _start_once(self) -> None:
         argv = [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)]

@@ -44,6 +44,29 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 Probe = Callable[[], str | None]
 
 
+PORT_IN_USE = "Address already in use"
+
+
+def start_retrying_taken_port(
+    start: Callable[[], None],
+    new_port: Callable[[], None] | None,
+    error: type[Exception],
+    attempts: int = 3,
+) -> None:
+    """``start()`` a server on its port; free_port() is racy (another process may take the
+    port before the server binds it), so a start that fails with ``error`` saying the
+    port is in use is tried again on another one, ``new_port()`` — only for a port this
+    process picked (``new_port`` None: the port was given, never changed)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            start()
+            return
+        except error as e:
+            if new_port is None or PORT_IN_USE not in str(e) or attempt == attempts:
+                raise
+            new_port()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago (racy, good enough for tests)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

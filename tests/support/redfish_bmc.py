@@ -37,14 +37,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import ServerProcess, Servers, free_port, http_probe
+from tests.support.processes import (
+    ServerProcess,
+    Servers,
+    free_port,
+    http_probe,
+    start_retrying_taken_port,
+)
 
 __all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
 
 _READY_TIMEOUT = 30.0
 _STOP_TIMEOUT = 5.0
-_PORT_IN_USE = "Address already in use"
-_PORT_ATTEMPTS = 3
 _BCRYPT_ROUNDS = 4
 
 
@@ -151,16 +155,14 @@ class RedfishBMC(Servers):
             self.port = free_port(self.host)
             self._port_was_picked = True
         self._write_auth_file()
-        for attempt in range(1, _PORT_ATTEMPTS + 1):
-            self._write_config()
-            try:
-                self._start_once()
-                return
-            except RedfishBMCError as e:
-                # free_port() is racy; retry only a port we picked.
-                if not (pick_port and _PORT_IN_USE in str(e)) or attempt == _PORT_ATTEMPTS:
-                    raise
-                self.port = free_port(self.host)
+        self._write_config()
+        start_retrying_taken_port(
+            self._start_once, self._new_port if pick_port else None, RedfishBMCError
+        )
+
+    def _new_port(self) -> None:
+        self.port = free_port(self.host)
+        self._write_config()
 
     def stop(self, grace: float | None = None) -> None:
         """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .flags import ironic_settings, provisioner_flags
+from .flags import ironic_settings, kube_flags, provisioner_flags
 
 HELP = (
     "take metal3 BareMetalHosts over from baremetal-operator, host by host, with nothing "
@@ -17,8 +17,7 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("kind", choices=["baremetalhosts", "baremetalhost", "bmh"], help="what to adopt")
     p.add_argument("names", nargs="*", metavar="NAME", help="default: every one of the namespace")
     p.add_argument("-n", "--namespace", required=True, help="the BareMetalHosts' namespace")
-    p.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
-    p.add_argument("--context", help="kubeconfig context")
+    kube_flags(p)
     p.add_argument(
         "--dry-run",
         action="store_true",

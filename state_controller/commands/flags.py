@@ -37,6 +37,12 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def kube_flags(p: argparse.ArgumentParser) -> None:
+    """Which cluster: a kubeconfig (the usual places by default) and its context."""
+    p.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
+    p.add_argument("--context", help="kubeconfig context")
+
+
 def trace_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trace",

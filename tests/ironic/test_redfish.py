@@ -9,18 +9,34 @@ up on a BMC that does not answer, hence the minute-long bounds.
 
 Deploying uses a ``live-iso`` image (BMO's meaning: booted, not written): Ironic's
 ``ramdisk`` deploy hands its URL to the BMC as virtual media and powers the system on, with
-no agent. Not here: inspection (Ironic's out-of-band ``redfish`` inspection fails on the
-emulator's fake systems, which have no Processors resource) and reboot (Ironic's redfish
-reboot is a power off then on: two of the emulator's delays).
+no agent. A config drive is built by Ironic into an ISO (with genisoimage, on its PATH),
+written under its ``[deploy] http_root`` and inserted by the BMC from ``http_url``: here
+both are the test's image server. Inspection is Ironic's out-of-band ``redfish`` one: the
+emulator's systems have processors, memory and disks (tests/support/sushy_hardware.py).
+Not here: reboot (Ironic's redfish reboot is a power off then on: two of the emulator's
+delays).
+
+The last test runs the whole controller (``state-controller run`` on the session's
+kube-apiserver) on one Host: registered, inspected, deployed with its data Secrets as the
+config drive, powered on, then off through ``spec.online``.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import os
+import signal
+import sqlite3
 import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,19 +45,36 @@ from typing import Any
 import pytest
 
 from state_controller.api.bmc import parse_bmc_address
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
 from state_controller.provisioning.results import Outcome, Result
-from tests.conftest import wait_for
+from state_controller.simulation.fleet import host_manifest, secret_manifest
+from tests.conftest import empty_namespace, wait_for
 from tests.ironic.helpers import POLL, IronicAPI
+from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
-from tests.support.redfish_bmc import FakeSystem, RedfishBMC
+from tests.support.kube import kubectl
+from tests.support.redfish_bmc import DEFAULT_SYSTEMS, FakeSystem, RedfishBMC
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = "redfish"
 POWER_WAIT = 60.0  # the emulator's delay (up to 11 s) plus Ironic's own polling
+BOOT_ISO = b"\0" * 2048
+# The system the controller drives (the last test), its hardware unlike the defaults so
+# that what inspection found is seen to come from it.
+DRIVEN = FakeSystem(
+    "7d3b0e2c-5a61-4c8e-9f4b-2a1d6c0e9b03",
+    "bmc-host-2",
+    "52:54:00:6b:00:03",
+    cpus=6,
+    cpu_model="Emulated CPU 6",
+    memory_gib=12,
+    disks_gib=(30, 60),
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +90,22 @@ def sushy_venv() -> str:
 
 
 @pytest.fixture(scope="module")
+def genisoimage() -> str:
+    """Where genisoimage is: Ironic builds a redfish deploy's config drive with it."""
+    done = subprocess.run(
+        [str(ROOT / "tools" / "genisoimage" / "install.sh")],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=600,
+    )
+    return str(Path(done.stdout.strip().splitlines()[-1]) / "usr" / "bin")
+
+
+@pytest.fixture(scope="module")
 def bmc_server(sushy_venv: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedfishBMC]:
-    with RedfishBMC(sushy_venv, tmp_path_factory.mktemp("redfish-bmc")) as server:
+    workdir = tmp_path_factory.mktemp("redfish-bmc")
+    with RedfishBMC(sushy_venv, workdir, systems=(*DEFAULT_SYSTEMS, DRIVEN)) as server:
         yield server
 
 
@@ -69,31 +116,52 @@ class QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@dataclass(frozen=True)
+class Images:
+    """A directory served over HTTP on loopback: ``url`` serves ``root``."""
+
+    root: Path
+    url: str
+
+
 @pytest.fixture(scope="module")
-def boot_iso(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of an "ISO" on loopback, for the BMC to insert as virtual media: it only
-    downloads it, nothing boots."""
+def images(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Images]:
+    """What the BMC downloads as virtual media: the live ISO, and the config drives Ironic
+    writes there (its ``[deploy] http_root``, served as its ``http_url``)."""
     root = tmp_path_factory.mktemp("images")
-    (root / "boot.iso").write_bytes(b"\0" * 2048)
     handler = partial(QuietHandler, directory=str(root))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/boot.iso"
+    yield Images(root, f"http://127.0.0.1:{server.server_address[1]}")
     server.shutdown()
     server.server_close()
     thread.join()
 
 
 @pytest.fixture(scope="module")
+def boot_iso(images: Images) -> str:
+    """The URL of an "ISO" for the BMC to insert as virtual media: it only downloads it,
+    nothing boots."""
+    (images.root / "boot.iso").write_bytes(BOOT_ISO)
+    return f"{images.url}/boot.iso"
+
+
+@pytest.fixture(scope="module")
 def redfish_ironic_server(
-    ironic_venv: str, tmp_path_factory: pytest.TempPathFactory
+    ironic_venv: str, genisoimage: str, images: Images, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[IronicServer]:
     # One connection attempt per Redfish operation (Ironic's default: 5, 4 s apart): each
     # already takes ~27 s on a BMC that does not answer, sushy's own 10 tries 3 s apart.
-    retries = {"redfish": {"connection_attempts": 1, "connection_retry_interval": 1}}
+    # A config drive is built into an ISO that the BMC downloads from where Ironic put it.
+    config: dict[str, dict[str, str | int]] = {
+        "redfish": {"connection_attempts": 1, "connection_retry_interval": 1},
+        "deploy": {"http_url": images.url, "http_root": str(images.root)},
+    }
     workdir = tmp_path_factory.mktemp("ironic-redfish")
-    with IronicServer(ironic_venv, workdir, redfish=True, config=retries) as server:
+    with IronicServer(
+        ironic_venv, workdir, redfish=True, config=config, tool_dirs=[genisoimage]
+    ) as server:
         yield server
 
 
@@ -250,3 +318,183 @@ def test_a_bmc_that_does_not_answer_is_a_connection_failure(
     assert bmc.power_state(system) == "On"
     node = api.node(done.provider_id)
     assert node is not None and node["provision_state"] == "manageable"
+
+
+# -- the controller, on a real cluster, driving the emulated system -----------------------
+
+CONTROLLER_NS = "redfish-run"
+USER_DATA = "#cloud-config\nruncmd: [echo configured-by-hoststate]\n"
+NETWORK_DATA = {
+    "links": [{"id": "eth0", "type": "phy", "ethernet_mac_address": DRIVEN.mac}],
+    "networks": [{"id": "n0", "link": "eth0", "type": "ipv4_dhcp"}],
+    "services": [],
+}
+META_DATA = {"local-hostname": "driven-0"}
+
+
+def test_the_controller_registers_inspects_deploys_and_powers_off_a_redfish_host(
+    control_plane: ControlPlane,
+    bmc: RedfishBMC,
+    api: IronicAPI,
+    redfish_ironic_server: IronicServer,
+    boot_iso: str,
+    genisoimage: str,
+    tmp_path: Path,
+) -> None:
+    kubectl(control_plane, "create", "namespace", CONTROLLER_NS, check=False)
+    kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
+    log = tmp_path / "run.log"
+    try:
+        with controller(control_plane, redfish_ironic_server.url, log):
+            create_driven_host(kube, bmc, boot_iso)
+            status = wait_host(kube, log, lambda s: s.get("poweredOn") is True, "provisioned, on")
+            assert status["provisioning"]["state"] == "provisioned", status
+            assert bmc.power_state(DRIVEN) == "On"
+            node = api.node(f"{CONTROLLER_NS}~driven")
+            assert node is not None and node["inspect_interface"] == "redfish", node
+            assert_hardware_is_the_systems(status["hardware"])
+            assert_config_drive_holds_the_secrets(
+                redfish_ironic_server, bmc, node, genisoimage, tmp_path
+            )
+
+            kube.patch(HOSTS, CONTROLLER_NS, "driven", {"spec": {"online": False}})
+            wait_host(kube, log, lambda s: s.get("poweredOn") is False, "powered off")
+            assert bmc.power_state(DRIVEN) == "Off"
+            assert bmc.password not in log.read_text()
+    finally:
+        empty_namespace(kube, CONTROLLER_NS)
+        kube.close()
+
+
+@contextmanager
+def controller(plane: ControlPlane, ironic_url: str, log: Path) -> Iterator[None]:
+    """``state-controller run`` on ``plane`` and Ironic, the hardware type picked by the BMC
+    address as for users, loopback allowed for the BMC and the image server (the emulator's,
+    the test's); stopped (its process group) on the way out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "state_controller.cli", "run",
+         "--kubeconfig", str(plane.kubeconfig), "--namespace", CONTROLLER_NS,
+         "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
+         "--ironic-url", ironic_url, "--ironic-poll-delay", "0.3",
+         "--allow-bmc", "127.0.0.1", "--allow-image-host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=log.open("w"), stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: "caches synced" in log.read_text(), timeout=30, what="controller up")
+        yield
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def create_driven_host(kube: KubeCluster, bmc: RedfishBMC, boot_iso: str) -> None:
+    """The Host of :data:`DRIVEN`: its live ISO, its three data Secrets, no cleaning."""
+    kube.create(SECRETS, secret_manifest(CONTROLLER_NS, "driven-bmc", bmc.username, bmc.password))
+    for name, key, text in (
+        ("driven-ud", "userData", USER_DATA),
+        ("driven-nd", "networkData", json.dumps(NETWORK_DATA)),
+        ("driven-md", "metaData", json.dumps(META_DATA)),
+    ):
+        kube.create(SECRETS, host_data_secret(name, key, text))
+    spec = {
+        "bmc": {"address": bmc.address(DRIVEN), "credentialsName": "driven-bmc"},
+        "bootMACAddress": DRIVEN.mac,
+        "online": True,
+        "image": {
+            "url": boot_iso,
+            "checksum": hashlib.sha256(BOOT_ISO).hexdigest(),
+            "diskFormat": "live-iso",
+        },
+        "automatedCleaningMode": "disabled",
+        "userData": {"name": "driven-ud"},
+        "networkData": {"name": "driven-nd"},
+        "metaData": {"name": "driven-md"},
+    }
+    manifest = host_manifest(CONTROLLER_NS, 0)
+    manifest["metadata"]["name"] = "driven"
+    manifest["spec"] = spec
+    kube.create(HOSTS, manifest)
+
+
+def host_data_secret(name: str, key: str, text: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": CONTROLLER_NS,
+            "labels": {"hoststate.io/host-data": "true"},
+        },
+        "data": {key: base64.b64encode(text.encode()).decode()},
+    }
+
+
+def wait_host(
+    kube: KubeCluster, log: Path, done: Callable[[dict[str, Any]], bool], what: str
+) -> dict[str, Any]:
+    """The Host's status once ``done`` says so (a deploy is ~11 to 21 s on the emulator)."""
+    seen: dict[str, Any] = {}
+
+    def status() -> dict[str, Any] | None:
+        seen.update(kube.get(HOSTS, CONTROLLER_NS, "driven"))
+        found: dict[str, Any] = seen.get("status") or {}
+        return found if done(found) else None
+
+    try:
+        found: dict[str, Any] = wait_for(status, timeout=2 * POWER_WAIT, what=f"the host {what}")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the Host: {seen}; log: {log.read_text()[-3000:]}") from None
+    return found
+
+
+def assert_hardware_is_the_systems(hardware: dict[str, Any]) -> None:
+    """What Redfish inspection found is what the emulator's system has."""
+    assert hardware["cpu"] == {"arch": "x86_64", "model": DRIVEN.cpu_model, "count": DRIVEN.cpus}
+    assert hardware["ramMebibytes"] == DRIVEN.memory_gib * 1024
+    assert [d["sizeBytes"] for d in hardware["storage"]] == [g << 30 for g in DRIVEN.disks_gib]
+    assert [n["mac"] for n in hardware["nics"]] == [DRIVEN.mac]
+
+
+def assert_config_drive_holds_the_secrets(
+    ironic: IronicServer, bmc: RedfishBMC, node: dict[str, Any], genisoimage: str, tmp_path: Path
+) -> None:
+    """Ironic received exactly the Secrets' contents (its own record: its API masks the
+    drive), and the BMC holds the ISO Ironic built of them as virtual media (read with
+    genisoimage's isoinfo)."""
+    assert node["instance_info"]["configdrive"] == "******"
+    with sqlite3.connect(f"file:{ironic.db_path}?mode=ro", uri=True) as db:
+        query = "SELECT instance_info FROM nodes WHERE uuid = ?"
+        (raw,) = db.execute(query, (node["uuid"],)).fetchone()
+    assert json.loads(raw)["configdrive"] == {
+        "user_data": USER_DATA,
+        "network_data": NETWORK_DATA,
+        "meta_data": META_DATA,
+    }
+    media = bmc.get(f"/redfish/v1/Systems/{DRIVEN.uuid}/VirtualMedia/Floppy")
+    assert media["Inserted"] is True, media
+    iso = tmp_path / "configdrive.iso"
+    with urllib.request.urlopen(media["Image"], timeout=10) as resp:
+        iso.write_bytes(resp.read())
+
+    def read(path: str) -> str:
+        isoinfo = [
+            f"{genisoimage}/isoinfo",
+            "-i",
+            str(iso),
+            "-R",
+            "-x",
+            f"/openstack/latest/{path}",
+        ]
+        return subprocess.run(isoinfo, check=True, capture_output=True, text=True).stdout
+
+    assert read("user_data") == USER_DATA
+    assert json.loads(read("network_data.json")) == NETWORK_DATA
+    # Ironic adds the node's UUID and name to the meta data it is given
+    meta = json.loads(read("meta_data.json"))
+    assert meta == {**META_DATA, "uuid": node["uuid"], "name": node["name"]}

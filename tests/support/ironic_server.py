@@ -50,7 +50,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.support.processes import (
@@ -120,10 +120,14 @@ DEFAULT_INTERFACES: dict[str, str] = {
 #:   to the BMC as is; the emulator downloads it on VirtualMedia.InsertMedia, the node
 #:   powers on and is ``active`` (~11 s). With the default ``local`` Ironic would serve
 #:   the ISO itself from ``[deploy] http_url``.
-#: * inspect ``redfish`` (out-of-band) is enabled but fails on the emulator's fake
-#:   systems: they have no ``Processors`` resource (the fake driver implements no
-#:   processors, memory or storage), so Ironic ends ``inspect failed`` ("The attribute
-#:   Processors is missing from the resource ..."). Tests do not inspect redfish nodes.
+#: * inspect ``redfish`` (out-of-band): reads processors, memory, disks and NICs from the
+#:   BMC, with no agent; a redfish node gets it by Ironic's rule below (the ``redfish``
+#:   type lists it first). The emulator's fake systems have processors and memory only
+#:   when started through tests/support/sushy_hardware.py (RedfishBMC does): else Ironic
+#:   ends ``inspect failed`` ("The attribute Processors is missing from the resource").
+#: * a config drive (ramdisk deploy): Ironic builds it into an ISO with genisoimage
+#:   found on its PATH (``tool_dirs``), writes it under ``[deploy] http_root`` and hands
+#:   the BMC its URL under ``http_url``; a test serves that directory over HTTP.
 #:
 #: A redfish node gets the others by Ironic's own rule, the first of its type's
 #: supported interfaces that is enabled, so this server sets no ``default_<kind>_interface``
@@ -163,6 +167,8 @@ class IronicServer(Servers):
     ``fake_delays`` maps :data:`FAKE_DELAY_KEYS` to seconds. ``config``
     overrides or adds ironic.conf options: ``{"conductor": {"x": "1"}}``.
     ``redfish`` enables the ``redfish`` hardware type next to fake-hardware.
+    ``tool_dirs`` go first on Ironic's ``PATH`` (e.g. genisoimage's, which builds the
+    config drive of a redfish deploy: tools/genisoimage/install.sh).
     The port is picked once and kept across ``stop()``/``start()``.
     """
 
@@ -174,6 +180,7 @@ class IronicServer(Servers):
         *,
         config: Mapping[str, Mapping[str, str | int | float | bool]] | None = None,
         redfish: bool = False,
+        tool_dirs: Sequence[str | os.PathLike[str]] = (),
         host: str = "127.0.0.1",
         port: int | None = None,
         ready_timeout: float = _READY_TIMEOUT,
@@ -189,6 +196,7 @@ class IronicServer(Servers):
         self.fake_delays: dict[str, float | str] = dict(fake_delays or {})
         self.extra_config = {section: dict(opts) for section, opts in (config or {}).items()}
         self.redfish = redfish
+        self.tool_dirs = [Path(d).resolve() for d in tool_dirs]
         self.host = host
         self.port = port
         self.ready_timeout = ready_timeout
@@ -249,7 +257,13 @@ class IronicServer(Servers):
 
     def _start_once(self) -> None:
         argv = [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)]
-        self._process.start(argv, self.workdir, banner=f"starting ironic on {self.url}")
+        path = os.pathsep.join([*map(str, self.tool_dirs), os.environ.get("PATH", "")])
+        self._process.start(
+            argv,
+            self.workdir,
+            banner=f"starting ironic on {self.url}",
+            env={**os.environ, "PATH": path},
+        )
         try:
             self._wait_ready()
         except BaseException:

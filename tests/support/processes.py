@@ -21,7 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from ssl import SSLContext
 from types import TracebackType
@@ -179,8 +179,10 @@ class ServerProcess:
         *,
         die_with_parent: bool = False,
         banner: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        """Start ``argv``; ``banner`` (default: the command) marks the start in the log.
+        """Start ``argv``; ``banner`` (default: the command) marks the start in the log;
+        ``env`` replaces the environment (default: this process's).
 
         With ``die_with_parent`` the process also gets SIGKILL if the Python process dies
         without cleaning up (``setpriv --pdeathsig``; Linux sends it when the *thread*
@@ -201,6 +203,7 @@ class ServerProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                env=env,
                 start_new_session=True,
             )
 

@@ -18,6 +18,12 @@ emulator accepts); only the service roots ``/`` and ``/redfish/v1`` answer witho
 as on a real BMC. The digest uses bcrypt's fewest rounds (4): the emulator checks it on
 every request, and Ironic polls.
 
+The process is sushy-tools' own ``main`` started by tests/support/sushy_hardware.py, which
+gives the fake systems processors and memory (``FakeSystem.cpus``, ``cpu_model``,
+``memory_gib``): sushy-tools' fake driver has none, and Ironic's ``redfish`` inspection fails
+without them. Their disks (``disks_gib``) are the emulator's own static storage settings
+(``SUSHY_EMULATOR_STORAGE``, ``SUSHY_EMULATOR_DRIVES``).
+
 What the fake driver does with power (sushy-tools 2.2.0, ``fakedriver.py``): a power
 request is applied 1 to 11 seconds later (random), on the next read of the system, like
 hardware that takes its time; waits on power must allow for that.
@@ -50,6 +56,7 @@ __all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
 _READY_TIMEOUT = 30.0
 _STOP_TIMEOUT = 5.0
 _BCRYPT_ROUNDS = 4
+_LAUNCHER = Path(__file__).with_name("sushy_hardware.py")
 
 
 class RedfishBMCError(RuntimeError):
@@ -64,16 +71,39 @@ class FakeSystem:
     name: str
     mac: str
     power_state: str = "Off"
+    cpus: int = 4
+    cpu_model: str = "Emulated CPU"
+    memory_gib: int = 8
+    disks_gib: tuple[int, ...] = (40,)
 
     def config(self) -> dict[str, Any]:
-        """The entry of ``SUSHY_EMULATOR_FAKE_SYSTEMS`` for this system."""
+        """The entry of ``SUSHY_EMULATOR_FAKE_SYSTEMS`` for this system (``cpus``,
+        ``cpu_model`` and ``memory_gib`` are read by tests/support/sushy_hardware.py)."""
         return {
             "uuid": self.uuid,
             "name": self.name,
             "power_state": self.power_state,
             "external_notifier": False,
             "nics": [{"mac": self.mac, "ip": "192.0.2.10"}],
+            "cpus": self.cpus,
+            "cpu_model": self.cpu_model,
+            "memory_gib": self.memory_gib,
         }
+
+    def storage(self) -> list[dict[str, Any]]:
+        """The entry of ``SUSHY_EMULATOR_STORAGE`` for this system: one controller."""
+        drives = [f"disk{i}" for i in range(len(self.disks_gib))]
+        controller = {"MemberId": "0", "Name": "Controller 0", "SpeedGbps": 12}
+        return [
+            {"Id": "1", "Name": "Storage 1", "StorageControllers": [controller], "Drives": drives}
+        ]
+
+    def drives(self) -> list[dict[str, Any]]:
+        """The entry of ``SUSHY_EMULATOR_DRIVES`` for this system, its key ``(uuid, "1")``."""
+        return [
+            {"Id": f"disk{i}", "Name": f"disk{i}", "CapacityBytes": gib << 30, "Protocol": "SATA"}
+            for i, gib in enumerate(self.disks_gib)
+        ]
 
 
 DEFAULT_SYSTEMS = (
@@ -220,6 +250,11 @@ class RedfishBMC(Servers):
             "SUSHY_EMULATOR_LISTEN_PORT": self.port,
             "SUSHY_EMULATOR_FAKE_DRIVER": True,
             "SUSHY_EMULATOR_FAKE_SYSTEMS": [s.config() for s in self.systems],
+            "SUSHY_EMULATOR_STORAGE": {s.uuid: s.storage() for s in self.systems},
+            "SUSHY_EMULATOR_DRIVES": {(s.uuid, "1"): s.drives() for s in self.systems},
+            # No volumes, said: without an entry GET .../Storage/1/Volumes answers 500
+            # (sushy-tools 2.2.0 iterates None), which Ironic's client retries for ~3 s.
+            "SUSHY_EMULATOR_VOLUMES": {(s.uuid, "1"): [] for s in self.systems},
             "SUSHY_EMULATOR_STATE_DIR": str(self.state_dir),
             "SUSHY_EMULATOR_AUTH_FILE": str(self.auth_path),
         }
@@ -228,7 +263,12 @@ class RedfishBMC(Servers):
         self.config_path.write_text("\n".join(lines) + "\n")
 
     def _start_once(self) -> None:
-        argv = [str(self.venv / "bin" / "sushy-emulator"), "--config", str(self.config_path)]
+        argv = [
+            str(self.venv / "bin" / "python"),
+            str(_LAUNCHER),
+            "--config",
+            str(self.config_path),
+        ]
         self._process.start(argv, self.workdir, banner=f"starting sushy-emulator on {self.url}")
         try:
             self._process.wait_ready(

@@ -1,0 +1,77 @@
+"""``sushy-emulator`` whose fake systems have processors and memory: run by the emulator's
+own interpreter (``<sushy venv>/bin/python tests/support/sushy_hardware.py --config ...``),
+it gives sushy-tools' ``FakeDriver`` the methods it lacks, then runs sushy-tools' ``main``.
+
+Why: the fake driver of sushy-tools 2.2.0 (``fakedriver.py``) implements neither
+``get_processors`` nor ``get_total_memory`` nor ``get_total_cpus`` (the base class raises
+``NotSupportedError``), so its systems have no ``Processors`` link and no
+``MemorySummary.TotalSystemMemoryGiB``. Ironic 39.0.0's out-of-band ``redfish`` inspection
+of such a system ends ``inspect failed``, measured: "Failed to inspect hardware. Reason:
+Unexpected exception of type MissingAttributeError: The attribute Processors is missing
+from the resource /redfish/v1/Systems/<uuid>"; memory is one of the properties its
+inspection must find (``memory_mb``, with ``local_gb`` and ``cpu_arch``). Disks need nothing
+here: the emulator serves them from its own ``SUSHY_EMULATOR_STORAGE`` and
+``SUSHY_EMULATOR_DRIVES`` settings.
+
+What each method answers comes from the system's entry in ``SUSHY_EMULATOR_FAKE_SYSTEMS``
+(tests/support/redfish_bmc.py writes ``cpus``, ``cpu_model`` and ``memory_gib``); an entry
+without them answers as the fake driver does, "not supported". The processors are one
+socket with ``cpus`` threads (Ironic counts threads); the emulator's processor template
+says x86-64, which Ironic records as ``cpu_arch`` ``x86_64``.
+
+No import from the project: this runs in the emulator's virtualenv, not the project's.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from sushy_tools import error  # type: ignore[import-not-found]
+from sushy_tools.emulator import main  # type: ignore[import-not-found]
+from sushy_tools.emulator.resources.systems.fakedriver import (  # type: ignore[import-not-found]
+    FakeDriver,
+)
+
+
+def _setting(driver: Any, identity: str, key: str) -> Any:
+    """``key`` of the config entry of the system ``identity`` (UUID or name)."""
+    uuid = driver.uuid(identity)
+    for system in driver._config["SUSHY_EMULATOR_FAKE_SYSTEMS"]:
+        if system["uuid"] == uuid and key in system:
+            return system[key]
+    raise error.NotSupportedError(f"fake system {identity} has no {key}")
+
+
+def get_total_memory(self: Any, identity: str) -> int:
+    """The system's RAM in GiB (``MemorySummary.TotalSystemMemoryGiB``)."""
+    return int(_setting(self, identity, "memory_gib"))
+
+
+def get_total_cpus(self: Any, identity: str) -> int:
+    """The system's logical CPUs (``ProcessorSummary.Count``)."""
+    return int(_setting(self, identity, "cpus"))
+
+
+def get_processors(self: Any, identity: str) -> list[dict[str, str]]:
+    """One socket with all the system's CPUs, in the shape of the libvirt driver's."""
+    cpus = str(int(_setting(self, identity, "cpus")))
+    model = str(_setting(self, identity, "cpu_model"))
+    return [
+        {
+            "id": "CPU0",
+            "socket": "CPU 0",
+            "model": model,
+            "vendor": "Sushy Emulator",
+            "cores": cpus,
+            "threads": cpus,
+        }
+    ]
+
+
+FakeDriver.get_total_memory = get_total_memory
+FakeDriver.get_total_cpus = get_total_cpus
+FakeDriver.get_processors = get_processors
+
+if __name__ == "__main__":
+    sys.exit(main.main())

@@ -4,7 +4,8 @@
 The fields the machine lives by carry over with baremetal-operator's names (a Host was
 named after them): BMC, boot MAC, image (``format`` becomes ``diskFormat``), root
 device hints, boot mode, online, externally provisioned, cleaning mode, description,
-and the user, network and meta data Secrets.
+consumer, custom deploy, inspection mode, power-off switch, architecture, and the user,
+network, meta and preprovisioning network data Secrets.
 Every other field set is named by :func:`not_carried`: a handover of a deployed
 machine may go on without what serves only a new deploy; a conversion refuses it.
 """
@@ -33,6 +34,11 @@ CARRIED = (
     "bootMode",
     "automatedCleaningMode",
     "description",
+    "consumerRef",
+    "customDeploy",
+    "inspectionMode",
+    "disablePowerOff",
+    "architecture",
 )
 HINTS = ("deviceName", "hctl", "model", "vendor", "serialNumber", "minSizeGigabytes", "wwn",
          "rotational")  # fmt: skip
@@ -43,8 +49,17 @@ _IMAGE = {"url": "url", "checksum": "checksum", "checksumType": "checksumType",
 DATA = ("userData", "networkData", "metaData")
 """The deployed OS's configuration: Secret references, carried with the same names."""
 
-ONLY_FOR_A_NEW_DEPLOY = (*DATA, "preprovisioningNetworkDataName")
+PREPROVISIONING_NETWORK_DATA = "preprovisioningNetworkDataName"
+"""The deploy ramdisk's network configuration: a Secret's name, carried as it is."""
+
+ONLY_FOR_A_NEW_DEPLOY = (*DATA, PREPROVISIONING_NETWORK_DATA)
 """Fields that serve only a deploy: a machine deployed already goes on without them."""
+
+HARDWARE_PROFILE = "hardwareProfile"
+RETIRED_PROFILES = ("", "unknown", "empty")
+"""Values of baremetal-operator's deprecated ``hardwareProfile`` that ask for nothing:
+dropped quietly. Any other named a profile of built-in hardware facts, which
+``architecture`` and ``rootDeviceHints`` replace; it is refused, naming them."""
 
 
 def image_of(image: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -55,7 +70,7 @@ def image_of(image: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _carried(with_data: bool) -> tuple[str, ...]:
-    return (*CARRIED, *DATA) if with_data else CARRIED
+    return (*CARRIED, *ONLY_FOR_A_NEW_DEPLOY) if with_data else CARRIED
 
 
 def host_spec(bmh: Obj, *, with_data: bool = True) -> tuple[dict[str, Any] | None, str]:
@@ -87,6 +102,8 @@ def not_carried(bmh: Obj, *, with_data: bool = True) -> list[str]:
     spec = dict(bmh.get("spec") or {})
     kept = _carried(with_data)
     dropped = [k for k, v in spec.items() if k not in kept and v not in (None, "", {}, [])]
+    if spec.get(HARDWARE_PROFILE) in RETIRED_PROFILES:
+        dropped = [k for k in dropped if k != HARDWARE_PROFILE]
     for field, kept in (("bmc", _BMC), ("rootDeviceHints", HINTS), ("image", tuple(_IMAGE))):
         inner = spec.get(field)
         if isinstance(inner, dict):

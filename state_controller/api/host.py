@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .base import (
     CONDITIONS_MAX_ITEMS,
@@ -37,6 +44,7 @@ SECRET_NAME_FIX = (
     "name a Secret in the Host's namespace with keys username and password "
     "(lowercase letters, digits, '-' and '.')"
 )
+ARCHITECTURE_FIX = "write the CPU architecture as the kernel names it, e.g. x86_64 or aarch64"
 MAC_FIX = "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56"
 IMAGE_URL_FIX = "use an http://, https:// or file:// URL"
 
@@ -217,7 +225,62 @@ class MetaDataSecret(SecretReference):
     name: _data_secret_name("metaData")  # type: ignore[valid-type]
 
 
+class ConsumerReference(SpecModel):
+    """Who uses the host, as baremetal-operator's ``consumerRef`` (a Kubernetes object
+    reference; cluster-api-provider-metal3 writes its Metal3Machine here). Set, the host
+    is in use: it is shown in the HostState and ``kubectl get hosts``; the controller
+    neither reads nor changes the object it names."""
+
+    api_version: Annotated[str, Field(max_length=NAME_MAX)] = ""
+    kind: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    name: Annotated[str, Field(max_length=NAME_MAX)] = ""
+    namespace: Annotated[str, Field(max_length=63)] = ""
+    uid: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    resource_version: Annotated[str, Field(max_length=WORD_MAX)] = ""
+    field_path: Annotated[str, Field(max_length=NAME_MAX)] = ""
+
+    def summary(self) -> str:
+        """``Kind namespace/name``, as the HostState's consumer says it."""
+        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.kind} {where}".strip()
+
+
+CUSTOM_DEPLOY_FIX = (
+    "spec.customDeploy.method: name the deploy step of your deploy ramdisk "
+    "(letters, digits and '_', starting with a letter)"
+)
+
+
+class CustomDeploy(SpecModel):
+    """A deploy step of a site-specific deploy ramdisk run instead of writing an image,
+    as baremetal-operator's ``customDeploy``."""
+
+    method: Annotated[
+        str,
+        Field(max_length=WORD_MAX, description="The deploy step to run, e.g. install_coreos."),
+        Matches(r"^[A-Za-z][A-Za-z0-9_]*$", CUSTOM_DEPLOY_FIX),
+    ]
+
+
+def _power_off_rule() -> dict[str, JsonValue]:
+    """The CEL twin of :meth:`HostSpec._power_off_allowed`."""
+    return {
+        "rule": "!(has(self.disablePowerOff) && self.disablePowerOff) || "
+        "(has(self.online) && self.online)",
+        "message": POWER_OFF_DISABLED,
+        "fieldPath": ".online",
+    }
+
+
+POWER_OFF_DISABLED = (
+    "spec.online: cannot be false while spec.disablePowerOff is true (the host may never "
+    "be powered off); set spec.online: true, or spec.disablePowerOff: false"
+)
+
+
 class HostSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [_power_off_rule()]})
+
     bmc: BMCDetails | None = Field(
         default=None, description="Without a BMC the host stays unmanaged."
     )
@@ -259,8 +322,65 @@ class HostSpec(SpecModel):
     meta_data: MetaDataSecret | None = Field(
         default=None,
         description="A Secret whose key 'metaData' (or 'value') is meta data for the "
-        "deployed OS (a YAML or JSON object), in the config drive.",
+        "deployed OS (a YAML or JSON object), in the config drive. Without it the drive "
+        "holds default meta data: the host's name, namespace and backend id.",
     )
+    preprovisioning_network_data_name: (
+        Annotated[
+            str,
+            Field(max_length=NAME_MAX),
+            Matches(DNS_SUBDOMAIN, f"spec.preprovisioningNetworkDataName: {DATA_SECRET_NAME_FIX}"),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="A Secret in the Host's namespace whose key 'networkData' (or 'value') "
+        "is the network configuration of the deploy ramdisk (given to the backend at "
+        "registration), and of the deployed OS unless spec.networkData is set.",
+    )
+    consumer_ref: ConsumerReference | None = Field(
+        default=None,
+        description="Who uses the host (e.g. a Metal3Machine); set, the host is in use.",
+    )
+    custom_deploy: CustomDeploy | None = Field(
+        default=None,
+        description="Run this deploy step of a site-specific deploy ramdisk instead of writing "
+        "an image; setting it provisions the host, as spec.image does.",
+    )
+    inspection_mode: Literal["agent", "disabled"] = Field(
+        default="agent",
+        description="agent: inspect the hardware after registration (with the backend's "
+        "inspection); disabled: skip it (hardware details may then come from the "
+        "hoststate.io/hardware-details annotation).",
+    )
+    disable_power_off: bool = Field(
+        default=False,
+        description="Never power the host off: a reboot replaces power off and on, and "
+        "deletion skips its power-off. spec.online must then be true.",
+    )
+    architecture: (
+        Annotated[
+            str,
+            Field(max_length=WORD_MAX),
+            Matches(r"^[a-z0-9_]+$", f"spec.architecture: {ARCHITECTURE_FIX}"),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="CPU architecture, e.g. x86_64 or aarch64: given to the backend at "
+        "registration; else inspection finds it.",
+    )
+
+    @model_validator(mode="after")
+    def _power_off_allowed(self) -> HostSpec:
+        if self.disable_power_off and not self.online:
+            raise ValueError(POWER_OFF_DISABLED)
+        return self
+
+    @property
+    def deploys(self) -> bool:
+        """Whether the spec asks for a deploy: an image, or a custom deploy step."""
+        return self.image is not None or self.custom_deploy is not None
 
 
 _VENDOR_VALUE_MAX = 1024
@@ -326,6 +446,12 @@ class ProvisionedImage(StatusModel):
     disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
 
 
+class ProvisionedCustomDeploy(StatusModel):
+    """The custom deploy step the host was provisioned with, as the spec said then."""
+
+    method: Annotated[str, Field(max_length=WORD_MAX)]
+
+
 STATE_DESCRIPTION = (
     "Provisioning state. The values, spaces included ('externally provisioned', "
     "'powering off before delete'), are baremetal-operator's on purpose: people who know "
@@ -344,8 +470,14 @@ class ProvisionStatus(StatusModel):
     )
     entered_at: Timestamp | None = None
     image: ProvisionedImage | None = None
+    custom_deploy: ProvisionedCustomDeploy | None = None
     root_device_hints: RootDeviceHints | None = None
     boot_mode: Annotated[str, Field(max_length=WORD_MAX)] | None = None
+    data_digest: Annotated[str, Field(max_length=64)] | None = Field(
+        default=None,
+        description="sha256 of the user, network and meta data the host was deployed with "
+        "('' for none): tells a later change apart after a restart; reveals nothing of them.",
+    )
 
 
 class CredentialsStatus(StatusModel):

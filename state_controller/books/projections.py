@@ -101,6 +101,10 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
     }
     if facts.image is not None:
         provisioning["image"] = facts.image
+    if facts.custom_deploy is not None:
+        provisioning["customDeploy"] = {"method": facts.custom_deploy}
+    if facts.deployed_data is not None:
+        provisioning["dataDigest"] = facts.deployed_data
     if facts.root_device_hints is not None:
         provisioning["rootDeviceHints"] = facts.root_device_hints
     if facts.boot_mode is not None:

@@ -100,11 +100,12 @@ class Facts:
     powered_on: bool = False
     hardware: dict[str, Any] | None = None
     image: dict[str, Any] | None = None
+    custom_deploy: str | None = None  # the deploy step run instead of an image
     root_device_hints: dict[str, Any] | None = None
     boot_mode: str | None = None
     credentials: tuple[str, str] | None = None  # (secret name, secret resourceVersion)
     # digest of the user, network and meta data given at the last deploy ("" none);
-    # None: not known (deployed before a restart, or never)
+    # None: not known (deployed before this was kept in the status, or never)
     deployed_data: str | None = None
     observed_generation: int = 0
     last_updated: float | None = None
@@ -125,6 +126,10 @@ class Observations:
     transient: str = ""
     annotation_problems: dict[str, str] = field(default_factory=dict)
     data_change_told: str = ""  # the data digest a HostDataChanged notice was told for
+    # a reboot.metal3.io/ hold-off on a host that may not power off was answered with a
+    # reboot (once per hold-off; after a restart, once more)
+    hold_off_rebooted: bool = False
+    delete_delayed_told: bool = False  # deleted while detached with deleteAction delay
     # another controller holds the host still (metal3's paused annotation): who, or why
     paused_by: str = ""
     # two accounts of the node's update (updates.agreement): how they differ; "" when

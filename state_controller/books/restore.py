@@ -94,6 +94,10 @@ def _restore_facts(book: Book, hs: dict[str, Any]) -> None:
     facts.powered_on = bool(hs.get("poweredOn", False))
     facts.hardware = hs.get("hardware")
     facts.image = prov.get("image")
+    custom = prov.get("customDeploy")
+    facts.custom_deploy = str(custom["method"]) if isinstance(custom, dict) else None
+    digest = prov.get("dataDigest")
+    facts.deployed_data = str(digest) if isinstance(digest, str) else None
     facts.root_device_hints = prov.get("rootDeviceHints")
     facts.boot_mode = prov.get("bootMode")
     creds = hs.get("goodCredentials")

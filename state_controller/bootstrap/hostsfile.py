@@ -111,6 +111,8 @@ def _label_by_use(hosts: list[Obj], secrets: list[Obj]) -> None:
         for field in bmh.DATA:
             if isinstance(spec.get(field), dict):
                 as_data.add((namespace, str(spec[field].get("name"))))
+        if spec.get(bmh.PREPROVISIONING_NETWORK_DATA):
+            as_data.add((namespace, str(spec[bmh.PREPROVISIONING_NETWORK_DATA])))
     for secret in secrets:
         meta = secret["metadata"]
         key = (meta["namespace"], meta["name"])

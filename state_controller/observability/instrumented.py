@@ -78,11 +78,11 @@ class InstrumentedProvisioner:
     def adopt(self, host: HostView) -> Result:
         return self._call("adopt", host, lambda: self.inner.adopt(host))
 
-    def power(self, host: HostView, *, on: bool) -> Result:
-        return self._call("power", host, lambda: self.inner.power(host, on=on))
+    def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
+        return self._call("power", host, lambda: self.inner.power(host, on=on, soft=soft))
 
-    def reboot(self, host: HostView) -> Result:
-        return self._call("reboot", host, lambda: self.inner.reboot(host))
+    def reboot(self, host: HostView, *, soft: bool = False) -> Result:
+        return self._call("reboot", host, lambda: self.inner.reboot(host, soft=soft))
 
     def detach(self, host: HostView) -> Result:
         return self._call("detach", host, lambda: self.inner.detach(host))

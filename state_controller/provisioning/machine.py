@@ -29,7 +29,8 @@ steps run in one call, and their transitions share one status write.
 
 Just over 400 lines on purpose: the preamble, the two tables and their handlers are
 read together (a state missing from a table, or a handler no table names, shows here);
-the work each handler asks for already lives in :mod:`.steps`.
+the work each handler asks for already lives in :mod:`.steps`, and the steady
+states' power and reboot handling in :mod:`.steady`.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ from ..api.states import ProvisioningState as S
 from ..books.book import Book
 from .backoff import Backoff
 from .inputs import HostInput
+from .power_requests import delete_action
 from .provisioner import HostView, Provisioner
 from .results import Result
-from .steps import Decision, RetryWindow, StepContext, Stop
+from .steady import SteadySteps
+from .steps import Decision, RetryWindow, Stop
 
 __all__ = ["DELETION", "LIFECYCLE", "Decision", "HostMachine", "RetryWindow"]
 
@@ -81,13 +84,15 @@ class Handler(NamedTuple):
     registered: bool = True  # registration is ensured before ``act`` runs
 
 
-class _Run(StepContext):
+class _Run(SteadySteps):
     """One call of :meth:`HostMachine.step`: the preamble and every state's handler."""
 
     def observe(self) -> None:
-        problem = self.host.spec_problem
+        problem, spec = self.host.spec_problem, self.host.spec
+        consumer = spec.consumer_ref if spec is not None else None
         self.book.note(
             now=self.now,
+            consumer=consumer.summary() if consumer is not None else "",
             observed_generation=self.host.generation,
             goal=self.goal(),
             spec_problem=problem.message if problem else "",
@@ -104,7 +109,7 @@ class _Run(StepContext):
             return S.UNMANAGED
         if spec.externally_provisioned:
             return S.EXTERNALLY_PROVISIONED
-        return S.PROVISIONED if spec.image is not None else S.AVAILABLE
+        return S.PROVISIONED if spec.deploys else S.AVAILABLE
 
     def once(self) -> bool:
         """The preamble, then the current state's handler; True when the host moved on."""
@@ -154,7 +159,7 @@ class _Run(StepContext):
                 "FoundProvisioned",
                 "the backend already runs spec.image on this host; taken over without deploying",
             )
-        elif annotations.get(ann.INSPECT) == ann.INSPECT_DISABLED:
+        elif spec.inspection_mode == "disabled" or annotations.get(ann.INSPECT) == "disabled":
             if self.host.hardware_details is not None:
                 self.book.note(now=self.now, hardware=self.host.hardware_details)
             self.enter(S.PREPARING, self.prov.prepare, self.prepared, "InspectionDisabled")
@@ -185,10 +190,11 @@ class _Run(StepContext):
             self.move(S.EXTERNALLY_PROVISIONED, "MarkedExternallyProvisioned")
         elif annotations.get(ann.INSPECT, ann.INSPECT_DISABLED) != ann.INSPECT_DISABLED:
             self.enter(S.INSPECTING, self.inspect, self.inspected, "InspectionRequested")
-        elif spec.image is not None:
+        elif spec.deploys:
             self.refuse_bad_data()
             self.note_image()
-            self.enter(S.PROVISIONING, self.prov.provision, self.provisioned, "ImageRequested")
+            reason = "ImageRequested" if spec.image is not None else "CustomDeployRequested"
+            self.enter(S.PROVISIONING, self.prov.provision, self.provisioned, reason)
         else:
             self.steady()
 
@@ -236,56 +242,31 @@ class _Run(StepContext):
     # -- images -------------------------------------------------------------------------
 
     def note_image(self) -> None:
-        """Record the image (and how to write it) the host runs or is about to."""
+        """Record the image or custom deploy (and how to write it) the host runs or is
+        about to."""
         spec = self.spec()
-        assert spec.image is not None
-        hints = spec.root_device_hints
+        image, hints = spec.image, spec.root_device_hints
         self.book.note(
             now=self.now,
-            image=spec.image.model_dump(by_alias=True, exclude_none=True),
+            image=image.model_dump(by_alias=True, exclude_none=True) if image else None,
+            custom_deploy=spec.custom_deploy.method if spec.custom_deploy else None,
             root_device_hints=hints.model_dump(by_alias=True, exclude_none=True) if hints else None,
             boot_mode=spec.boot_mode,
         )
 
     def image_changed(self) -> bool:
-        """Deprovision when the image was removed or replaced (True: handled)."""
-        spec = self.spec()
-        have = self.book.facts.image or {}
-        if spec.image is not None and (spec.image.url, spec.image.checksum) == (
-            have.get("url"),
-            have.get("checksum"),
-        ):
+        """Deprovision when the image (or custom deploy) was removed or replaced (True:
+        handled)."""
+        spec, facts = self.spec(), self.book.facts
+        have = facts.image or {}
+        wanted = (spec.image.url, spec.image.checksum) if spec.image else (None, None)
+        method = spec.custom_deploy.method if spec.custom_deploy else None
+        same_image = wanted == (have.get("url"), have.get("checksum"))
+        if spec.deploys and same_image and method == facts.custom_deploy:
             return False
-        reason = "ImageRemoved" if spec.image is None else "ImageChanged"
+        reason = "ImageRemoved" if not spec.deploys else "ImageChanged"
         self.enter(S.DEPROVISIONING, self.prov.deprovision, self.deprovisioned, reason)
         return True
-
-    # -- steady states: adoption, power, reboot -----------------------------------------
-
-    def adopt(self) -> None:
-        result = self.work(self.prov.adopt(self.view()), ErrorType.PROVISIONED_REGISTRATION)
-        if result.adopted:
-            self.record("Adopted", result.message or "adopted the running host, not deployed")
-
-    def steady(self) -> None:
-        spec, annotations, facts = self.spec(), self.host.annotations, self.book.facts
-        if spec.online != facts.powered_on:
-            self.work(self.prov.power(self.view(), on=spec.online), ErrorType.POWER_MANAGEMENT)
-            self.book.note(now=self.now, powered_on=spec.online)
-            self.record(
-                "PoweredOn" if spec.online else "PoweredOff",
-                f"power turned {'on' if spec.online else 'off'} to match spec.online",
-            )
-        if self.book.cursor.error_type is not None:
-            self.book.recover(now=self.now, reason="Recovered")
-        if ann.REBOOT in annotations:
-            if facts.powered_on:
-                self.work(self.prov.reboot(self.view()), ErrorType.POWER_MANAGEMENT)
-                self.record("Rebooted", f"rebooted as the {ann.REBOOT} annotation asked")
-            else:
-                self.tell("Normal", "RebootSkipped", "the host is off; nothing to reboot")
-            self.d.remove_annotations.add(ann.REBOOT)
-        self.rest()
 
     # -- deletion -----------------------------------------------------------------------
 
@@ -311,6 +292,10 @@ class _Run(StepContext):
         self.powered_off(self.work(self.power_off(self.view()), give_up=True))
 
     def enter_deletion_power_off(self, reason: str) -> None:
+        spec = self.host.spec
+        if spec is not None and spec.disable_power_off:
+            self.move(S.DELETING, reason, "deleting without power-off: spec.disablePowerOff")
+            return
         self.enter(
             S.POWERING_OFF_BEFORE_DELETE,
             self.power_off,
@@ -372,7 +357,16 @@ class _Run(StepContext):
                 reason="Detached",
                 message="removed from the provisioning backend without deprovisioning",
             )
-        if host.deleting:
+        if host.deleting and delete_action(host.annotations)[0] == "delay":
+            if not book.seen.delete_delayed_told:
+                book.note(now=self.now, delete_delayed_told=True)
+                self.tell(
+                    "Normal",
+                    "DeletionDelayed",
+                    f"the Host is deleted while detached with deleteAction delay: it is "
+                    f"deprovisioned and deleted once the {ann.DETACHED} annotation is removed",
+                )
+        elif host.deleting:
             if book.cursor.state != S.DELETING:
                 self.move(
                     S.DELETING, "DeletingDetached", "detached: deleted without deprovisioning"

@@ -38,26 +38,33 @@ class HostData:
     user_data: str | None = field(default=None, repr=False)
     network_data: dict[str, Any] | None = field(default=None, repr=False)
     meta_data: dict[str, Any] | None = field(default=None, repr=False)
+    # spec.preprovisioningNetworkDataName: the deploy ramdisk's network, and the deployed
+    # OS's when spec.networkData is not set
+    ramdisk_network_data: dict[str, Any] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"HostData(digest={self.digest()[:12]}, sizes={self.sizes()})"
 
     __str__ = __repr__
 
-    def config_drive(self) -> dict[str, Any]:
-        """The config drive as Ironic takes it: only what the Host gives."""
+    def config_drive(self, default_meta_data: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The config drive as Ironic takes it: what the Host gives, its meta data else
+        ``default_meta_data`` (see :func:`default_meta_data`)."""
         drive: dict[str, Any] = {}
-        if self.meta_data is not None:
-            drive["meta_data"] = self.meta_data
+        meta = self.meta_data if self.meta_data is not None else default_meta_data
+        if meta is not None:
+            drive["meta_data"] = meta
         if self.user_data is not None:
             drive["user_data"] = self.user_data
-        if self.network_data is not None:
-            drive["network_data"] = self.network_data
+        network = self.network_data if self.network_data is not None else self.ramdisk_network_data
+        if network is not None:
+            drive["network_data"] = network
         return drive
 
     def digest(self) -> str:
-        """sha256 of the config drive in canonical JSON: tells changes apart, reveals nothing."""
-        canonical = json.dumps(self.config_drive(), sort_keys=True, separators=(",", ":"))
+        """sha256 of the Host's data in canonical JSON: tells changes apart, reveals nothing."""
+        mine = {**self.config_drive(), "ramdisk_network_data": self.ramdisk_network_data}
+        canonical = json.dumps(mine, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def sizes(self) -> dict[str, int]:
@@ -66,6 +73,24 @@ class HostData:
             key: len(value.encode() if isinstance(value, str) else json.dumps(value).encode())
             for key, value in self.config_drive().items()
         }
+
+
+def default_meta_data(host: HostView) -> dict[str, Any]:
+    """The meta data of a host whose spec gives none, as baremetal-operator generates it:
+    the backend id as ``uuid`` and the host's name as hostname, under the keys cloud-init
+    and Ignition read (``local-hostname``, ``local_hostname``, ``name``). Templates written
+    for baremetal-operator read ``metal3-name`` and ``metal3-namespace``: those keys come
+    too, beside ``hoststate-name`` and ``hoststate-namespace``."""
+    return {
+        "uuid": host.provider_id,
+        "local-hostname": host.name,
+        "local_hostname": host.name,
+        "name": host.name,
+        "hoststate-name": host.name,
+        "hoststate-namespace": host.namespace,
+        "metal3-name": host.name,
+        "metal3-namespace": host.namespace,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +113,9 @@ class HostView:
     automated_cleaning: bool = True
     hardware: dict[str, Any] | None = None
     data: HostData | None = None  # the config drive's contents, given at deploy
+    architecture: str | None = None  # spec.architecture, given at registration
+    disable_power_off: bool = False  # never power off: reboot instead
+    custom_deploy: str | None = None  # a deploy step of the ramdisk, instead of an image
 
     @property
     def key(self) -> str:
@@ -115,9 +143,13 @@ class Provisioner(Protocol):
         """Take over a host that already runs its image, without writing to it."""
         ...
 
-    def power(self, host: HostView, *, on: bool) -> Result: ...
+    def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
+        """Power the host on or off; ``soft``: ask its OS to shut down (ACPI)."""
+        ...
 
-    def reboot(self, host: HostView) -> Result: ...
+    def reboot(self, host: HostView, *, soft: bool = False) -> Result:
+        """Power-cycle the host; ``soft``: ask its OS to restart (ACPI), not the power."""
+        ...
 
     def detach(self, host: HostView) -> Result:
         """Forget the host in the backend without deprovisioning it."""

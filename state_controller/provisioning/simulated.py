@@ -14,6 +14,7 @@ backend, read together.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import threading
 import time
@@ -77,6 +78,26 @@ class Machine:
     # what the deployed OS was given (user, network, meta data): its digest and sizes
     # only, never its contents; None when nothing (or nothing is deployed)
     config_drive: dict[str, Any] | None = None
+    reboots: list[str] = field(default_factory=list)  # each reboot's mode: hard or soft
+    # what the backend's record was given at registration beside the BMC (as Ironic's
+    # node fields): architecture, disablePowerOff, the ramdisk's network data's digest
+    registered_with: dict[str, Any] = field(default_factory=dict)
+    custom_deploy: str | None = None  # the deploy step run instead of writing an image
+
+
+def _registered_with(host: HostView) -> dict[str, Any]:
+    """What the simulated backend's record keeps of a host's registration fields."""
+    out: dict[str, Any] = {}
+    if host.architecture:
+        out["architecture"] = host.architecture
+    if host.disable_power_off:
+        out["disablePowerOff"] = True
+    ramdisk = host.data.ramdisk_network_data if host.data is not None else None
+    if ramdisk is not None:
+        out["ramdiskNetworkData"] = hashlib.sha256(
+            json.dumps(ramdisk, sort_keys=True).encode()
+        ).hexdigest()
+    return out
 
 
 _REPEATED_WHEN_ASKED_AGAIN: frozenset[Operation] = frozenset(
@@ -161,6 +182,7 @@ class SimulatedProvisioner:
             def finish() -> Result:
                 if not machine.node_id:
                     machine.node_id = self._node_id(host.bmc_address)
+                machine.registered_with = _registered_with(host)
                 return complete(provider_id=machine.node_id, powered_on=machine.powered_on)
 
             if machine.node_id and not credentials_changed:
@@ -187,7 +209,8 @@ class SimulatedProvisioner:
             def finish() -> Result:
                 if (unfetchable := _unfetchable_checksum(host)) is not None:
                     return unfetchable  # as in Ironic: the deploy starts, then fails
-                machine.disk_image = dict(host.image or {})
+                machine.disk_image = dict(host.image) if host.image else None
+                machine.custom_deploy = host.custom_deploy
                 machine.config_drive = (
                     None
                     if host.data is None
@@ -204,6 +227,7 @@ class SimulatedProvisioner:
 
             def finish() -> Result:
                 machine.disk_image = None
+                machine.custom_deploy = None
                 machine.config_drive = None
                 machine.powered_on = False
                 machine.node_active = False
@@ -224,7 +248,7 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "adopt", finish)
 
-    def power(self, host: HostView, *, on: bool) -> Result:
+    def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
         with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
@@ -233,11 +257,12 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "power", finish)
 
-    def reboot(self, host: HostView) -> Result:
+    def reboot(self, host: HostView, *, soft: bool = False) -> Result:
         with self._at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.powered_on = True
+                machine.reboots.append("soft" if soft else "hard")
                 return complete(powered_on=True)
 
             return self._operation(host, machine, "power", finish)

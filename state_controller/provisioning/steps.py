@@ -33,6 +33,7 @@ from .inputs import HostInput
 from .provisioner import Credentials, HostView, Provisioner
 from .results import Outcome, Result
 
+RAMDISK_FIELD = "spec.preprovisioningNetworkDataName"  # given to the backend at registration
 GIVE_UP_DELETE_AFTER = 3  # failed attempts before deletion goes on without that step
 
 Start = Callable[[HostView], Result]
@@ -243,6 +244,9 @@ class StepContext:
         problem = host.spec_problem.message if host.spec_problem else host.credentials_problem
         if problem or host.spec is None or host.spec.bmc is None:
             self.fail(self.registration_error(), problem or "spec.bmc is required to register")
+        ramdisk_problem = host.data_problem or ""
+        if ramdisk_problem.startswith(RAMDISK_FIELD) and not book.facts.provider_id:
+            self.fail(self.registration_error(), ramdisk_problem)  # the node needs it first
         changed = book.facts.credentials != host.credentials_version
         result = self.work(
             self.prov.register(self.view(), credentials_changed=changed),
@@ -313,7 +317,8 @@ class StepContext:
     def tell_data_change(self) -> None:
         """User, network or meta data changed on a provisioned host: as with
         baremetal-operator, nothing happens until the next deploy; the user is told so,
-        once per change. Not known after a restart (the digest is not kept): then silent."""
+        once per change. The digest deployed is kept in Host.status.provisioning.dataDigest,
+        so a change made while the controller was down is told after its restart too."""
         deployed, book = self.book.facts.deployed_data, self.book
         if deployed is None or self.host.data_problem:
             return
@@ -357,4 +362,7 @@ class StepContext:
             automated_cleaning=spec.automated_cleaning_mode != "disabled",
             hardware=facts.hardware,
             data=host.data,
+            architecture=spec.architecture,
+            disable_power_off=spec.disable_power_off,
+            custom_deploy=spec.custom_deploy.method if spec.custom_deploy else None,
         )

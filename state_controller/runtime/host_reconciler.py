@@ -38,6 +38,7 @@ from ..books.projections import RECENT, host_status, host_status_differs
 from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, Resource
 from ..provisioning.machine import HostMachine
+from ..provisioning.power_requests import annotation_problems as power_annotation_problems
 from .config import ControllerConfig
 from .delivery import Delivery
 from .host_data import is_host_data
@@ -283,6 +284,7 @@ class HostReconciler:
         _, status_problem = status_annotation(annotations)
         if status_problem:
             problems[ann.STATUS] = status_problem
+        problems.update(power_annotation_problems(annotations))
         before = book.seen.annotation_problems
         if problems != before:
             for name, message in problems.items():

@@ -28,6 +28,12 @@ NETWORK_DATA = {
     "services": [],
 }
 META_DATA = {"local-hostname": "drive-0"}
+# as Ironic's node.network_data schema wants it (a network needs its network_id)
+RAMDISK_NETWORK = {
+    "links": [{"id": "eth0", "type": "phy", "ethernet_mac_address": "52:54:00:00:00:01"}],
+    "networks": [{"id": "n0", "link": "eth0", "network_id": "prov", "type": "ipv4_dhcp"}],
+    "services": [],
+}
 
 
 def _secret(name: str, key: str, text: str) -> dict[str, Any]:
@@ -73,3 +79,60 @@ def test_the_config_drive_holds_the_secrets_contents(
         "network_data": NETWORK_DATA,
         "meta_data": META_DATA,
     }
+
+
+def test_the_ramdisks_network_architecture_and_default_meta_data_reach_ironic(
+    api: IronicAPI,
+    ironic: IronicServer,
+    cluster: Cluster,
+    observed: Observed,
+) -> None:
+    """No metaData: the drive names the host as baremetal-operator's does. The
+    preprovisioning network data is the node's network_data (for the deploy ramdisk) and
+    the drive's; architecture and disablePowerOff are node fields."""
+    cluster.create(SECRETS, _secret("ramdisk-net", "networkData", json.dumps(RAMDISK_NETWORK)))
+    host = host_manifest(NS, 0)
+    host["spec"].update(
+        preprovisioningNetworkDataName="ramdisk-net", architecture="aarch64", disablePowerOff=True
+    )
+    cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+    cluster.create(HOSTS, host)
+    eventually(
+        lambda: state_of(cluster, NS, "host-0000") == "provisioned",
+        timeout=120,
+        what="the host provisioned",
+    )
+    node = api.node(f"{NS}~host-0000")
+    assert node is not None
+    assert node["network_data"] == RAMDISK_NETWORK
+    assert node["properties"]["cpu_arch"] == "aarch64"
+    assert node["disable_power_off"] is True
+    drive = _stored_drive(ironic, node["name"])
+    assert drive["network_data"] == RAMDISK_NETWORK
+    assert drive["meta_data"] == {
+        "uuid": node["uuid"],
+        "local-hostname": "host-0000",
+        "local_hostname": "host-0000",
+        "name": "host-0000",
+        "hoststate-name": "host-0000",
+        "hoststate-namespace": NS,
+        "metal3-name": "host-0000",
+        "metal3-namespace": NS,
+    }
+
+
+def test_network_data_ironic_refuses_is_named_by_its_field(
+    api: IronicAPI, cluster: Cluster, observed: Observed
+) -> None:
+    cluster.create(SECRETS, _secret("ramdisk-net", "networkData", json.dumps(NETWORK_DATA)))
+    host = host_manifest(NS, 0)
+    host["spec"]["preprovisioningNetworkDataName"] = "ramdisk-net"
+    cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+    cluster.create(HOSTS, host)
+    message = eventually(
+        lambda: (cluster.get(HOSTS, NS, "host-0000").get("status") or {}).get("errorMessage"),
+        timeout=60,
+        what="the registration error",
+    )
+    assert message.startswith("spec.preprovisioningNetworkDataName: Ironic refused the network")
+    assert api.node(f"{NS}~host-0000") is None  # nothing created

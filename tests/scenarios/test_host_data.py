@@ -13,6 +13,7 @@ import pytest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.provisioning.provisioner import HostData
+from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for
 
@@ -222,4 +223,32 @@ def test_changed_user_data_waits_for_the_next_deploy_and_says_so(
             ),
             timeout=30,
             what="the Provisioned condition without the note",
+        )
+
+
+def test_a_change_made_while_the_controller_was_down_is_told_after_its_restart(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    cluster.create(SECRETS, _data_secret("ud", "userData", USER_DATA))
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        name = _host(cluster, userData="ud")
+        wait_for(
+            lambda: (
+                _status(cluster, name).get("provisioning", {}).get("dataDigest")
+                == HostData(user_data=USER_DATA).digest()
+            ),
+            timeout=60,
+            what="the deployed data's digest in the status",
+        )
+    secret = cluster.get(SECRETS, NS, "ud")
+    secret["data"] = _data_secret("ud", "userData", USER_DATA + "# later\n")["data"]
+    cluster.update(SECRETS, secret)
+    with run_controller(cluster, sim):
+        wait_for(
+            lambda: [
+                e for e in cluster.list(EVENTS, NS)[0] if e.get("reason") == "HostDataChanged"
+            ],
+            timeout=60,
+            what="the HostDataChanged event after the restart",
         )

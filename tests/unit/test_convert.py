@@ -76,11 +76,11 @@ def test_a_baremetalhost_document_is_taken_as_its_host(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (("  rootDeviceHints:", "  preprovisioningNetworkDataName: pn\n  rootDeviceHints:"),
-         "spec.preprovisioningNetworkDataName cannot"),
-        (("  online: true", "  online: true\n  customDeploy: {method: x}\n  raid: {}\n"
-          "  consumerRef: {kind: Metal3Machine, name: m}"),
-         "spec.customDeploy, spec.consumerRef cannot be carried into a Host; remove them"),
+        (("  rootDeviceHints:", "  hardwareProfile: dell\n  rootDeviceHints:"),
+         "spec.hardwareProfile cannot"),
+        (("  online: true", "  online: true\n  taints: [{key: a, effect: NoSchedule}]\n"
+          "  raid: {}\n  firmware: {sriovEnabled: true}"),
+         "spec.taints, spec.firmware cannot be carried into a Host; remove them"),
         (("deviceName: /dev/sda", "deviceName: /dev/sda, wwnWithExtension: '0x5'"),
          "spec.rootDeviceHints.wwnWithExtension cannot"),
         (("metal3.io/v1alpha1", "metal3.io/v1beta9"), "apiVersion is 'metal3.io/v1beta9'"),
@@ -115,6 +115,32 @@ stringData: {userData: "#cloud-config\\nhostname: worker-0\\n"}
         "worker-0-bmc-secret": {"hoststate.io/bmc-credentials": "true"},
         "worker-0-user-data": {"hoststate.io/host-data": "true"},
     }
+
+
+def test_the_fields_deployments_rely_on_are_carried(tmp_path: Path) -> None:
+    ramdisk = """\
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: worker-0-ramdisk-net, namespace: metal}
+stringData: {networkData: "links: []"}
+"""
+    fields = (
+        "  preprovisioningNetworkDataName: worker-0-ramdisk-net\n"
+        "  consumerRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, "
+        "kind: Metal3Machine, name: m, namespace: metal}\n"
+        "  inspectionMode: disabled\n  architecture: x86_64\n  hardwareProfile: unknown\n"
+        "  rootDeviceHints:"
+    )
+    read = read_hosts_file(written(tmp_path, DOCS.replace("  rootDeviceHints:", fields) + ramdisk))
+    [host] = read.hosts
+    spec = host["spec"]
+    assert spec["preprovisioningNetworkDataName"] == "worker-0-ramdisk-net"
+    assert spec["consumerRef"]["kind"] == "Metal3Machine"
+    assert (spec["inspectionMode"], spec["architecture"]) == ("disabled", "x86_64")
+    assert "hardwareProfile" not in spec  # BMO's "ask for nothing" value, dropped
+    labels = {s["metadata"]["name"]: s["metadata"]["labels"] for s in read.secrets}
+    assert labels["worker-0-ramdisk-net"] == {"hoststate.io/host-data": "true"}
 
 
 def test_convert_prints_a_hosts_file_that_reads_back_the_same(tmp_path: Path) -> None:

@@ -90,9 +90,10 @@ def test_a_host_reads_its_credentials_and_data_secrets() -> None:
     assert index.readers("ns/bmc") == [] and not index.is_host("ns/a")
 
 
-def test_network_data_is_parsed_once_per_secret_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A Host reconciled at every poll reads its data again; the parse is kept by the
-    Secret's resourceVersion, bounded, and what a caller gets is its own copy."""
+def test_network_data_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Host reconciled at every poll reads its data again; the parse is kept by what the
+    text is (a resourceVersion can name two texts in two API servers), bounded, and what
+    a caller gets is its own copy."""
     calls: list[str] = []
     real = host_data._object
 
@@ -102,18 +103,18 @@ def test_network_data_is_parsed_once_per_secret_version(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(host_data, "_object", counted)
     parsed = host_data._Parsed()
-    first, problem = parsed.parse("7", "links: []\n", "networkData", "ns", "nd")
+    first, problem = parsed.parse("links: []\n", "networkData", "ns", "nd")
     assert problem is None and first == {"links": []}
     assert first is not None
     first["links"].append("changed by a caller")
-    again, _ = parsed.parse("7", "links: []\n", "networkData", "ns", "nd")
+    again, _ = parsed.parse("links: []\n", "networkData", "ns", "nd")
     assert again == {"links": []} and len(calls) == 1
-    parsed.parse("8", "links: [a]\n", "networkData", "ns", "nd")
-    assert len(calls) == 2  # a new version is parsed again
+    other, _ = parsed.parse("links: [a]\n", "networkData", "ns", "nd")
+    assert other == {"links": ["a"]} and len(calls) == 2  # another text: parsed again
     big = "k: " + "x" * host_data._Parsed.TEXT_MAX + "\n"
-    parsed.parse("9", big, "networkData", "ns", "nd")
-    parsed.parse("9", big, "networkData", "ns", "nd")
+    parsed.parse(big, "networkData", "ns", "nd")
+    parsed.parse(big, "networkData", "ns", "nd")
     assert len(calls) == 4  # too large to keep: parsed each time
-    for version in range(host_data._Parsed.ENTRIES + 10):
-        parsed.parse(str(100 + version), "a: 1\n", "metaData", "ns", "md")
+    for n in range(host_data._Parsed.ENTRIES + 10):
+        parsed.parse(f"a: {n}\n", "metaData", "ns", "md")
     assert len(parsed._results) == host_data._Parsed.ENTRIES

@@ -9,9 +9,12 @@ import pytest
 from state_controller.provisioning.ironic.faults import Answer
 from state_controller.provisioning.ironic.nodes import (
     config_drive,
+    custom_deploy_steps,
     deploy_patch,
     deployed_image,
     instance_info,
+    new_node,
+    unsupported_node_fields,
 )
 from state_controller.provisioning.provisioner import HostData
 from tests.ironic.helpers import view_of
@@ -68,10 +71,84 @@ def test_other_images_take_a_live_isos_ramdisk_deploy_back_and_leave_others_alon
 
 def test_ironic_gets_the_drive_as_json_only_from_api_1_56() -> None:
     data = HostData(user_data="#cloud-config\n", network_data={"links": []})
-    assert config_drive(data, (1, 56)) == {
-        "user_data": "#cloud-config\n",
-        "network_data": {"links": []},
-    }
+    host = replace(view_of("ns", 0, provider_id="node-uuid"), data=data)
+    drive = config_drive(host, (1, 56))
+    assert drive is not None
+    assert drive["user_data"] == "#cloud-config\n" and drive["network_data"] == {"links": []}
     with pytest.raises(Answer) as refused:
-        config_drive(data, (1, 55))
+        config_drive(host, (1, 55))
     assert "API 1.56" in str(refused.value.result.message)
+    # a host that gives no data is deployed without a drive by an Ironic that takes none,
+    # and a live ISO given none gets none (as with baremetal-operator)
+    assert config_drive(replace(host, data=None), (1, 55)) is None
+    live = {"url": "http://images.example/live.iso", "diskFormat": "live-iso"}
+    assert config_drive(replace(host, data=None, image=live), (1, 56)) is None
+    assert config_drive(replace(host, image=live), (1, 56)) is not None
+
+
+def test_without_meta_data_the_drive_names_the_host_as_baremetal_operator_does() -> None:
+    host = view_of("ns", 0, provider_id="node-uuid")
+    drive = config_drive(host, (1, 56))
+    assert drive is not None and set(drive) == {"meta_data"}
+    meta = drive["meta_data"]
+    assert meta["uuid"] == "node-uuid"
+    name = host.name
+    assert meta["local-hostname"] == meta["local_hostname"] == meta["name"] == name
+    assert (meta["metal3-name"], meta["metal3-namespace"]) == (name, "ns")
+    assert (meta["hoststate-name"], meta["hoststate-namespace"]) == (name, "ns")
+    given = HostData(meta_data={"local-hostname": "mine"})
+    assert config_drive(replace(host, data=given), (1, 56)) == {
+        "meta_data": {"local-hostname": "mine"}
+    }
+
+
+def test_the_ramdisks_network_is_the_deployed_oss_unless_network_data_is_set() -> None:
+    ramdisk = {"links": [{"id": "ramdisk"}]}
+    host = replace(view_of("ns", 0, provider_id="u"), data=HostData(ramdisk_network_data=ramdisk))
+    drive = config_drive(host, (1, 66))
+    assert drive is not None and drive["network_data"] == ramdisk
+    own = HostData(network_data={"links": []}, ramdisk_network_data=ramdisk)
+    drive = config_drive(replace(host, data=own), (1, 66))
+    assert drive is not None and drive["network_data"] == {"links": []}
+
+
+def test_registration_fields_go_on_the_new_node_or_are_refused_by_an_older_ironic() -> None:
+    ramdisk = {"links": [{"id": "ramdisk"}]}
+    host = replace(
+        view_of("ns", 0),
+        architecture="aarch64",
+        disable_power_off=True,
+        data=HostData(ramdisk_network_data=ramdisk),
+    )
+    node = new_node(host, driver=None, interfaces={}, overrides=None)
+    assert node["properties"]["cpu_arch"] == "aarch64"
+    assert node["disable_power_off"] is True and node["network_data"] == ramdisk
+    assert unsupported_node_fields(host, (1, 95)) == ""
+    assert unsupported_node_fields(host, (1, 66)) == (
+        "spec.disablePowerOff needs Ironic API 1.95 or newer, and Ironic offers 1.66"
+    )
+    assert "spec.preprovisioningNetworkDataName needs Ironic API 1.66" in (
+        unsupported_node_fields(host, (1, 65))
+    )
+    plain = new_node(view_of("ns", 0), driver=None, interfaces={}, overrides=None)
+    assert "disable_power_off" not in plain and "network_data" not in plain
+    assert "cpu_arch" not in plain["properties"]
+
+
+def test_a_custom_deploy_runs_its_step_with_custom_agent_and_the_next_image_undoes_it() -> None:
+    host = replace(view_of("ns", 0), image=None, custom_deploy="install_coreos")
+    assert deploy_patch(host) == [
+        {"op": "add", "path": "/instance_info", "value": {}},
+        {"op": "add", "path": "/deploy_interface", "value": "custom-agent"},
+    ]
+    assert custom_deploy_steps(host, (1, 69)) == [
+        {"interface": "deploy", "step": "install_coreos", "args": {}, "priority": 80}
+    ]
+    with pytest.raises(Answer) as refused:
+        custom_deploy_steps(host, (1, 68))
+    assert "spec.customDeploy needs Ironic API 1.69" in str(refused.value.result.message)
+    assert custom_deploy_steps(view_of("ns", 0), (1, 69)) is None
+    image = view_of("ns", 0)
+    assert deploy_patch(image, deploy_interface="custom-agent")[1:] == [
+        {"op": "remove", "path": "/deploy_interface"}
+    ]

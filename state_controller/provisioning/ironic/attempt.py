@@ -101,6 +101,12 @@ class Attempt:
                     f"spec.bmc.address ({self.host.bmc_address}) needs; enable it in Ironic "
                     "(enabled_hardware_types) or use a BMC type it offers"
                 )
+            elif "network_data" in body and "Schema error" in fault:  # its network_data schema
+                message = (
+                    "spec.preprovisioningNetworkDataName: Ironic refused the network data as "
+                    "not valid OpenStack network_data (e.g. a network without network_id); "
+                    "fix the Secret's networkData (Ironic's words are in hoststate's log)"
+                )
             raise Answer(failed(message, fault))
         assert isinstance(reply.data, dict)
         return reply.data
@@ -142,21 +148,33 @@ class Attempt:
             reason = str(power.get("reason") or "")
             raise Answer(failed(registration_message(self.host, reason), reason))
 
-    def move(self, node: Node, target: str, *, poll_delay: float, configdrive: Any = None) -> None:
+    def move(
+        self,
+        node: Node,
+        target: str,
+        *,
+        poll_delay: float,
+        configdrive: Any = None,
+        deploy_steps: Any = None,
+    ) -> None:
         """Ask for a provision-state change; return only once Ironic accepted it (202).
-        ``configdrive``: the config drive to deploy with (``active`` and ``rebuild``)."""
+        ``configdrive``: the config drive to deploy with (``active`` and ``rebuild``);
+        ``deploy_steps``: the deploy steps to run (a custom deploy)."""
         uuid = node["uuid"]
         if node.get("maintenance") and node.get("fault") == "clean failure":
             # Ironic set it because cleaning failed: this retry is the fix it waits for
             self.request("DELETE", _path(node, "/maintenance"), route="maintenance")
         else:
             wait_out_maintenance(node)
+        body: dict[str, Any] = {"target": target}
+        if configdrive is not None:
+            body["configdrive"] = configdrive
+        if deploy_steps is not None:
+            body["deploy_steps"] = deploy_steps
         reply = self.request(
             "PUT",
             _path(node, "/states/provision"),
-            {"target": target}
-            if configdrive is None
-            else {"target": target, "configdrive": configdrive},
+            body,
             route="states/provision",
             allow=(400,),
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..provisioner import HostData, HostView
+from ..provisioner import HostData, HostView, default_meta_data
 from ..results import failed
 from .faults import Answer
 
@@ -83,13 +83,21 @@ def new_node(
     boot where the scheme asks for it); ``interfaces`` and then ``overrides(host)`` are
     laid over the result.
     """
+    properties: dict[str, Any] = {"capabilities": capabilities(host.boot_mode)}
+    if host.architecture:
+        properties["cpu_arch"] = host.architecture
     body: Node = {
         "name": node_name(host),
         "driver": driver or _HARDWARE_TYPES.get(host.bmc.protocol, host.bmc.protocol),
         "driver_info": driver_info(host),
-        "properties": {"capabilities": capabilities(host.boot_mode)},
+        "properties": properties,
         "automated_clean": host.automated_cleaning,
     }
+    if host.disable_power_off:
+        body["disable_power_off"] = True
+    ramdisk_network = host.data.ramdisk_network_data if host.data is not None else None
+    if ramdisk_network is not None:
+        body["network_data"] = ramdisk_network
     if driver is None and "virtualmedia" in host.bmc.scheme:
         boot = _VIRTUAL_MEDIA_BOOT.get(body["driver"])
         if boot:
@@ -221,16 +229,21 @@ def deploy_patch(
     """The JSON patch that tells a node what to deploy and where: ``[]`` when the host
     says neither (nothing to write).
 
-    A live ISO gets the ``ramdisk`` deploy interface. Any other image takes a node whose
-    ``deploy_interface`` is ``ramdisk`` (a live ISO's before) back to ``configured``, the
-    one hoststate gives new nodes, or to Ironic's default when none is configured: as
-    baremetal-operator does, else the next image would be booted instead of written.
+    A live ISO gets the ``ramdisk`` deploy interface, a custom deploy ``custom-agent``
+    (its step runs in the deploy ramdisk; :func:`custom_deploy_steps`). Any other image
+    takes a node whose ``deploy_interface`` is one of these (set for an earlier deploy)
+    back to ``configured``, the one hoststate gives new nodes, or to Ironic's default
+    when none is configured: as baremetal-operator does, else the next image would be
+    booted instead of written.
     """
     info = instance_info(host.image)
     ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
+    if host.custom_deploy:
+        ops.append({"op": "add", "path": "/deploy_interface", "value": CUSTOM_DEPLOY_INTERFACE})
+        return ops
     if "boot_iso" in info:
         ops.append({"op": "add", "path": "/deploy_interface", "value": "ramdisk"})
-    elif deploy_interface == "ramdisk" and configured != "ramdisk":
+    elif deploy_interface in TAKEN_BACK and configured != deploy_interface:
         if configured:
             ops.append({"op": "add", "path": "/deploy_interface", "value": configured})
         else:
@@ -239,6 +252,29 @@ def deploy_patch(
     if hints:
         ops.append({"op": "add", "path": "/properties/root_device", "value": hints})
     return ops if info or hints else []
+
+
+CUSTOM_DEPLOY_INTERFACE = "custom-agent"
+TAKEN_BACK = ("ramdisk", CUSTOM_DEPLOY_INTERFACE)  # set per deploy, undone by the next
+CUSTOM_DEPLOY_VERSION = (1, 69)  # deploy_steps in a provision-state request
+CUSTOM_DEPLOY_PRIORITY = 80  # after the agent's own early deploy steps, as BMO runs it
+
+
+def custom_deploy_steps(host: HostView, version: tuple[int, int]) -> list[dict[str, Any]] | None:
+    """The deploy steps of ``spec.customDeploy`` (None without one): its method as a step
+    of the deploy interface, with no arguments. An Ironic older than API 1.69 takes no
+    deploy steps: refused naming the field."""
+    if not host.custom_deploy:
+        return None
+    if version < CUSTOM_DEPLOY_VERSION:
+        raise Answer(
+            failed(
+                f"spec.customDeploy needs Ironic API 1.{CUSTOM_DEPLOY_VERSION[1]} or newer, "
+                f"and Ironic offers 1.{version[1]}"
+            )
+        )
+    step = {"interface": "deploy", "step": host.custom_deploy, "args": {}}
+    return [{**step, "priority": CUSTOM_DEPLOY_PRIORITY}]
 
 
 def powered(node: Node) -> bool | None:
@@ -317,13 +353,24 @@ def hardware_from_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
 
 
 CONFIG_DRIVE_VERSION = (1, 56)  # a config drive given as JSON, built by Ironic
+NETWORK_DATA_VERSION = (1, 66)  # node.network_data: the deploy ramdisk's network
+DISABLE_POWER_OFF_VERSION = (1, 95)  # node.disable_power_off
 
 
-def config_drive(data: HostData, version: tuple[int, int]) -> dict[str, Any]:
-    """The config drive to deploy with, as JSON that Ironic builds the drive from.
+def config_drive(host: HostView, version: tuple[int, int]) -> dict[str, Any] | None:
+    """The config drive to deploy ``host`` with, as JSON that Ironic builds the drive
+    from: the Host's data, with :func:`default_meta_data` when it gives no meta data (as
+    baremetal-operator: every deploy gets a drive naming the host).
 
-    Ironic older than API 1.56 takes only a built drive image: refused in the user's
-    terms rather than sending what it would reject."""
+    Ironic older than API 1.56 takes only a built drive image: a Host that gives data is
+    refused in the user's terms rather than sending what Ironic would reject; one that
+    gives none is deployed without a drive. So is a live ISO that is given none: as
+    baremetal-operator, whose live ISOs never get a drive (many BMCs offer one virtual
+    media slot, which the ISO takes)."""
+    data = host.data
+    live_iso = (host.image or {}).get("diskFormat") == LIVE_ISO
+    if data is None and (live_iso or version < CONFIG_DRIVE_VERSION):
+        return None
     if version < CONFIG_DRIVE_VERSION:
         raise Answer(
             failed(
@@ -332,4 +379,19 @@ def config_drive(data: HostData, version: tuple[int, int]) -> dict[str, Any]:
                 "(Ironic 13.0, Train) or newer"
             )
         )
-    return data.config_drive()
+    return (data or HostData()).config_drive(default_meta_data(host))
+
+
+def unsupported_node_fields(host: HostView, version: tuple[int, int]) -> str:
+    """Why Ironic at API ``version`` cannot take this host's node as the spec asks
+    (the field and the version it needs), or ""."""
+    needs = []
+    if host.disable_power_off and version < DISABLE_POWER_OFF_VERSION:
+        needs.append(("spec.disablePowerOff", DISABLE_POWER_OFF_VERSION))
+    ramdisk_network = host.data.ramdisk_network_data if host.data is not None else None
+    if ramdisk_network is not None and version < NETWORK_DATA_VERSION:
+        needs.append(("spec.preprovisioningNetworkDataName", NETWORK_DATA_VERSION))
+    return "; ".join(
+        f"{field} needs Ironic API 1.{need[1]} or newer, and Ironic offers 1.{version[1]}"
+        for field, need in needs
+    )

@@ -41,14 +41,18 @@ from .nodes import (
     Node,
     NodeOverrides,
     config_drive,
+    custom_deploy_steps,
     deploy_patch,
     deployed_image,
     driver_info_patch,
     new_node,
     node_name,
     powered,
+    unsupported_node_fields,
 )
 from .states import BUSY_STATES, REASON_GRACE, FailedStates, busy, wait_out_maintenance
+
+REBOOTS = ("rebooting", "soft rebooting")  # power targets that end with the host on
 
 
 class IronicProvisioner:
@@ -179,11 +183,13 @@ class IronicProvisioner:
     def adopt(self, host: HostView) -> Result:
         return self._attempt(host, self._adopt)
 
-    def power(self, host: HostView, *, on: bool) -> Result:
-        return self._attempt(host, lambda at: self._power(at, "power on" if on else "power off"))
+    def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
+        target = "power on" if on else "soft power off" if soft else "power off"
+        return self._attempt(host, lambda at: self._power(at, target))
 
-    def reboot(self, host: HostView) -> Result:
-        return self._attempt(host, lambda at: self._power(at, "rebooting"))
+    def reboot(self, host: HostView, *, soft: bool = False) -> Result:
+        target = "soft rebooting" if soft else "rebooting"
+        return self._attempt(host, lambda at: self._power(at, target))
 
     def detach(self, host: HostView) -> Result:
         return self._attempt(host, lambda at: self._remove(at, "detached"))
@@ -331,18 +337,24 @@ class IronicProvisioner:
             return continuing(self.poll_delay)
         if self._memory.power_target(uuid) == target:  # our request ran: did it work?
             self._memory.power_answered(uuid)
-            want = "power on" if target == "rebooting" else target
+            want = "power on" if target in REBOOTS else target.removeprefix("soft ")
             # Ironic clears last_error when it starts a power action, so one now is ours
             # (a failed reboot leaves the host on, which alone would look done)
             if node.get("power_state") == want and not node.get("last_error"):
                 return complete(powered_on=want == "power on")
-            verb = {"power on": "power on", "power off": "power off", "rebooting": "reboot"}
+            verb = {
+                "power on": "power on",
+                "power off": "power off",
+                "rebooting": "reboot",
+                "soft rebooting": "soft reboot",
+                "soft power off": "soft power off",
+            }
             error = str(node.get("last_error") or "")
             return failed(
                 power_message(verb[target], error),
                 error or f"power state is {node.get('power_state')}",
             )
-        if target != "rebooting" and node.get("power_state") == target:
+        if target not in REBOOTS and node.get("power_state") == target.removeprefix("soft "):
             self._memory.power_answered(uuid)  # an older request of ours for another target
             return complete(powered_on=target == "power on")
         wait_out_maintenance(node)  # Ironic would power it; its operator may not want that
@@ -363,6 +375,9 @@ class IronicProvisioner:
     # -- steps --------------------------------------------------------------------------
 
     def _create(self, at: Attempt) -> Node:
+        unsupported = unsupported_node_fields(at.host, at.client.version())
+        if unsupported:
+            raise Answer(failed(unsupported))
         body = new_node(
             at.host, driver=self.driver, interfaces=self.interfaces, overrides=self.node_overrides
         )
@@ -391,10 +406,11 @@ class IronicProvisioner:
         return str(fields[field]) if fields.get(field) else None
 
     def _started(self, at: Attempt, node: Node, target: str) -> Result:
-        drive = None
-        if target in ("active", "rebuild") and at.host.data is not None:
-            drive = config_drive(at.host.data, at.client.version())
-        at.move(node, target, poll_delay=self.poll_delay, configdrive=drive)
+        drive = steps = None
+        if target in ("active", "rebuild"):
+            drive = config_drive(at.host, at.client.version())
+            steps = custom_deploy_steps(at.host, at.client.version())
+        at.move(node, target, poll_delay=self.poll_delay, configdrive=drive, deploy_steps=steps)
         self._count(node, target)
         return continuing(self.poll_delay)
 

@@ -10,9 +10,11 @@ A host goes over in the order a careful operator would take it by hand:
     at rest (BMO may have begun something between the first look and the pause);
     otherwise the pause is taken back and the host refused;
 ``secret``
-    the BMC Secret gets ``hoststate.io/bmc-credentials=true``, the only Secrets the
-    controller reads; a label changes the Secret's resourceVersion, so credentials
-    baremetal-operator had checked are recorded as checked at the new version;
+    the BMC Secret gets ``hoststate.io/bmc-credentials=true``, and the deployed OS's
+    data Secrets (user, network, meta and preprovisioning network data) that exist get
+    ``hoststate.io/host-data=true``: the only Secrets the controller reads. A label
+    changes the Secret's resourceVersion, so credentials baremetal-operator had checked
+    are recorded as checked at the new version;
 ``host``
     the Host is created with the same spec, paused, with ``hoststate.io/status``
     holding the status BMO's stands for (state, Ironic node ID, image, hardware,
@@ -46,6 +48,7 @@ from .ironic_node import node_refusal
 from .translate import (
     PAUSED_FOR_ADOPTION,
     bmh_refusal,
+    data_secret_names,
     dropped_on_handover,
     restored_status,
     status_annotation,
@@ -108,13 +111,13 @@ class Handover:
                 f"a Host {self.key} exists already and was not adopted from this "
                 "BareMetalHost; delete or rename it, or leave this host with baremetal-operator"
             )
-        spec, problem = host_spec(bmh, with_data=False)
+        spec, problem = host_spec(bmh)
         if spec is None:
             raise Refused(problem)
         secret = self._secret(spec)
         # once its Host exists, the machine is hoststate's: BMO's status is left as it was
         node = None if host is not None else self._check_at_rest(bmh)
-        todo = self._todo(bmh, host, secret)
+        todo = self._todo(bmh, host, secret, spec)
         if not todo:
             return Outcome(self.key, "already handed over", "")
         if dry_run:
@@ -160,12 +163,24 @@ class Handover:
             raise Refused(problem)
         return node
 
-    def _todo(self, bmh: Obj, host: Obj | None, secret: Obj) -> list[str]:
+    def _unlabelled(self, secret: Obj, spec: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """Secret name -> the labels it still needs (BMC credentials, data for the OS;
+        a Secret of both uses gets both)."""
+        needs: dict[str, dict[str, str]] = {}
+        if _label(secret, ann.BMC_CREDENTIALS) != "true":
+            needs[secret["metadata"]["name"]] = {ann.BMC_CREDENTIALS: "true"}
+        for name in data_secret_names(spec):
+            data = self._get(SECRETS, name)
+            if data is not None and _label(data, ann.HOST_DATA) != "true":
+                needs.setdefault(name, {})[ann.HOST_DATA] = "true"
+        return needs
+
+    def _todo(self, bmh: Obj, host: Obj | None, secret: Obj, spec: dict[str, Any]) -> list[str]:
         todo = []
         bmh_notes = _annotations(bmh)
         if bmh_notes.get(PAUSED) != PAUSED_FOR_ADOPTION or ann.HANDED_OVER_TO not in bmh_notes:
             todo.append("pause")
-        if (secret["metadata"].get("labels") or {}).get(ann.BMC_CREDENTIALS) != "true":
+        if self._unlabelled(secret, spec):
             todo.append("secret")
         if host is None:
             todo.append("host")
@@ -185,9 +200,9 @@ class Handover:
         records = len(((state or {}).get("status") or {}).get("history") or [])
         if state is not None:
             words.append(f"{records} record{'' if records == 1 else 's'} of history kept")
-        deploy_only, others = dropped_on_handover(bmh)
-        if deploy_only:
-            words.append(f"not carried (used only by a new deploy): {', '.join(deploy_only)}")
+        later, others = dropped_on_handover(bmh)
+        if later:
+            words.append(f"not carried (used only by a later preparation): {', '.join(later)}")
         if others:
             words.append(f"not carried: {', '.join(others)}")
         return f"{'; '.join(words)}; steps: {', '.join(todo)}"
@@ -221,9 +236,9 @@ class Handover:
             raise
         return paused
 
-    def _label_secret(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
-        labels = {ann.BMC_CREDENTIALS: "true"}
-        self._patch(SECRETS, secret["metadata"]["name"], {"metadata": {"labels": labels}})
+    def _label_secrets(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        for name, labels in self._unlabelled(secret, spec).items():
+            self._patch(SECRETS, name, {"metadata": {"labels": labels}})
         return bmh
 
     def _create_host(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
@@ -275,12 +290,17 @@ class Handover:
 Step = Callable[[Handover, Obj, dict[str, Any], Obj], Obj]
 STEPS: dict[str, Step] = {
     "pause": Handover._pause,
-    "secret": Handover._label_secret,
+    "secret": Handover._label_secrets,
     "host": Handover._create_host,
     "hoststate": Handover._give_hoststate,
     "unpause": Handover._unpause,
 }
 """Each step, by the name a line shows, in the order they run."""
+
+
+def _label(obj: Obj, name: str) -> str | None:
+    labels = obj["metadata"].get("labels") or {}
+    return labels.get(name) if isinstance(labels, dict) else None
 
 
 def _annotations(obj: Obj) -> dict[str, str]:

@@ -3,12 +3,13 @@
 Pure functions of the objects as the server returned them; nothing here reads the
 clock, the cluster or Ironic.
 
-* the spec is :func:`~..api.baremetalhost.host_spec`'s; of the fields a Host does not
-  carry (:func:`not_carried`), user and network data serve only a new deploy and RAID
-  and firmware settings only the next preparation, so a machine at rest goes on
-  without them (:func:`dropped_on_handover`), and any other refuses the handover;
+* the spec is :func:`~..api.baremetalhost.host_spec`'s, the deployed OS's data Secrets
+  included; of the fields a Host does not carry (:func:`not_carried`), RAID and
+  firmware settings serve only the next preparation, so a machine at rest goes on
+  without them (:func:`dropped_on_handover`);
 * :func:`restored_status` is the Host status baremetal-operator's status stands for:
-  state, Ironic node ID, image, hardware, power and the credentials it checked, for
+  state, Ironic node ID, image or custom deploy, hardware, power and the credentials it
+  checked, for
   the ``hoststate.io/status`` annotation the controller restores from;
 * :func:`bmh_refusal` says why a BareMetalHost cannot be taken now (mid-operation, in
   error, with work pending, used by a cluster, deleted), or "".
@@ -20,10 +21,11 @@ import json
 from typing import Any
 
 from ..api.baremetalhost import (
+    DATA,
     DETACHED,
     HINTS,
-    ONLY_FOR_A_NEW_DEPLOY,
     PAUSED,
+    PREPROVISIONING_NETWORK_DATA,
     image_of,
     not_carried,
 )
@@ -50,15 +52,25 @@ def _status(bmh: Obj) -> dict[str, Any]:
     return dict(bmh.get("status") or {})
 
 
-HANDLED_APART = ("consumerRef", "customDeploy")  # refused by bmh_refusal, with the way out
+ONLY_FOR_A_LATER_PREPARATION = ("raid", "firmware")
+"""BareMetalHost fields that serve only the next preparation: a machine at rest goes on
+without them."""
 
 
 def dropped_on_handover(bmh: Obj) -> tuple[list[str], list[str]]:
-    """The fields a handover leaves behind: those that serve only a new deploy, and the
-    others (shown on the dry run's line)."""
-    dropped = [f for f in not_carried(bmh, with_data=False) if f not in HANDLED_APART]
-    deploy_only = [f for f in dropped if f in ONLY_FOR_A_NEW_DEPLOY]
-    return deploy_only, [f for f in dropped if f not in deploy_only]
+    """The fields a handover leaves behind: those that serve only a new deploy or
+    preparation, and the others (both shown on the dry run's line)."""
+    dropped = not_carried(bmh)
+    later = [f for f in dropped if f in ONLY_FOR_A_LATER_PREPARATION]
+    return later, [f for f in dropped if f not in later]
+
+
+def data_secret_names(spec: dict[str, Any]) -> list[str]:
+    """The Secrets a (Host) spec names for its deployed OS's data, in field order."""
+    names = [str(spec[f]["name"]) for f in DATA if isinstance(spec.get(f), dict)]
+    if spec.get(PREPROVISIONING_NETWORK_DATA):
+        names.append(str(spec[PREPROVISIONING_NETWORK_DATA]))
+    return list(dict.fromkeys(names))
 
 
 def restored_status(bmh: Obj, credentials_version: str) -> dict[str, Any]:
@@ -81,6 +93,9 @@ def restored_status(bmh: Obj, credentials_version: str) -> dict[str, Any]:
     image = image_of(prov.get("image"))
     if image is not None:
         out["provisioning"]["image"] = image
+    custom = prov.get("customDeploy")
+    if isinstance(custom, dict) and custom.get("method"):
+        out["provisioning"]["customDeploy"] = {"method": str(custom["method"])}
     if prov.get("rootDeviceHints"):
         hints = prov["rootDeviceHints"]
         out["provisioning"]["rootDeviceHints"] = {k: v for k, v in hints.items() if k in HINTS}
@@ -111,6 +126,11 @@ def vouched_credentials(bmh: Obj, secret: Obj) -> bool:
         and ref.get("namespace", meta.get("namespace")) == meta.get("namespace")
         and str(good.get("credentialsVersion") or "") == str(meta.get("resourceVersion"))
     )
+
+
+def _method(spec_or_provisioning: dict[str, Any]) -> str:
+    custom = spec_or_provisioning.get("customDeploy")
+    return str(custom.get("method") or "") if isinstance(custom, dict) else ""
 
 
 def bmh_refusal(bmh: Obj, *, include_consumed: bool) -> str:
@@ -146,15 +166,18 @@ def bmh_refusal(bmh: Obj, *, include_consumed: bool) -> str:
         )
     if not prov.get("ID"):
         return "baremetal-operator has no Ironic node for it (status.provisioning.ID is empty)"
-    if spec.get("customDeploy"):
-        return "it uses spec.customDeploy, which a Host cannot carry; keep it on baremetal-operator"
     wanted, deployed = image_of(spec.get("image")), image_of(prov.get("image"))
+    if state == "provisioned" and _method(spec) != _method(prov):
+        return (
+            "its spec.customDeploy differs from the one deployed: baremetal-operator has a "
+            "deploy to do; run again once it is provisioned with it"
+        )
     if state == "provisioned" and wanted != deployed:
         return (
             "its spec.image differs from the image deployed: baremetal-operator has a "
             "deploy to do; run again once it is provisioned with that image"
         )
-    if state in ("available", "ready") and wanted is not None:
+    if state in ("available", "ready") and (wanted is not None or _method(spec)):
         return (
             "it has an image to deploy: baremetal-operator is about to provision it; run "
             "again once it is provisioned"

@@ -52,8 +52,8 @@ DATA = ("userData", "networkData", "metaData")
 PREPROVISIONING_NETWORK_DATA = "preprovisioningNetworkDataName"
 """The deploy ramdisk's network configuration: a Secret's name, carried as it is."""
 
-ONLY_FOR_A_NEW_DEPLOY = (*DATA, PREPROVISIONING_NETWORK_DATA)
-"""Fields that serve only a deploy: a machine deployed already goes on without them."""
+DEPLOY_DATA = (*DATA, PREPROVISIONING_NETWORK_DATA)
+"""The Secrets of a deploy's data: carried (``with_data``), their Secrets labelled for it."""
 
 HARDWARE_PROFILE = "hardwareProfile"
 RETIRED_PROFILES = ("", "unknown", "empty")
@@ -70,7 +70,7 @@ def image_of(image: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _carried(with_data: bool) -> tuple[str, ...]:
-    return (*CARRIED, *ONLY_FOR_A_NEW_DEPLOY) if with_data else CARRIED
+    return (*CARRIED, *DEPLOY_DATA) if with_data else CARRIED
 
 
 def host_spec(bmh: Obj, *, with_data: bool = True) -> tuple[dict[str, Any] | None, str]:

@@ -230,6 +230,12 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         bmh_as_bmo_leaves_it(kube, "legacy-0", "externally provisioned", uuids["legacy-0"])
         bmh_as_bmo_leaves_it(kube, "busy-0", "provisioning", "")
         bmh_as_bmo_leaves_it(kube, "lost-0", "provisioned", uuids["worker-0"], secret=False)
+        # legacy-0's user data Secret does not exist: nothing to label
+        kube.create(SECRETS, {
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "worker-0-user-data", "namespace": NS},
+            "stringData": {"userData": "#cloud-config\n"},
+        })  # fmt: skip
         observed.controller.start()
         for name in uuids:  # observed first: their story is told as BareMetalHosts
             wait_for(partial(history, kube, name), what=f"{name} observed")
@@ -251,7 +257,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         assert "working on it (state 'provisioning')" in lines[0]
         assert "Secret handover/lost-0-bmc (spec.bmc.credentialsName) does not exist" in lines[2]
         assert f"Ironic node {uuids['worker-0']} active" in lines[3]
-        assert "not carried (used only by a new deploy): userData" in lines[3]
+        assert "not carried" not in lines[3]  # user data goes over with the host
         assert kube.list(HOSTS, NS)[0] == []  # a dry run writes nothing
         assert {
             b["metadata"]["name"]: b["metadata"]["resourceVersion"]
@@ -280,8 +286,11 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         for operation in ("inspect", "provision", "prepare", "deprovision"):
             assert requests(observed, operation, "complete") == 0, operation
             assert requests(observed, operation, "continuing") == 0, operation
+        labels = kube.get(SECRETS, NS, "worker-0-user-data")["metadata"]["labels"]
+        assert labels == {ann.HOST_DATA: "true"}  # the controller reads it now
         for name, state in (("worker-0", "provisioned"), ("legacy-0", "externally provisioned")):
             host = kube.get(HOSTS, NS, name)
+            assert host["spec"]["userData"]["name"] == f"{name}-user-data"
             status = host["status"]
             assert status["provisioning"]["state"] == state
             assert status["provisioning"]["id"] == uuids[name]

@@ -66,12 +66,34 @@ def test_the_host_spec_carries_what_the_machine_lives_by() -> None:
         "rootDeviceHints": {"deviceName": "/dev/sda"},
     }  # fmt: skip
     assert not_carried(bmh()) == ["rootDeviceHints.wwnWithExtension"]
-    # a handover leaves the deployed OS's data behind (only a new deploy reads it)
     assert not_carried(bmh(), with_data=False) == ["userData", "rootDeviceHints.wwnWithExtension"]
-    assert translate.dropped_on_handover(bmh()) == (
-        ["userData"],
+    # a handover carries the deployed OS's data; RAID serves only a later preparation
+    with_raid = bmh()
+    with_raid["spec"]["raid"] = {"softwareRAIDVolumes": [{"level": "1"}]}
+    assert translate.dropped_on_handover(with_raid) == (
+        ["raid"],
         ["rootDeviceHints.wwnWithExtension"],
     )
+    assert translate.data_secret_names(
+        {**with_raid["spec"], "preprovisioningNetworkDataName": "n"}
+    ) == [
+        "worker-0-user-data",
+        "n",
+    ]
+
+
+def test_a_custom_deploy_goes_over_with_what_was_deployed() -> None:
+    custom = bmh()
+    custom["spec"].pop("image")
+    custom["status"]["provisioning"].pop("image")
+    custom["spec"]["customDeploy"] = {"method": "install_coreos"}
+    assert "customDeploy differs" in translate.bmh_refusal(custom, include_consumed=False)
+    custom["status"]["provisioning"]["customDeploy"] = {"method": "install_coreos"}
+    assert translate.bmh_refusal(custom, include_consumed=False) == ""
+    status = translate.restored_status(custom, "")
+    assert status["provisioning"]["customDeploy"] == {"method": "install_coreos"}
+    spec, _ = host_spec(custom)
+    assert spec is not None and spec["customDeploy"] == {"method": "install_coreos"}
 
 
 def test_a_spec_a_host_cannot_hold_is_refused_naming_the_field() -> None:
@@ -128,7 +150,7 @@ def _with(changes: dict[str, Any], *, meta: dict[str, Any] | None = None) -> dic
         (_with({"status.operationalStatus": "error", "status.errorType": "provisioning error"}),
          "'error' (provisioning error)"),
         (_with({"status.provisioning.ID": ""}), "no Ironic node"),
-        (_with({"spec.customDeploy": {"method": "install_coreos"}}), "spec.customDeploy"),
+        (_with({"spec.customDeploy": {"method": "install_coreos"}}), "customDeploy differs"),
         (_with({"spec.image.url": "http://192.0.2.80/new.qcow2"}), "a deploy to do"),
         (_with({"spec.online": False}), "a power change to make"),
         (_with({"spec.consumerRef": {"kind": "Metal3Machine", "namespace": NS, "name": "m-1"}}),

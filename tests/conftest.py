@@ -22,7 +22,14 @@ from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import observed_controller
 from tests.support.metrics import sample
-from tests.support.scenarios import HOST_DATA, NS, PASSWORD, host_data_secret, wait_all_in
+from tests.support.scenarios import (
+    HOST_DATA,
+    NS,
+    PASSWORD,
+    RAMDISK_NETWORK_DATA,
+    host_data_secret,
+    wait_all_in,
+)
 from tests.support.scenarios import NS as SCENARIO_NAMESPACE
 from tests.support.waiting import wait_for as wait_for  # where most tests import it from
 
@@ -188,12 +195,15 @@ def observed(cluster: Cluster, caplog: pytest.LogCaptureFixture) -> Any:
     )
     controller, metrics, spans = observed.controller, observed.metrics, observed.spans
     controller.start()
-    for key in HOST_DATA:  # every host gets user, network and meta data
+    for key in HOST_DATA:  # every host gets user, network, meta and ramdisk network data
         cluster.create(SECRETS, host_data_secret(NS, f"fleet-{key.lower()}", key))
+    ramdisk = host_data_secret(NS, "fleet-ramdisk", "networkData", RAMDISK_NETWORK_DATA)
+    cluster.create(SECRETS, ramdisk)
     for index in range(3):
         cluster.create(SECRETS, secret_manifest(NS, f"host-{index:04d}-bmc", "admin", PASSWORD))
         host = host_manifest(NS, index)
         host["spec"].update({key: {"name": f"fleet-{key.lower()}"} for key in HOST_DATA})
+        host["spec"]["preprovisioningNetworkDataName"] = "fleet-ramdisk"
         cluster.create(HOSTS, host)
     try:
         wait_all_in(cluster, NS, "provisioned")

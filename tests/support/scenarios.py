@@ -30,15 +30,19 @@ HOST_DATA = {
     "networkData": "links: [{id: n3twork-data-never-printed, type: phy}]\n",
     "metaData": "local-hostname: m3ta-data-never-printed\n",
 }
+# the deploy ramdisk's network (spec.preprovisioningNetworkDataName), key networkData
+RAMDISK_NETWORK_DATA = "links: [{id: r4mdisk-network-never-printed, type: phy}]\n"
 HOST_DATA_MARKS = (
     "us3r-data-never-printed",
     "n3twork-data-never-printed",
     "m3ta-data-never-printed",
+    "r4mdisk-network-never-printed",
 )
 
 
-def host_data_secret(namespace: str, name: str, key: str) -> dict[str, Any]:
-    """A Secret labelled as data for a deployed OS, holding ``HOST_DATA[key]``."""
+def host_data_secret(namespace: str, name: str, key: str, text: str = "") -> dict[str, Any]:
+    """A Secret labelled as data for a deployed OS, holding ``text`` or ``HOST_DATA[key]``
+    under ``key``."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -48,7 +52,7 @@ def host_data_secret(namespace: str, name: str, key: str) -> dict[str, Any]:
             "labels": {"hoststate.io/host-data": "true"},
         },
         "type": "Opaque",
-        "data": {key: base64.b64encode(HOST_DATA[key].encode()).decode()},
+        "data": {key: base64.b64encode((text or HOST_DATA[key]).encode()).decode()},
     }
 
 

@@ -347,8 +347,9 @@ def test_the_controller_registers_inspects_deploys_and_powers_off_a_redfish_host
     try:
         with controller(control_plane, redfish_ironic_server.url, log):
             create_driven_host(kube, bmc, boot_iso)
-            status = wait_host(kube, log, lambda s: s.get("poweredOn") is True, "provisioned, on")
-            assert status["provisioning"]["state"] == "provisioned", status
+            # Registered means Ironic's verify reached the system with the Secret's
+            # credentials: the emulator answers any other with 401 (the first test).
+            status = wait_host(kube, log, provisioned_and_on, "provisioned and powered on")
             assert bmc.power_state(DRIVEN) == "On"
             node = api.node(f"{CONTROLLER_NS}~driven")
             assert node is not None and node["inspect_interface"] == "redfish", node
@@ -371,15 +372,16 @@ def controller(plane: ControlPlane, ironic_url: str, log: Path) -> Iterator[None
     """``state-controller run`` on ``plane`` and Ironic, the hardware type picked by the BMC
     address as for users, loopback allowed for the BMC and the image server (the emulator's,
     the test's); stopped (its process group) on the way out."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "state_controller.cli", "run",
-         "--kubeconfig", str(plane.kubeconfig), "--namespace", CONTROLLER_NS,
-         "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
-         "--ironic-url", ironic_url, "--ironic-poll-delay", "0.3",
-         "--allow-bmc", "127.0.0.1", "--allow-image-host", "127.0.0.1"],
-        stdout=subprocess.DEVNULL, stderr=log.open("w"), stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "state_controller.cli", "run",
+             "--kubeconfig", str(plane.kubeconfig), "--namespace", CONTROLLER_NS,
+             "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
+             "--ironic-url", ironic_url, "--ironic-poll-delay", "0.3",
+             "--allow-bmc", "127.0.0.1", "--allow-image-host", "127.0.0.1"],
+            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
     try:
         wait_for(lambda: "caches synced" in log.read_text(), timeout=30, what="controller up")
         yield
@@ -433,6 +435,11 @@ def host_data_secret(name: str, key: str, text: str) -> dict[str, Any]:
         },
         "data": {key: base64.b64encode(text.encode()).decode()},
     }
+
+
+def provisioned_and_on(status: dict[str, Any]) -> bool:
+    state = (status.get("provisioning") or {}).get("state")
+    return state == "provisioned" and status.get("poweredOn") is True
 
 
 def wait_host(

@@ -26,8 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -56,6 +54,7 @@ from tests.ironic.helpers import POLL, IronicAPI
 from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
 from tests.support.kube import kubectl
+from tests.support.processes import stop_session
 from tests.support.redfish_bmc import DEFAULT_SYSTEMS, FakeSystem, RedfishBMC
 
 pytestmark = pytest.mark.slow
@@ -386,13 +385,7 @@ def controller(plane: ControlPlane, ironic_url: str, log: Path) -> Iterator[None
         wait_for(lambda: "caches synced" in log.read_text(), timeout=30, what="controller up")
         yield
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_session(proc)
 
 
 def create_driven_host(kube: KubeCluster, bmc: RedfishBMC, boot_iso: str) -> None:

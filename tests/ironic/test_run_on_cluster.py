@@ -3,8 +3,6 @@ a real kube-apiserver on one side and a real Ironic on the other."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from tests.ironic.helpers import IronicAPI
 from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
 from tests.support.kube import kubectl
+from tests.support.processes import stop_session
 
 pytestmark = pytest.mark.slow
 
@@ -69,12 +68,6 @@ def test_run_provisions_and_deletes_through_ironic(
         assert api.nodes() == []
         assert "pw-0" not in log.read_text()  # the BMC passwords of create_fleet
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_session(proc)
         empty_namespace(kube, NS)
         kube.close()

@@ -25,9 +25,18 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from ssl import SSLContext
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
-__all__ = ["CLI", "ServerProcess", "Servers", "cli", "free_port", "http_probe", "log_tail"]
+__all__ = [
+    "CLI",
+    "ServerProcess",
+    "Servers",
+    "cli",
+    "free_port",
+    "http_probe",
+    "log_tail",
+    "stop_session",
+]
 
 CLI = [sys.executable, "-m", "state_controller.cli"]
 """``state-controller`` as a user runs it, from the interpreter running the tests."""
@@ -270,6 +279,18 @@ class ServerProcess:
             proc.wait(timeout=self.stop_timeout)  # the leader, reaped last
         if proc.poll() is None or _group_running(pgid):
             raise self.error(f"{self.name} (pid {pgid}) did not exit after SIGKILL")
+
+
+def stop_session(proc: subprocess.Popen[Any], timeout: float = 15.0) -> None:
+    """Stop a command started with ``start_new_session=True`` (``state-controller run``
+    in a test): SIGTERM to its group, SIGKILL if it has not exited within ``timeout``."""
+    if proc.poll() is None:
+        _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

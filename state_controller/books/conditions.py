@@ -94,12 +94,13 @@ def derive(
         )
     elif external:
         out[C.PROVISIONED] = Cond("True", "ExternallyProvisioned")
+    elif cursor.error_type == ErrorType.PROVISIONING and cursor.state in (
+        S.AVAILABLE,  # a deploy refused before it started (its data is missing)
+        S.PROVISIONING,
+    ):
+        out[C.PROVISIONED] = Cond("False", "ProvisioningFailed", cursor.error_message)
     elif cursor.state == S.PROVISIONING:
-        out[C.PROVISIONED] = (
-            Cond("False", "ProvisioningFailed", cursor.error_message)
-            if cursor.error_type == ErrorType.PROVISIONING
-            else Cond("False", "Provisioning")
-        )
+        out[C.PROVISIONED] = Cond("False", "Provisioning")
     elif RANK[cursor.state] > RANK[S.PROVISIONED]:
         out[C.PROVISIONED] = Cond("False", camel(cursor.state.value))
     else:

@@ -138,6 +138,14 @@ def test_a_bad_user_data_secret_holds_the_deploy_until_fixed(
             timeout=30,
             what="the HostState's Degraded condition with the message",
         )
+        # the Host's summary and the HostState's detail say the same of the refused deploy
+        conditions = cluster.get(HOSTSTATES, NS, name)["status"]["conditions"]
+        provisioned = next(c for c in conditions if c["type"] == "Provisioned")
+        assert (provisioned["status"], provisioned["reason"]) == ("False", "ProvisioningFailed")
+        on_host = next(
+            c for c in _status(cluster, name)["conditions"] if c["type"] == "Provisioned"
+        )
+        assert on_host["reason"] == "ProvisioningFailed"
         fixed = _data_secret("ud", "userData", USER_DATA)
         if secret is None:
             cluster.create(SECRETS, fixed)

@@ -32,7 +32,7 @@ from tests.support.scenarios import writes
 pytestmark = pytest.mark.slow
 
 NS = "life"
-NAMESPACES = (NS, "detach", "paused")
+NAMESPACES = (NS, "detach", "paused", "reboots")
 NAMES = [f"host-{i:04d}" for i in range(3)]
 
 
@@ -154,3 +154,34 @@ def test_paused_host_gets_no_ironic_call_and_no_write(
     cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": {ann.PAUSED: None}}})
     eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is False)
     assert (api.node(f"{ns}~{name}") or {}).get("power_state") == "power off"
+
+
+def test_reboot_modes_and_a_keyed_hold_off_reach_ironic(
+    api: IronicAPI, prov: IronicProvisioner, cluster: Cluster, observed: Observed
+) -> None:
+    """baremetal-operator's reboot annotations on a Host: a soft reboot is Ironic's
+    ``soft rebooting``, a hard one ``rebooting``; a keyed one holds the node off (a soft
+    power-off) until it is removed."""
+    ns, name = "reboots", "host-0000"
+    one_provisioned_host(cluster, observed, api, ns)
+    node_name = f"{ns}~{name}"
+
+    def annotate(**values: str | None) -> None:
+        cluster.patch(HOSTS, ns, name, {"metadata": {"annotations": values}})
+
+    def annotations() -> dict[str, str]:
+        return dict(cluster.get(HOSTS, ns, name)["metadata"].get("annotations") or {})
+
+    annotate(**{"reboot.metal3.io": ""})  # soft, as baremetal-operator's default
+    eventually(lambda: "reboot.metal3.io" not in annotations(), what="the soft reboot done")
+    annotate(**{ann.REBOOT: ""})  # hard, as this annotation always was
+    eventually(lambda: ann.REBOOT not in annotations(), what="the hard reboot done")
+    assert prov.actions[(node_name, "soft rebooting")] == 1
+    assert prov.actions[(node_name, "rebooting")] == 1
+
+    annotate(**{"reboot.metal3.io/remediation": ""})
+    eventually(lambda: (api.node(node_name) or {}).get("power_state") == "power off")
+    assert prov.actions[(node_name, "soft power off")] == 1
+    annotate(**{"reboot.metal3.io/remediation": None})
+    eventually(lambda: (api.node(node_name) or {}).get("power_state") == "power on")
+    eventually(lambda: host_status(cluster, ns, name).get("poweredOn") is True)

@@ -117,6 +117,12 @@ HOST_COLUMNS: tuple[Column, ...] = (
     AGE,
     Column("BMC", ".spec.bmc.address", priority=1, description="The management controller"),
     Column(
+        "Consumer",
+        ".spec.consumerRef.name",
+        priority=1,
+        description="Who uses the host (consumerRef)",
+    ),
+    Column(
         "ID", ".status.provisioning.id", priority=1, description="ID in the provisioning backend"
     ),
 )

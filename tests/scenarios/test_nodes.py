@@ -370,10 +370,11 @@ def test_a_pools_status_is_written_at_most_once_per_interval(
             timeout=40,
             what="the held-back counts written",
         )
-        if burst < 9.0:
-            assert written() - before == 1  # all five in one write, when the interval ended
-        else:  # the burst outlasted an interval: still at most one write per interval
-            assert written() - before <= 1 + burst // 10.0, burst
+        # at most one write per interval: the five counts moved in a burst are one write
+        # when the interval ends (a loaded machine may let one more interval begin while
+        # the test looks, hence the bound by the time it took, not exactly 1)
+        elapsed = time.monotonic() - since
+        assert 1 <= written() - before <= 1 + elapsed // 10.0, (burst, elapsed)
 
 
 def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_controller: Any) -> None:

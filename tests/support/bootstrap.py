@@ -111,7 +111,7 @@ class Bootstrap:
                 seen.append(self.log.read_text())
                 return "Current thread 0x" in seen[-1] and seen[-2:] == [seen[-1]] * 2
 
-            wait_for(dumped, timeout=10, what="the threads' stacks in the log")
+            wait_for(dumped, timeout=60, what="the threads' stacks in the log")
         return "\n".join(self.log.read_text().splitlines()[-200:])
 
     def tail(self) -> str:

@@ -29,7 +29,7 @@ from ..api.baremetalhost import (
     image_of,
     not_carried,
 )
-from ..api.host import HardwareDetails, HostStatus
+from ..api.host_status import HardwareDetails, HostStatus
 from ..api.objects import Obj
 
 AT_REST = frozenset({"available", "ready", "provisioned", "externally provisioned"})

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from . import GROUP, VERSION
 from .columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
-from .host import HostSpec, HostStatus
+from .host import HostSpec
+from .host_status import HostStatus
 from .hoststate import HostStateSpec, HostStateStatus
 from .nodepool import NodePoolSpec, NodePoolStatus
 

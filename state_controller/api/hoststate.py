@@ -29,7 +29,7 @@ from .base import (
     StatusModel,
     Timestamp,
 )
-from .host import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
+from .host_status import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
 from .states import ErrorType, OperationalStatus, ProvisioningState
 from .updates import UpdateStep
 

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from ..api import annotations as ann
 from ..api.backend_ids import id_problem
 from ..api.errors import describe
-from ..api.host import HardwareDetails, HostSpec, HostStatus
+from ..api.host import HostSpec
+from ..api.host_status import HardwareDetails, HostStatus
 from ..api.objects import Obj
 from ..api.reach import Reach
 from ..provisioning.inputs import HostInput, SpecProblem

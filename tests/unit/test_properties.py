@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from state_controller.api import annotations as ann
-from state_controller.api.host import HostStatus
+from state_controller.api.host_status import HostStatus
 from state_controller.api.hoststate import HostStateStatus
 from state_controller.api.states import ProvisioningState
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, NotFound

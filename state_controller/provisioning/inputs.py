@@ -35,6 +35,7 @@ class HostInput:
     data: HostData | None = None  # the config drive's contents (user, network, meta data)
     data_versions: tuple[tuple[str, str], ...] = ()  # (Secret name, resourceVersion) read
     data_problem: str | None = None  # names the field and the fix
+    data_problem_field: str = ""  # the spec field it is about, e.g. "userData"
 
     @property
     def key(self) -> str:

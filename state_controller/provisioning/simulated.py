@@ -182,11 +182,11 @@ class SimulatedProvisioner:
             def finish() -> Result:
                 if not machine.node_id:
                     machine.node_id = self._node_id(host.bmc_address)
-                machine.registered_with = _registered_with(host)
                 return complete(provider_id=machine.node_id, powered_on=machine.powered_on)
 
             if machine.node_id and not credentials_changed:
-                return finish()  # already managed: nothing to wait for
+                return finish()  # already managed: nothing to wait for (nor to digest)
+            machine.registered_with = _registered_with(host)
             return self._operation(host, machine, "register", finish)
 
     def inspect(self, host: HostView, *, restart: bool) -> Result:

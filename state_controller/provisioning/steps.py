@@ -33,7 +33,7 @@ from .inputs import HostInput
 from .provisioner import Credentials, HostView, Provisioner
 from .results import Outcome, Result
 
-RAMDISK_FIELD = "spec.preprovisioningNetworkDataName"  # given to the backend at registration
+RAMDISK_FIELD = "preprovisioningNetworkDataName"  # given to the backend at registration
 GIVE_UP_DELETE_AFTER = 3  # failed attempts before deletion goes on without that step
 
 Start = Callable[[HostView], Result]
@@ -244,9 +244,9 @@ class StepContext:
         problem = host.spec_problem.message if host.spec_problem else host.credentials_problem
         if problem or host.spec is None or host.spec.bmc is None:
             self.fail(self.registration_error(), problem or "spec.bmc is required to register")
-        ramdisk_problem = host.data_problem or ""
-        if ramdisk_problem.startswith(RAMDISK_FIELD) and not book.facts.provider_id:
-            self.fail(self.registration_error(), ramdisk_problem)  # the node needs it first
+        ramdisk = host.data_problem_field == RAMDISK_FIELD  # the backend's node needs it
+        if ramdisk and host.data_problem and not book.facts.provider_id:
+            self.fail(self.registration_error(), host.data_problem)
         changed = book.facts.credentials != host.credentials_version
         result = self.work(
             self.prov.register(self.view(), credentials_changed=changed),

@@ -19,7 +19,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -177,14 +177,23 @@ _PART = {
 }
 
 
+class DataRead(NamedTuple):
+    """What :func:`read_host_data` found: the data (None when the spec names no data
+    Secret, or one is wrong), the versions of the Secrets read (a failed host is retried as
+    soon as one changes), and the first problem with the spec field it is about."""
+
+    data: HostData | None
+    versions: tuple[tuple[str, str], ...]
+    problem: str | None = None
+    problem_field: str = ""  # e.g. "userData", "preprovisioningNetworkDataName"
+
+
 def read_host_data(
     spec: HostSpec, namespace: str, secrets: Callable[[str], Obj | None]
-) -> tuple[HostData | None, tuple[tuple[str, str], ...], str | None]:
-    """(data, versions of the Secrets read, problem). No data (None) when the spec names
-    no data Secret; the versions let a failed host be retried as soon as one changes."""
+) -> DataRead:
+    """The data a Host's spec names, read from its Secrets (see :class:`DataRead`)."""
     parts: dict[str, Any] = {}
     versions: list[tuple[str, str]] = []
-    problem = None
     for field_name, name in (
         ("userData", spec.user_data.name if spec.user_data else None),
         ("networkData", spec.network_data.name if spec.network_data else None),
@@ -200,14 +209,12 @@ def read_host_data(
             versions.append((name, version))
         text, problem = _value(secret, field_name, namespace, name)
         if text is None:
-            break
+            return DataRead(None, tuple(versions), problem, field_name)
         if field_name == "userData":
             parts["user_data"] = text
             continue
         parsed, problem = _PARSED.parse(text, field_name, namespace, name)
         if parsed is None:
-            break
+            return DataRead(None, tuple(versions), problem, field_name)
         parts[_PART[field_name]] = parsed
-    if problem is not None:
-        return None, tuple(versions), problem
-    return (HostData(**parts) if parts else None), tuple(versions), None
+    return DataRead(HostData(**parts) if parts else None, tuple(versions))

@@ -24,8 +24,8 @@ from ..api.host_status import HardwareDetails, HostStatus
 from ..api.objects import Obj
 from ..api.reach import Reach
 from ..provisioning.inputs import HostInput, SpecProblem
-from ..provisioning.provisioner import Credentials, HostData
-from .host_data import read_host_data
+from ..provisioning.provisioner import Credentials
+from .host_data import DataRead, read_host_data
 
 
 class SpecCache:
@@ -210,11 +210,9 @@ def gather(
             secrets(secret_key), namespace, spec.bmc.credentials_name
         )
     details, _ = hardware_details(annotations)
-    data: HostData | None = None
-    data_versions: tuple[tuple[str, str], ...] = ()
-    data_problem: str | None = None
+    read = DataRead(None, ())
     if spec is not None:
-        data, data_versions, data_problem = read_host_data(spec, namespace, data_secrets or secrets)
+        read = read_host_data(spec, namespace, data_secrets or secrets)
     return HostInput(
         namespace=namespace,
         name=name,
@@ -227,7 +225,8 @@ def gather(
         credentials_version=version,
         credentials_problem=creds_problem,
         hardware_details=details,
-        data=data,
-        data_versions=data_versions,
-        data_problem=data_problem,
+        data=read.data,
+        data_versions=read.versions,
+        data_problem=read.problem,
+        data_problem_field=read.problem_field,
     )

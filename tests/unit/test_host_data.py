@@ -75,7 +75,7 @@ def test_yaml_reads_a_mac_address_as_text() -> None:
     }
     spec, _ = SpecCache().parse("team-a/h", _host(networkData={"name": "n"}))
     assert spec is not None
-    data, versions, problem = read_host_data(spec, "team-a", lambda key: secret)
+    data, versions, problem, _ = read_host_data(spec, "team-a", lambda key: secret)
     assert problem is None and versions == (("n", "7"),)
     assert data is not None and data.network_data == {"mac": "52:54:00:00:00:01"}
 

@@ -53,13 +53,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.support.processes import (
-    ServerProcess,
-    Servers,
-    free_port,
-    http_probe,
-    start_retrying_taken_port,
-)
+from tests.support.processes import LoopbackServer, ServerProcess, http_probe
 
 __all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError"]
 
@@ -161,7 +155,7 @@ class IronicServerError(RuntimeError):
     """Ironic could not be set up, started or stopped."""
 
 
-class IronicServer(Servers):
+class IronicServer(LoopbackServer):
     """Run ``ironic`` from ``venv`` with state in ``workdir``.
 
     ``fake_delays`` maps :data:`FAKE_DELAY_KEYS` to seconds. ``config``
@@ -206,53 +200,25 @@ class IronicServer(Servers):
         self.log_path = self.workdir / "ironic.log"
         self.lock_dir = self.workdir / "locks"
         self.http_root = self.workdir / "httpboot"
+        self.error = IronicServerError
         self._process = ServerProcess(
             "ironic", self.log_path, stop_timeout=stop_timeout, error=IronicServerError
         )
-        self._port_was_picked = False
+        self._port_not_picked()
         for tool in ("ironic", "ironic-dbsync"):
             if not (self.venv / "bin" / tool).is_file():
                 raise IronicServerError(
                     f"{self.venv / 'bin' / tool} not found; run tools/ironic/install.sh"
                 )
 
-    # -- public API ---------------------------------------------------------
+    # -- LoopbackServer's hooks, then the public API ---------------------------
 
-    @property
-    def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:40123`` (append ``/v1/...``)."""
-        if self.port is None:
-            raise IronicServerError("IronicServer has not been started")
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self._process.running
-
-    @property
-    def pid(self) -> int | None:
-        """PID of the ironic master process (also its process group id)."""
-        return self._process.pid
-
-    def start(self) -> None:
-        """Write the config, create the schema if there is no DB, start and wait for /v1."""
-        if self._process.popen is not None:
-            raise IronicServerError("ironic is already running; stop() it first")
-        self.workdir.mkdir(parents=True, exist_ok=True)
+    def _prepare(self) -> None:
         self.lock_dir.mkdir(exist_ok=True)
-        pick_port = self.port is None or self._port_was_picked
-        if self.port is None:
-            self.port = free_port(self.host)
-            self._port_was_picked = True
-        self.write_config()
         if not self.db_path.exists():
             self.create_schema()
-        start_retrying_taken_port(
-            self._start_once, self._new_port if pick_port else None, IronicServerError
-        )
 
-    def _new_port(self) -> None:
-        self.port = free_port(self.host)
+    def _write_config(self) -> None:
         self.write_config()
 
     def _start_once(self) -> None:
@@ -270,14 +236,6 @@ class IronicServer(Servers):
             # A half-started ironic often ignores SIGTERM: do not wait long.
             self.stop(grace=1.0)
             raise
-
-    def stop(self, grace: float | None = None) -> None:
-        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds.
-
-        ``grace`` defaults to ``stop_timeout``; ``grace=0`` kills at once (a crash:
-        node locks and in-progress states are left for the next start to recover).
-        """
-        self._process.stop(grace)
 
     def restart(self) -> None:
         self.stop()
@@ -373,9 +331,6 @@ class IronicServer(Servers):
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text("\n".join(lines))
         return self.config_path
-
-    def log_tail(self, lines: int = 40) -> str:
-        return self._process.log_tail(lines)
 
     # -- internals ----------------------------------------------------------
 

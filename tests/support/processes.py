@@ -29,6 +29,7 @@ from typing import Any, Self
 
 __all__ = [
     "CLI",
+    "LoopbackServer",
     "ServerProcess",
     "Servers",
     "cli",
@@ -143,6 +144,80 @@ class Servers:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class LoopbackServer(Servers):
+    """A server a test runs on loopback from its own config files, in one
+    :class:`ServerProcess`: the port is picked once and kept across ``stop()``/``start()``
+    (a port taken by another process meanwhile is picked again, the config rewritten).
+
+    A subclass sets ``host``, ``port``, ``workdir``, ``_process`` and ``error`` in its
+    ``__init__`` (then calls :meth:`_port_not_picked`), and gives :meth:`_write_config`
+    (what depends on the port), :meth:`_prepare` (what is made once before a start:
+    directories, a schema, a password file) and :meth:`_start_once`.
+    """
+
+    host: str
+    port: int | None
+    workdir: Path
+    _process: ServerProcess
+    error: type[Exception] = RuntimeError
+
+    def _port_not_picked(self) -> None:
+        self._port_was_picked = False
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT``: the server's root."""
+        if self.port is None:
+            raise self.error(f"{type(self).__name__} has not been started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process.running
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the server's process (also its process group id)."""
+        return self._process.pid
+
+    def start(self) -> None:
+        """Pick the port (once), write the config, prepare, start, wait until it answers."""
+        if self._process.popen is not None:
+            raise self.error(f"{self._process.name} is already running; stop() it first")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        pick_port = self.port is None or self._port_was_picked
+        if self.port is None:
+            self.port = free_port(self.host)
+            self._port_was_picked = True
+        self._write_config()
+        self._prepare()
+        start_retrying_taken_port(
+            self._start_once, self._new_port if pick_port else None, self.error
+        )
+
+    def _new_port(self) -> None:
+        self.port = free_port(self.host)
+        self._write_config()
+
+    def stop(self, grace: float | None = None) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds.
+
+        ``grace`` defaults to the stop timeout; ``grace=0`` kills at once (a crash)."""
+        self._process.stop(grace)
+
+    def log_tail(self, lines: int = 40) -> str:
+        return self._process.log_tail(lines)
+
+    def _write_config(self) -> None:
+        raise NotImplementedError
+
+    def _prepare(self) -> None:
+        raise NotImplementedError
+
+    def _start_once(self) -> None:
+        raise NotImplementedError
 
 
 class ServerProcess:

@@ -43,13 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import (
-    ServerProcess,
-    Servers,
-    free_port,
-    http_probe,
-    start_retrying_taken_port,
-)
+from tests.support.processes import LoopbackServer, ServerProcess, http_probe
 
 __all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
 
@@ -112,7 +106,7 @@ DEFAULT_SYSTEMS = (
 )
 
 
-class RedfishBMC(Servers):
+class RedfishBMC(LoopbackServer):
     """Run ``sushy-emulator`` from ``venv`` with its config and state in ``workdir``.
 
     The port is picked once and kept across ``stop()``/``start()``, and so is the
@@ -144,10 +138,11 @@ class RedfishBMC(Servers):
         self.auth_path = self.workdir / "htpasswd"
         self.state_dir = self.workdir / "state"
         self.log_path = self.workdir / "sushy-emulator.log"
+        self.error = RedfishBMCError
         self._process = ServerProcess(
             "sushy-emulator", self.log_path, stop_timeout=stop_timeout, error=RedfishBMCError
         )
-        self._port_was_picked = False
+        self._port_not_picked()
         if not (self.venv / "bin" / "sushy-emulator").is_file():
             raise RedfishBMCError(
                 f"{self.venv / 'bin' / 'sushy-emulator'} not found; run tools/sushy/install.sh"
@@ -155,51 +150,9 @@ class RedfishBMC(Servers):
 
     # -- public API ---------------------------------------------------------
 
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``: the emulator's root (``/redfish/v1`` below it)."""
-        if self.port is None:
-            raise RedfishBMCError("RedfishBMC has not been started")
-        return f"http://{self.host}:{self.port}"
-
     def address(self, system: FakeSystem) -> str:
         """The Host's ``spec.bmc.address`` for ``system`` (plain HTTP, as the emulator serves)."""
         return f"redfish+http://{self.host}:{self.port}/redfish/v1/Systems/{system.uuid}"
-
-    @property
-    def running(self) -> bool:
-        return self._process.running
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid
-
-    def start(self) -> None:
-        """Write the config and htpasswd, start, and wait until the service root answers."""
-        if self._process.popen is not None:
-            raise RedfishBMCError("sushy-emulator is already running; stop() it first")
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.state_dir.mkdir(exist_ok=True)
-        pick_port = self.port is None or self._port_was_picked
-        if self.port is None:
-            self.port = free_port(self.host)
-            self._port_was_picked = True
-        self._write_auth_file()
-        self._write_config()
-        start_retrying_taken_port(
-            self._start_once, self._new_port if pick_port else None, RedfishBMCError
-        )
-
-    def _new_port(self) -> None:
-        self.port = free_port(self.host)
-        self._write_config()
-
-    def stop(self, grace: float | None = None) -> None:
-        """SIGTERM the process group, SIGKILL whatever is left after ``grace`` seconds."""
-        self._process.stop(grace)
-
-    def log_tail(self, lines: int = 40) -> str:
-        return self._process.log_tail(lines)
 
     def get(self, path: str, *, username: str | None = None, password: str | None = None) -> Any:
         """GET ``path`` (``/redfish/v1/...``) with basic auth: the JSON it answers."""
@@ -225,6 +178,10 @@ class RedfishBMC(Servers):
         return str(self.system(system)["PowerState"])
 
     # -- internals ----------------------------------------------------------
+
+    def _prepare(self) -> None:
+        self.state_dir.mkdir(exist_ok=True)
+        self._write_auth_file()
 
     def _write_auth_file(self) -> None:
         """``username:<bcrypt digest>``, made by the emulator's interpreter (it has bcrypt)."""

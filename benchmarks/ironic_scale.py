@@ -27,7 +27,6 @@ than a second old, with no write since, serves both).
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +44,7 @@ from state_controller.runtime.config import ControllerConfig  # noqa: E402
 from state_controller.simulation.fleet import create_fleet  # noqa: E402
 from state_controller.wiring import observed_controller  # noqa: E402
 from tests.support.ironic_server import IronicServer  # noqa: E402
+from tests.support.processes import installed  # noqa: E402
 
 MINIMUM = {
     "POST nodes": 1,
@@ -65,12 +65,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
 
-    venv = subprocess.run(
-        [str(ROOT / "tools" / "ironic" / "install.sh")],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    ).stdout.split()[-1]
+    venv = installed("ironic")
     with tempfile.TemporaryDirectory() as work, IronicServer(venv, work) as ironic:
         run(ironic.url, args)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -59,6 +58,7 @@ from state_controller.provisioning.provisioner import (  # noqa: E402
 from state_controller.provisioning.results import Outcome, Result  # noqa: E402
 from state_controller.simulation.fleet import IMAGE  # noqa: E402
 from tests.support.ironic_server import IronicServer  # noqa: E402
+from tests.support.processes import installed  # noqa: E402
 from tests.support.redfish_bmc import FakeSystem, RedfishBMC  # noqa: E402
 
 STEPS = ("register", "inspect", "prepare", "deploy", "power off")
@@ -86,7 +86,7 @@ def main() -> None:
     sushy, ironic, iso = (
         installed("sushy"),
         installed("ironic"),
-        Path(installed("genisoimage")) / "usr" / "bin",
+        installed("genisoimage") / "usr" / "bin",
     )
     with tempfile.TemporaryDirectory() as tmp, images(Path(tmp) / "images") as url:
         work = Path(tmp)
@@ -106,13 +106,6 @@ def main() -> None:
             )
             table = measure(server.url, bmc, f"{url}/boot.iso", args)
     report(table, args.rounds)
-
-
-def installed(tool: str) -> str:
-    """The cached install of tools/<tool>/install.sh (its last line on stdout)."""
-    script = ROOT / "tools" / tool / "install.sh"
-    done = subprocess.run([str(script)], check=True, stdout=subprocess.PIPE, text=True)
-    return done.stdout.split()[-1]
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -14,7 +14,6 @@ on two kinds of cluster) and ``observed`` (the controller over both, running for
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.wiring import Observed
 from tests.ironic.helpers import IronicAPI, new_cluster, provisioner, running
 from tests.support.ironic_server import IronicServer
+from tests.support.processes import installed
 
 ROOT = Path(__file__).resolve().parents[2]
 # Only the fake management interface is slow on the "fast" server: nothing in a host's life
@@ -35,14 +35,7 @@ SLOW_DELAYS = {"deploy": 4}
 
 @pytest.fixture(scope="session")
 def ironic_venv() -> str:
-    done = subprocess.run(
-        [str(ROOT / "tools" / "ironic" / "install.sh")],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-        timeout=1800,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    return str(installed("ironic"))
 
 
 @pytest.fixture(scope="session")

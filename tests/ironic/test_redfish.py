@@ -54,7 +54,7 @@ from tests.ironic.helpers import POLL, IronicAPI
 from tests.support.control_plane import ControlPlane
 from tests.support.ironic_server import IronicServer
 from tests.support.kube import kubectl
-from tests.support.processes import stop_session
+from tests.support.processes import installed, stop_session
 from tests.support.redfish_bmc import DEFAULT_SYSTEMS, FakeSystem, RedfishBMC
 
 pytestmark = pytest.mark.slow
@@ -78,27 +78,13 @@ DRIVEN = FakeSystem(
 
 @pytest.fixture(scope="module")
 def sushy_venv() -> str:
-    done = subprocess.run(
-        [str(ROOT / "tools" / "sushy" / "install.sh")],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-        timeout=600,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    return str(installed("sushy", timeout=600))
 
 
 @pytest.fixture(scope="module")
 def genisoimage() -> str:
     """Where genisoimage is: Ironic builds a redfish deploy's config drive with it."""
-    done = subprocess.run(
-        [str(ROOT / "tools" / "genisoimage" / "install.sh")],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-        timeout=600,
-    )
-    return str(Path(done.stdout.strip().splitlines()[-1]) / "usr" / "bin")
+    return str(installed("genisoimage", timeout=600) / "usr" / "bin")
 
 
 @pytest.fixture(scope="module")

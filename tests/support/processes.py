@@ -35,12 +35,29 @@ __all__ = [
     "cli",
     "free_port",
     "http_probe",
+    "installed",
     "log_tail",
     "stop_session",
 ]
 
 CLI = [sys.executable, "-m", "state_controller.cli"]
 """``state-controller`` as a user runs it, from the interpreter running the tests."""
+
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+
+def installed(tool: str, *, timeout: float = 1800) -> Path:
+    """Where ``tools/<tool>/install.sh`` put its cached install (the script's last line on
+    stdout; the first run installs, every later one finds the cache)."""
+    done = subprocess.run(
+        [str(TOOLS / tool / "install.sh")],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+    )
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -10,16 +10,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-INSTALL = ROOT / "tools" / "prometheus" / "install.sh"
+from tests.support.processes import installed
 
 
 def prometheus_root() -> Path:
     """The unpacked package (``usr/bin/prometheus``, ``usr/bin/promtool``)."""
-    done = subprocess.run(
-        [str(INSTALL)], check=True, stdout=subprocess.PIPE, text=True, timeout=600
-    )
-    return Path(done.stdout.strip().splitlines()[-1])
+    return installed("prometheus", timeout=600)
 
 
 def promtool(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -52,6 +52,22 @@ def _stored_drive(ironic: IronicServer, node: str) -> Any:
     return json.loads(raw)["configdrive"]
 
 
+def _provisioned(cluster: Cluster, api: IronicAPI, **spec: Any) -> dict[str, Any]:
+    """host-0000 with ``spec`` laid over the demo's, provisioned: its Ironic node."""
+    host = host_manifest(NS, 0)
+    host["spec"].update(spec)
+    cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
+    cluster.create(HOSTS, host)
+    eventually(
+        lambda: state_of(cluster, NS, "host-0000") == "provisioned",
+        timeout=120,
+        what="the host provisioned",
+    )
+    node = api.node(f"{NS}~host-0000")
+    assert node is not None
+    return node
+
+
 def test_the_config_drive_holds_the_secrets_contents(
     api: IronicAPI,
     ironic: IronicServer,
@@ -61,19 +77,10 @@ def test_the_config_drive_holds_the_secrets_contents(
     cluster.create(SECRETS, _secret("ud", "userData", USER_DATA))
     cluster.create(SECRETS, _secret("nd", "networkData", json.dumps(NETWORK_DATA)))
     cluster.create(SECRETS, _secret("md", "metaData", "local-hostname: drive-0\n"))
-    host = host_manifest(NS, 0)
-    host["spec"].update(
-        userData={"name": "ud"}, networkData={"name": "nd"}, metaData={"name": "md"}
+    node = _provisioned(
+        cluster, api, userData={"name": "ud"}, networkData={"name": "nd"}, metaData={"name": "md"}
     )
-    cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
-    cluster.create(HOSTS, host)
-    eventually(
-        lambda: state_of(cluster, NS, "host-0000") == "provisioned",
-        timeout=120,
-        what="the host provisioned",
-    )
-    node = api.node(f"{NS}~host-0000")
-    assert node is not None and node["instance_info"]["configdrive"] == "******"  # masked
+    assert node["instance_info"]["configdrive"] == "******"  # masked
     assert _stored_drive(ironic, node["name"]) == {
         "user_data": USER_DATA,
         "network_data": NETWORK_DATA,
@@ -91,19 +98,13 @@ def test_the_ramdisks_network_architecture_and_default_meta_data_reach_ironic(
     preprovisioning network data is the node's network_data (for the deploy ramdisk) and
     the drive's; architecture and disablePowerOff are node fields."""
     cluster.create(SECRETS, _secret("ramdisk-net", "networkData", json.dumps(RAMDISK_NETWORK)))
-    host = host_manifest(NS, 0)
-    host["spec"].update(
-        preprovisioningNetworkDataName="ramdisk-net", architecture="aarch64", disablePowerOff=True
+    node = _provisioned(
+        cluster,
+        api,
+        preprovisioningNetworkDataName="ramdisk-net",
+        architecture="aarch64",
+        disablePowerOff=True,
     )
-    cluster.create(SECRETS, secret_manifest(NS, "host-0000-bmc", "admin", "pw"))
-    cluster.create(HOSTS, host)
-    eventually(
-        lambda: state_of(cluster, NS, "host-0000") == "provisioned",
-        timeout=120,
-        what="the host provisioned",
-    )
-    node = api.node(f"{NS}~host-0000")
-    assert node is not None
     assert node["network_data"] == RAMDISK_NETWORK
     assert node["properties"]["cpu_arch"] == "aarch64"
     assert node["disable_power_off"] is True

@@ -6,6 +6,9 @@ Usage::
     with RedfishBMC(venv, tmp_path, password="s3cret") as bmc:
         address = bmc.address(bmc.systems[0])   # redfish+http://127.0.0.1:PORT/redfish/v1/Systems/UUID
         bmc.power_state(bmc.systems[0])         # "Off", read from the emulator's Redfish API
+        bmc.bios_attributes(system)             # {"ProcTurboMode": "Enabled", ...}
+        bmc.bios_version(system)                # "1.0.0"; a firmware update makes it "1.1.0"
+        bmc.volumes(system)                     # RAID volumes: [{"RAIDType": "RAID1", ...}]
         bmc.stop(); bmc.start()                 # a BMC that stops answering, and comes back
 
 One ``sushy-emulator`` process (Flask's threaded server) in its own process group, with
@@ -22,7 +25,11 @@ The process is sushy-tools' own ``main`` started by tests/support/sushy_hardware
 gives the fake systems processors and memory (``FakeSystem.cpus``, ``cpu_model``,
 ``memory_gib``): sushy-tools' fake driver has none, and Ironic's ``redfish`` inspection fails
 without them. Their disks (``disks_gib``) are the emulator's own static storage settings
-(``SUSHY_EMULATOR_STORAGE``, ``SUSHY_EMULATOR_DRIVES``).
+(``SUSHY_EMULATOR_STORAGE``, ``SUSHY_EMULATOR_DRIVES``), one controller, storage ``1``.
+For Ironic's servicing, tests/support/sushy_servicing.py (imported by the launcher) gives
+every system a BIOS with the emulator's attribute registry, a BIOS firmware version that
+SimpleUpdate raises, and RAID volumes that can be created and deleted; its docstring says
+what the emulator does with them.
 
 What the fake driver does with power (sushy-tools 2.2.0, ``fakedriver.py``): a power
 request is applied 1 to 11 seconds later (random), on the next read of the system, like
@@ -176,6 +183,27 @@ class RedfishBMC(LoopbackServer):
     def power_state(self, system: FakeSystem) -> str:
         """``"On"`` or ``"Off"``, as the emulator's Redfish API says."""
         return str(self.system(system)["PowerState"])
+
+    def bios_attributes(self, system: FakeSystem) -> dict[str, Any]:
+        """The system's current BIOS attributes, as the emulator's Redfish API says."""
+        attributes: dict[str, Any] = self.get(f"/redfish/v1/Systems/{system.uuid}/BIOS")[
+            "Attributes"
+        ]
+        return attributes
+
+    def bios_version(self, system: FakeSystem) -> str:
+        """The system's BIOS firmware version (``BiosVersion``)."""
+        return str(self.system(system)["BiosVersion"])
+
+    def manager_version(self) -> str:
+        """The BMC's own firmware version (its first manager's ``FirmwareVersion``)."""
+        managers = self.get("/redfish/v1/Managers")["Members"]
+        return str(self.get(managers[0]["@odata.id"])["FirmwareVersion"])
+
+    def volumes(self, system: FakeSystem) -> list[dict[str, Any]]:
+        """The system's volumes (storage ``1``), each as the emulator serves it."""
+        collection = self.get(f"/redfish/v1/Systems/{system.uuid}/Storage/1/Volumes")
+        return [self.get(member["@odata.id"]) for member in collection["Members"]]
 
     # -- internals ----------------------------------------------------------
 

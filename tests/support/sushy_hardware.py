@@ -1,6 +1,8 @@
-"""``sushy-emulator`` whose fake systems have processors and memory: run by the emulator's
-own interpreter (``<sushy venv>/bin/python tests/support/sushy_hardware.py --config ...``),
-it gives sushy-tools' ``FakeDriver`` the methods it lacks, then runs sushy-tools' ``main``.
+"""``sushy-emulator`` whose fake systems have processors and memory (and, through
+tests/support/sushy_servicing.py, a BIOS, firmware versions and RAID volumes): run by the
+emulator's own interpreter (``<sushy venv>/bin/python tests/support/sushy_hardware.py
+--config ...``), it gives sushy-tools' ``FakeDriver`` the methods it lacks, then runs
+sushy-tools' ``main``.
 
 Why: the fake driver of sushy-tools 2.2.0 (``fakedriver.py``) implements neither
 ``get_processors`` nor ``get_total_memory`` nor ``get_total_cpus`` (the base class raises
@@ -18,6 +20,9 @@ What each method answers comes from the system's entry in ``SUSHY_EMULATOR_FAKE_
 without them answers as the fake driver does, "not supported". The processors are one
 socket with ``cpus`` threads (Ironic counts threads); the emulator's processor template
 says x86-64, which Ironic records as ``cpu_arch`` ``x86_64``.
+
+Servicing (BIOS, firmware, RAID) is in tests/support/sushy_servicing.py, imported here
+before the emulator starts; its docstring records why each of its patches exists.
 
 No import from the project: this runs in the emulator's virtualenv, not the project's.
 """
@@ -74,4 +79,7 @@ FakeDriver.get_total_cpus = get_total_cpus
 FakeDriver.get_processors = get_processors
 
 if __name__ == "__main__":
+    # Next to this file, on the path of a script: BIOS, firmware and RAID for servicing.
+    import sushy_servicing  # type: ignore[import-not-found]  # noqa: F401
+
     sys.exit(main.main())

@@ -15,9 +15,13 @@ each patch replaces what sushy-tools 2.2.0 lacks, measured against Ironic 39.0.0
   ``NumCores`` (Integer 10..20) and ``SecureBootStatus`` are read-only there. Ironic checks
   values against that registry before it writes, and lets names it does not know through;
   this BMC answers those, and read-only ones, 400 ("unknown or read-only BIOS
-  attribute(s)"), as real ones do. A PATCH of ``BIOS/Settings`` is applied at once (the
-  emulator's routes serve ``BIOS`` and ``BIOS/Settings`` from the same ``get_bios``); Ironic
-  reboots the system anyway, then finds the values applied and completes.
+  attribute(s)"), as real ones do. As on a real BMC, a PATCH of ``BIOS/Settings`` (and a
+  ``Bios.ResetBios``) is pending, shown by ``BIOS/Settings`` (only the changed attributes),
+  until the system next powers on (a reset, or off then on); ``BIOS`` shows the current
+  values. The emulator itself serves both from one ``get_bios``, which applies a PATCH at
+  once, so a step that never reboots would pass unnoticed. Ironic's ``apply_configuration``
+  reboots the system, then polls (``[redfish] firmware_update_status_interval``) until the
+  current values are those asked for.
 * Firmware (``firmware.update``, ``GET /v1/nodes/{id}/firmware``): the fake driver has no
   ``get_versions``/``set_versions``, so the system shows no ``BiosVersion`` and the
   emulator's SimpleUpdate answers 500 "Failed fetching BIOS information". Each system starts
@@ -49,6 +53,7 @@ No import from the project: this runs in the emulator's virtualenv, not the proj
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from typing import Any
 
@@ -84,18 +89,40 @@ def _system(driver: Any, identity: str) -> dict[str, Any]:
 
 
 def get_bios(self: Any, identity: str) -> dict[str, Any]:
+    """The current attributes (``BIOS``)."""
     return dict(_system(self, identity).get("bios") or DEFAULT_BIOS)
+
+
+def pending_bios(driver: Any, identity: str) -> dict[str, Any]:
+    """The attributes set since the last power-on (``BIOS/Settings``)."""
+    return dict(_system(driver, identity).get("bios_pending") or {})
 
 
 def set_bios(self: Any, identity: str, attributes: dict[str, Any]) -> None:
     refused = sorted(set(attributes) - set(DEFAULT_BIOS) | set(attributes) & READ_ONLY)
     if refused:
         raise error.BadRequest(f"unknown or read-only BIOS attribute(s): {', '.join(refused)}")
-    self._update(_system(self, identity), bios={**get_bios(self, identity), **attributes})
+    pending = {**pending_bios(self, identity), **attributes}
+    self._update(_system(self, identity), bios_pending=pending)
 
 
 def reset_bios(self: Any, identity: str) -> None:
-    self._update(_system(self, identity), bios=dict(DEFAULT_BIOS))
+    self._update(_system(self, identity), bios_pending=dict(DEFAULT_BIOS))
+
+
+_update_if_needed = FakeDriver._update_if_needed
+
+
+def update_if_needed(self: Any, system: dict[str, Any]) -> dict[str, Any]:
+    """The fake driver's lazy power change (on the next read of the system); a power-on
+    applies the pending BIOS attributes."""
+    power = system.get("pending_power")
+    due = power is not None and time.time() >= power["apply_time"]
+    system = _update_if_needed(self, system)
+    if due and system.get("power_state") == "On" and system.get("bios_pending"):
+        current = system.get("bios") or DEFAULT_BIOS
+        self._update(system, bios={**current, **system["bios_pending"]}, bios_pending={})
+    return system
 
 
 def get_versions(self: Any, identity: str) -> dict[str, str]:
@@ -119,6 +146,7 @@ def find_or_create_storage_volume(self: Any, data: dict[str, Any]) -> str:
 for _method in (get_bios, set_bios, reset_bios, get_versions, set_versions, reset_versions):
     setattr(FakeDriver, _method.__name__, _method)
 FakeDriver.find_or_create_storage_volume = find_or_create_storage_volume
+FakeDriver._update_if_needed = update_if_needed
 
 # -- routes -----------------------------------------------------------------------------
 
@@ -126,6 +154,18 @@ _app = main.app
 _simple_update = _app.view_functions["UpdateService.update_service_simple_update"]
 _volumes_collection = _app.view_functions["volumes_collection"]
 _volume = _app.view_functions["volume"]
+_bios_settings = _app.view_functions["bios_settings"]
+
+
+def bios_settings(identity: str) -> Any:
+    """GET serves the pending attributes; PATCH is the emulator's (``set_bios``)."""
+    if flask.request.method != "GET":
+        return _bios_settings(identity=identity)
+    pending = json.dumps(pending_bios(_app.systems, identity), sort_keys=True)
+    body = _app.render_template(
+        "bios_settings.json", identity=identity, bios_pending_attributes=pending
+    )
+    return flask.Response(body, content_type="application/json")
 
 
 def simple_update() -> Any:
@@ -201,6 +241,7 @@ def volume(identity: str, stg_id: str, vol_id: str) -> Any:
 
 
 _app.view_functions["UpdateService.update_service_simple_update"] = simple_update
+_app.view_functions["bios_settings"] = bios_settings
 _app.view_functions["volumes_collection"] = volumes_collection
 _app.view_functions["volume"] = volume
 _app.add_url_rule(

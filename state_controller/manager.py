@@ -34,6 +34,7 @@ from .provisioning.hardware_file import HardwareFile
 from .provisioning.ironic import IronicSettings
 from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
+from .remediation.policy import RemediationPolicy
 from .runtime.config import ControllerConfig
 from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
 from .updates.signals import DEFAULT_POOL_LABEL
@@ -76,6 +77,8 @@ class RunOptions:
     observe_machineconfignodes: bool = False
     reach: Reach = field(default_factory=Reach)
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
+    remediation: RemediationPolicy | None = None  # None: off
+    remediation_pools: frozenset[str] | None = None  # None: every pool
 
 
 def provisioner_for(opts: RunOptions) -> Provisioner:
@@ -123,6 +126,8 @@ def run_controller(opts: RunOptions) -> int:
         workers=opts.workers,
         namespaces=opts.namespaces,
         stuck=opts.stuck,
+        remediation=opts.remediation,
+        remediation_pools=opts.remediation_pools,
         follow_nodes=opts.follow_nodes,
         node_state_namespace=opts.node_state_namespace,
         pool_label=opts.pool_label,

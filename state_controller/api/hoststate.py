@@ -147,6 +147,27 @@ class UpdateProgress(StatusModel):
     )
 
 
+class RemediationShown(StatusModel):
+    """A Node that is unhealthy, and what remediation does about it (present only while it
+    is unhealthy, on a host whose pool is remediated: docs/servicing.md)."""
+
+    trouble: Literal["RebootLost", "NotReady"] = Field(
+        description="RebootLost: its update's rebooting step is stuck (the Node never came "
+        "back); NotReady: its Ready condition is not True."
+    )
+    since: Timestamp | None = Field(
+        default=None, description="When the rebooting step began, or the Node went NotReady."
+    )
+    attempts: Count = Field(default=0, description="Power-cycles made for this trouble.")
+    last_attempt_at: Timestamp | None = None
+    action: Literal["Wait", "PowerCycle", "Held", "Blocked", "Exhausted"] = Field(
+        description="Wait (not yet, or between attempts), PowerCycle (now), Held (too much "
+        "of the pool is unhealthy), Blocked (the host is paused, detached, deleting, in "
+        "error, being serviced), Exhausted (every attempt made: a person must look)."
+    )
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
+
+
 class HistoryEntry(StatusModel):
     seq: Count
     chapter: Annotated[str, Field(max_length=WORD_MAX)]
@@ -232,6 +253,11 @@ class HostStateStatus(StatusModel):
         default=None,
         description="What the observed BareMetalHost shows besides its provisioning "
         "fields: spec.online, the detached annotation and its own conditions.",
+    )
+    remediation: RemediationShown | None = Field(
+        default=None,
+        description="While the host's Node is unhealthy and its pool is remediated: why, "
+        "the power-cycles made, and what is done now.",
     )
     stuck: bool = False
     conditions: list[Condition] = Field(

@@ -211,6 +211,13 @@ class Book:
             return self.update.step.value
         return self.cursor.state.value
 
+    def current_chapter(self) -> str:
+        """The chapter a record made now belongs to: the update's while one is in progress,
+        else the provisioning state's."""
+        if in_progress(self.update.step):
+            return UPDATE_CHAPTER
+        return CHAPTER_OF[self.cursor.state]
+
     def moved_in(self, *, now: float, reason: str, message: str) -> Transition:
         """The host arrived with its past from another store (a pivot), and is kept here now.
 

@@ -19,7 +19,15 @@ from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
 from .host_conditions import HOST_CONDITION_ORDER
-from .records import BareMetalHostFacts, Cursor, Observations, Transition, UpdateCursor, cut
+from .records import (
+    BareMetalHostFacts,
+    Cursor,
+    Observations,
+    Remediation,
+    Transition,
+    UpdateCursor,
+    cut,
+)
 from .stuck import StuckPolicy, human_duration
 from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
@@ -258,6 +266,21 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         out["consumer"] = book.facts.consumer
     if book.facts.bare_metal_host is not None:
         out["bareMetalHost"] = _bare_metal_host(book.facts.bare_metal_host)
+    if book.facts.remediation is not None:
+        out["remediation"] = _remediation(book.facts.remediation)
+    return out
+
+
+def _remediation(shown: Remediation) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "trouble": shown.trouble,
+        "since": rfc3339_ms(shown.since),
+        "attempts": shown.attempts,
+        "action": shown.action,
+        "message": cut(shown.message, MESSAGE_MAX),
+    }
+    if shown.last_attempt_at is not None:
+        out["lastAttemptAt"] = rfc3339_ms(shown.last_attempt_at)
     return out
 
 

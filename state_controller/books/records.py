@@ -91,6 +91,26 @@ class BareMetalHostFacts:
     conditions: tuple[ForeignCondition, ...] = ()
 
 
+POWER_CYCLED = "PowerCycled"  # the record of one remediation attempt
+REMEDIATED = "Remediated"  # the record of a Node back after remediation
+
+
+@dataclass(frozen=True, slots=True)
+class Remediation:
+    """A machine whose Node is unhealthy, and what was done about it (remediation/).
+
+    Immutable, replaced whole; kept in the HostState's status, so the attempts made survive
+    a restart of the controller. Gone (None in :class:`Facts`) while the Node is healthy.
+    """
+
+    trouble: str  # RebootLost or NotReady
+    since: float  # when the Node entered its rebooting step, or went NotReady
+    attempts: int = 0  # power-cycles made for this trouble
+    last_attempt_at: float | None = None
+    action: str = ""  # what remediation does now: Wait, PowerCycle, Held, Blocked, Exhausted
+    message: str = ""  # why, in an operator's words
+
+
 @dataclass(slots=True)
 class Facts:
     """What the controller learned about the machine (not states; no history)."""
@@ -114,6 +134,8 @@ class Facts:
     # an observed BareMetalHost's spec-side facts and conditions; None for a driven host,
     # or a book restored from a HostState that did not hold them yet
     bare_metal_host: BareMetalHostFacts | None = None
+    # its Node is unhealthy and remediation follows it (None: healthy, or not remediated)
+    remediation: Remediation | None = None
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from .records import (
     Chapter,
     Cursor,
     ForeignCondition,
+    Remediation,
     Transition,
     UpdateCursor,
 )
@@ -55,12 +56,27 @@ def restore(
     _restore_observed(book, hs)
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
+    book.facts.remediation = _remediation(state_status.get("remediation"))
     _restore_history(book, state_status, hs.get("recentTransitions") or [])
     _restore_stamps(book.stamps, state_status.get("conditions"))
     _restore_stamps(book.host_stamps, hs.get("conditions"))
     # Conditions are derived when first read, after the next step has set the
     # host's goal: one whose status did not really change keeps its time.
     return book
+
+
+def _remediation(shown: Any) -> Remediation | None:
+    """The remediation a HostState showed: the attempts made survive a restart."""
+    if not isinstance(shown, dict) or not shown.get("trouble"):
+        return None
+    return Remediation(
+        trouble=str(shown["trouble"]),
+        since=parse_rfc3339(shown.get("since")) or 0.0,
+        attempts=int(shown.get("attempts") or 0),
+        last_attempt_at=parse_rfc3339(shown.get("lastAttemptAt")),
+        action=str(shown.get("action") or ""),
+        message=str(shown.get("message") or ""),
+    )
 
 
 def _restore_stamps(stamps: dict[str, tuple[str, float]], stored: Any) -> None:

@@ -74,8 +74,24 @@ def add(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with ironic: leave the demo's nodes in Ironic (default: delete the hosts at the end)",
     )
+    p.add_argument(
+        "--remediation",
+        default="all",
+        metavar="off|all|POOL,…",
+        help="the node pools whose lost reboots are power-cycled through the simulated BMC "
+        "(default all; off shows a lost reboot holding its pool)",
+    )
     provisioner_flags(p)
     reach_flags(p)
+
+
+def _pools(chosen: str) -> frozenset[str] | None:
+    chosen = chosen.strip()
+    if chosen == "all":
+        return None
+    if chosen in ("", "off"):
+        return frozenset()
+    return frozenset(pool.strip() for pool in chosen.split(",") if pool.strip())
 
 
 def main(args: argparse.Namespace) -> int:
@@ -137,6 +153,7 @@ def main(args: argparse.Namespace) -> int:
         reach=allowed,
         keep=args.keep,
         screenshot=args.screenshot,
+        remediation_pools=_pools(args.remediation),
     )
     try:
         return run_demo(opts)

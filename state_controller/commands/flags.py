@@ -13,6 +13,7 @@ from ..provisioning.simulated import TIMINGS
 if TYPE_CHECKING:
     from ..api.reach import Reach
     from ..provisioning.ironic import IronicSettings
+    from ..remediation.policy import RemediationPolicy
 
 IRONIC_FLAGS = (
     "ironic_username",
@@ -128,6 +129,83 @@ def reach_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let spec.image.url name a file:// path on the Ironic conductor",
     )
+
+
+def remediation_flags(p: argparse.ArgumentParser, default: str = "off") -> None:
+    g = p.add_argument_group(
+        "remediation",
+        "power-cycle through its BMC a machine whose Node never came back from its update's "
+        "reboot, or stays NotReady (docs/servicing.md)",
+    )
+    g.add_argument(
+        "--remediation",
+        default=default,
+        metavar="off|all|POOL,…",
+        help=f"the node pools remediated: none, every one, or those named (default {default})",
+    )
+    g.add_argument(
+        "--remediation-attempts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="power-cycles per unhealthy Node before a person is called (default 3)",
+    )
+    g.add_argument(
+        "--remediation-not-ready-after",
+        type=duration,
+        default=300.0,
+        metavar="DURATION",
+        help="how long a Node is NotReady before it is power-cycled (default 5m); a lost "
+        "reboot is one once its rebooting step is stuck (--stuck-after rebooting=…)",
+    )
+    g.add_argument(
+        "--remediation-backoff",
+        type=duration,
+        default=300.0,
+        metavar="DURATION",
+        help="wait after the first attempt, doubled after each, up to 1h (default 5m)",
+    )
+    g.add_argument(
+        "--remediation-max-unhealthy",
+        default="40%",
+        metavar="PERCENT",
+        help="nothing in a pool is power-cycled while more of it than this is unhealthy "
+        "(default 40%%)",
+    )
+
+
+def remediation(
+    args: argparse.Namespace,
+) -> tuple[RemediationPolicy | None, frozenset[str] | None]:
+    """The remediation the flags ask for, and its pools (None: every pool); ValueError
+    naming the flag of a bad value."""
+    from ..remediation.policy import RemediationPolicy
+
+    chosen = str(args.remediation).strip()
+    if chosen in ("", "off"):
+        return None, None
+    pools = (
+        None if chosen == "all" else frozenset(p.strip() for p in chosen.split(",") if p.strip())
+    )
+    if args.remediation_attempts < 1:
+        raise ValueError("--remediation-attempts: give 1 or more (or --remediation off)")
+    text = str(args.remediation_max_unhealthy).strip()
+    try:
+        share = float(text.removesuffix("%")) / 100
+    except ValueError:
+        share = -1.0
+    if not text.endswith("%") or not 0 <= share <= 1:
+        raise ValueError(
+            f"--remediation-max-unhealthy {text!r}: give a percentage from 0% to 100%, e.g. 40%"
+        )
+    policy = RemediationPolicy(
+        not_ready_after=args.remediation_not_ready_after,
+        max_attempts=args.remediation_attempts,
+        first_wait=args.remediation_backoff,
+        max_wait=max(3600.0, args.remediation_backoff),
+        max_unhealthy=share,
+    )
+    return policy, pools
 
 
 def reach(args: argparse.Namespace) -> Reach:

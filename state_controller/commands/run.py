@@ -16,6 +16,8 @@ from .flags import (
     provisioner_flags,
     reach,
     reach_flags,
+    remediation,
+    remediation_flags,
     simulated_timings_flag,
     trace_flag,
 )
@@ -125,6 +127,7 @@ def add(p: argparse.ArgumentParser) -> None:
     )
     provisioner_flags(p)
     reach_flags(p)
+    remediation_flags(p)
 
 
 def leader_election_problem(lease: int, renew: int, retry: int) -> str:
@@ -156,6 +159,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         ironic = ironic_settings(args)
+        policy, pools = remediation(args)
         return run_controller(
             RunOptions(
                 kubeconfig=args.kubeconfig,
@@ -188,6 +192,8 @@ def main(args: argparse.Namespace) -> int:
                 pool_status_interval=args.node_pool_status_interval,
                 pool_counts_grace=args.node_pool_counts_grace,
                 stuck=stuck_policy(args.stuck_after),
+                remediation=policy,
+                remediation_pools=pools,
             )
         )
     except (ValueError, ConfigException) as err:

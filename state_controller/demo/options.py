@@ -39,4 +39,6 @@ class DemoOptions:
     reach: Reach = field(default_factory=Reach)  # where Hosts may send the backend
     keep: bool = False  # with ironic: leave the hosts (and their nodes) at the end
     screenshot: str | None = None  # save a picture of the screen (SVG) to this file
+    # the node pools whose lost reboots are power-cycled (None: every pool; empty: none)
+    remediation_pools: frozenset[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

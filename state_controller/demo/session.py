@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import TypeVar
 
@@ -37,10 +38,11 @@ from ..provisioning.hardware_file import HardwareFile
 from ..provisioning.ironic import IronicSettings, node_name_prefix
 from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
+from ..remediation.policy import RemediationPolicy
 from ..runtime.config import ControllerConfig
 from ..runtime.leader import DEFAULT_LEASE
 from ..screens.progress import summarize
-from ..simulation.fleet import create_fleet, delete_fleet
+from ..simulation.fleet import create_fleet, delete_fleet, host_manifest
 from ..simulation.nodes import UpdateFault
 from ..simulation.rollout import (
     AgentTimings,
@@ -104,13 +106,23 @@ def run_demo(opts: DemoOptions) -> int:
     # with --store the machines are kept in the same file: a second run finds them as they were
     hardware = HardwareFile(opts.store) if opts.store else None
     sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed, hardware=hardware)
+    remedied = opts.remediation_pools is None or bool(opts.remediation_pools)
     config = ControllerConfig(
         workers=opts.workers,
         stuck=policy,
         backoff=Backoff(base=1.0 / opts.speed, cap=8.0 / opts.speed),
         reach=opts.reach,
+        remediation=demo_remediation(opts.speed) if remedied else None,
+        remediation_pools=opts.remediation_pools,
     )
     return _run_demo_on(opts, sim, config, plan)
+
+
+def demo_remediation(speed: float) -> RemediationPolicy:
+    """Remediation at the demo's pace: a NotReady Node waits seconds, not minutes."""
+    return RemediationPolicy(
+        not_ready_after=6.0 / speed, first_wait=2.0 / speed, max_wait=8.0 / speed
+    )
 
 
 def faster(timings: T, speed: float) -> T:
@@ -174,7 +186,7 @@ def _run_demo_on(
     metrics_line = f"metrics: http://127.0.0.1:{port}/metrics"
     print(metrics_line, file=err, flush=True)
     updating = opts.update and opts.target == ProvisioningState.PROVISIONED
-    rollout = _rollout(cluster, opts, config) if updating else None
+    rollout = _rollout(cluster, opts, config, prov) if updating else None
     if opts.faults:
         update_faults = len(rollout.kubelets.faults) if rollout else 0
         print(
@@ -219,7 +231,9 @@ def _run_demo_on(
     return 0
 
 
-def _rollout(cluster: Cluster, opts: DemoOptions, config: ControllerConfig) -> RollingUpdate:
+def _rollout(
+    cluster: Cluster, opts: DemoOptions, config: ControllerConfig, prov: Provisioner
+) -> RollingUpdate:
     names = [key.rpartition("/")[2] for key in _keys(opts)]
     faults: dict[str, UpdateFault] = {}
     if opts.faults:
@@ -232,4 +246,21 @@ def _rollout(cluster: Cluster, opts: DemoOptions, config: ControllerConfig) -> R
         kubelets,
         max_unavailable=opts.max_unavailable,
         hold=hold if opts.fault_attempts else None,
+        power_cycles=_power_cycles(prov, opts.namespace),
     )
+
+
+def _power_cycles(prov: Provisioner, namespace: str) -> Callable[[str], int] | None:
+    """How often each host's simulated machine was power-cycled through its BMC (None with
+    a real backend: its machines come back by themselves or not at all)."""
+    if not isinstance(prov, SimulatedProvisioner):
+        return None
+    addresses: dict[str, str] = {}
+
+    def count(host: str) -> int:
+        if host not in addresses:
+            index = int(host.rpartition("-")[2])
+            addresses[host] = str(host_manifest(namespace, index)["spec"]["bmc"]["address"])
+        return prov.machine(addresses[host]).reboots.count("hard")
+
+    return count

@@ -16,6 +16,7 @@ from rich.console import RenderableType
 
 from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
+from ..books.records import POWER_CYCLED
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
 from ..runtime.controller import HostController
 from ..screens.live import Bars, cluster_frame, hoststates_table, pools_table
@@ -32,6 +33,7 @@ def summarize_update(controller: HostController, keys: list[str]) -> dict[str, A
     books = controller.books
     by_step: Counter[str] = Counter()
     updated, stuck, degraded, nodes = 0, [], [], 0
+    power_cycled: list[str] = []
     now = time.time()
     for index, key in enumerate(keys):
         book = books.get(key)
@@ -47,12 +49,15 @@ def summarize_update(controller: HostController, keys: list[str]) -> dict[str, A
             degraded.append(name)
         elif controller.config.stuck.is_stuck(book.cursor, now, update):
             stuck.append(f"{name} ({update.step.value})")
+        if any(record.reason == POWER_CYCLED for record in book.history):
+            power_cycled.append(name)
     return {
         "nodes": nodes,
         "updated": updated,
         "by_step": dict(sorted(by_step.items())),
         "stuck": stuck,
         "degraded": degraded,
+        "power_cycled": power_cycled,  # remediated: power-cycled through the BMC
     }
 
 

@@ -140,8 +140,17 @@ class BookFamilies:
             labels=[*node, "poddisruptionbudget"],
         )
 
+        self.remediation = GaugeMetricFamily(
+            "hoststate_host_remediation_attempts",
+            "Power-cycles made for each host whose Node is unhealthy and remediated, with "
+            "why (RebootLost, NotReady) and what remediation does now (Wait, PowerCycle, "
+            "Held, Blocked, Exhausted); only such hosts have a series.",
+            labels=[*host, "trouble", "action"],
+        )
+
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.remediation,
             self.drain_blocked,
             self.sources_disagree,
             self.hosts,
@@ -206,6 +215,10 @@ class BooksCollector(Collector):
                     )
             if book.node_only:
                 continue  # a Node with no Host has no provisioning to report
+            remedy = book.facts.remediation
+            if remedy is not None:
+                labels = [namespace, name, remedy.trouble, remedy.action]
+                f.remediation.add_metric(labels, remedy.attempts)
             cur = book.cursor  # one immutable snapshot: state, entered-at and errors agree
             host = [namespace, name]
             state = state_label(cur.state.value)

@@ -24,6 +24,7 @@ from ..api.timefmt import rfc3339
 from ..api.updates import UPDATE_COMPLETE, UPDATE_DEGRADED
 from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
+from ..books.records import POWER_CYCLED, REMEDIATED
 from ..cluster.interface import EVENTS, ApiError, Cluster, NotFound, unreachable
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,9 @@ REMEMBERED = 4096  # Events remembered for counting repeats (oldest forgotten fi
 # HostState's conditions; an Event for it would add a write per update (measured: 1.65
 # writes per step transition in a zero-delay rolling update with it, 1.1 without).
 UPDATE_EVENTS = {UPDATE_COMPLETE: "Normal", UPDATE_DEGRADED: "Warning"}
+# a remediation's records are told wherever they fall (in an update too): a power-cycle
+# is a Warning, as the Node it answers is in trouble
+REMEDIATION_EVENTS = {POWER_CYCLED: "Warning", REMEDIATED: "Normal"}
 
 
 def event_for(record: Entry) -> tuple[str, str, str] | None:
@@ -48,6 +52,8 @@ def event_for(record: Entry) -> tuple[str, str, str] | None:
         return record.type, record.reason, record.message
     if not record.recorded:
         return None
+    if record.reason in REMEDIATION_EVENTS:
+        return REMEDIATION_EVENTS[record.reason], record.reason, record.message
     if record.chapter == UPDATE_CHAPTER:  # an update is told when it ends
         kind = UPDATE_EVENTS.get(record.reason)
         return None if kind is None else (kind, record.reason, record.message or record.reason)

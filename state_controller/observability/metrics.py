@@ -30,8 +30,9 @@ from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateS
 from ..books.book import Book
 from ..books.chapters import UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
-from ..books.records import Transition
+from ..books.records import POWER_CYCLED, REMEDIATED, Transition
 from ..books.stuck import StuckPolicy
+from ..remediation.situation import EXHAUSTED, HELD
 from .collectors import BooksCollector, PoolsCollector, state_label
 
 STATE_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200)
@@ -49,6 +50,13 @@ WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the con
 WRITE_OUTCOMES = ("written", "conflict", "unchanged")
 PROVISIONING_DONE = (ProvisioningState.PROVISIONING.value, ProvisioningState.PROVISIONED.value)
 UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
+# what remediation did, by the journal entry that tells it (records and notices)
+REMEDIATION_OUTCOMES = {
+    POWER_CYCLED: "power_cycled",
+    REMEDIATED: "recovered",
+    HELD: "held",
+    EXHAUSTED: "exhausted",
+}
 
 
 def _version() -> str:
@@ -131,6 +139,14 @@ class Metrics:
         self.updates = Counter(
             "hoststate_node_updates",
             "Node updates that ended, by outcome (completed, degraded).",
+            ["outcome"],
+            registry=r,
+        )
+        self.remediations = Counter(
+            "hoststate_remediations",
+            "What remediation did, by outcome: power_cycled (an attempt made), recovered "
+            "(the Node back after one), held (the pool too unhealthy), exhausted (every "
+            "attempt made).",
             ["outcome"],
             registry=r,
         )
@@ -276,6 +292,8 @@ class Metrics:
             self.child(self.step_stuck_total, step)
         for outcome in UPDATE_OUTCOMES.values():
             self.child(self.updates, outcome)
+        for outcome in REMEDIATION_OUTCOMES.values():
+            self.child(self.remediations, outcome)
         for resource in WRITTEN_RESOURCES:
             for written in WRITE_OUTCOMES:
                 self.child(self.status_writes, resource, written)
@@ -341,6 +359,9 @@ class Metrics:
     def transition(self, record: Transition, created: str | None = None) -> None:
         """One journal transition; ``created``: the Host's creationTimestamp, for the time
         from creation to provisioned."""
+        remedied = REMEDIATION_OUTCOMES.get(record.reason)
+        if remedied is not None and record.recorded and not record.replayed:
+            self.child(self.remediations, remedied).inc()
         if record.chapter == UPDATE_CHAPTER:
             self._update_transition(record)  # update steps are not provisioning states
             return
@@ -366,6 +387,9 @@ class Metrics:
             self.child(self.updates, outcome).inc()
 
     def notice(self, notice: Notice) -> None:
+        remedied = REMEDIATION_OUTCOMES.get(notice.reason)
+        if remedied is not None:
+            self.child(self.remediations, remedied).inc()
         if notice.reason != STUCK:
             return
         if notice.state in STEP_NAMES:

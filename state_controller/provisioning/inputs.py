@@ -36,6 +36,9 @@ class HostInput:
     data_versions: tuple[tuple[str, str], ...] = ()  # (Secret name, resourceVersion) read
     data_problem: str | None = None  # names the field and the fix
     data_problem_field: str = ""  # the spec field it is about, e.g. "userData"
+    # remediation asks for a power-cycle through the BMC, and says why ("" it does not):
+    # asked again at every step until the backend has done it (a repeat polls)
+    power_cycle: str = ""
 
     @property
     def key(self) -> str:

@@ -1,6 +1,6 @@
 """The steady states' handlers: a provisioned (or externally provisioned) host is adopted
 after a lost backend, then its power is kept as ``spec.online`` and the reboot
-annotations ask (:mod:`.power_requests`).
+annotations ask (:mod:`.power_requests`), and it is power-cycled when remediation asks.
 
 Apart from :mod:`.machine` so the state tables and their handlers stay readable in one
 file; these run only once a host is at rest.
@@ -8,7 +8,10 @@ file; these run only once a host is at rest.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..api.states import ErrorType
+from ..books.records import POWER_CYCLED
 from .power_requests import power_requests
 from .steps import StepContext
 
@@ -46,7 +49,28 @@ class SteadySteps(StepContext):
             self.book.note(now=self.now, hold_off_rebooted=stand_in)
         if asks.reboot is not None:
             self.reboot(asks.reboot, asks.reboot_annotations)
+        if self.host.power_cycle and self.book.facts.powered_on:
+            self.power_cycle(self.host.power_cycle)
         self.rest()
+
+    def power_cycle(self, why: str) -> None:
+        """Remediation's attempt (:mod:`..remediation`): a hard reboot through the BMC.
+        Once the backend has done it, the attempt is counted in the book's remediation
+        record and recorded; a refusal is a power management error, which holds further
+        attempts until the BMC answers again."""
+        view = self.view()
+        self.work(self.prov.reboot(view, soft=False), ErrorType.POWER_MANAGEMENT)
+        book, known = self.book, self.book.facts.remediation
+        if known is not None:
+            counted = replace(known, attempts=known.attempts + 1, last_attempt_at=self.now)
+            book.note(now=self.now, remediation=counted)
+        book.transition(
+            now=self.now,
+            reason=POWER_CYCLED,
+            message=why,
+            always_record=True,
+            chapter=book.current_chapter(),
+        )
 
     def reboot(self, mode: str, annotations: tuple[str, ...]) -> None:
         if self.book.facts.powered_on:

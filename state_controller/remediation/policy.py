@@ -19,7 +19,8 @@ detached, being deleted or serviced, not provisioned, or with a BMC that itself 
 
 No clock is read and nothing is written here: the caller passes the instant and the
 host's record of attempts, and turns the :class:`Verdict` into a book record, an Event
-and a metric.
+and a metric. A verdict's words do not depend on the instant (a countdown would change
+the HostState's status at every look); when to look again is ``Verdict.retry_at``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+
+from ..books.stuck import human_duration
 
 
 class Trouble(StrEnum):
@@ -99,7 +102,7 @@ def decide(policy: RemediationPolicy, host: HostSituation, pool: PoolHealth, now
     if host.trouble is Trouble.NOT_READY and now < since + policy.not_ready_after:
         return Verdict(
             Action.WAIT,
-            f"NotReady for {now - since:.0f} s of the {policy.not_ready_after:.0f} s allowed",
+            f"NotReady; power-cycled if it still is after {human_duration(policy.not_ready_after)}",
             retry_at=since + policy.not_ready_after,
         )
     if host.attempts >= policy.max_attempts:
@@ -122,8 +125,8 @@ def decide(policy: RemediationPolicy, host: HostSituation, pool: PoolHealth, now
         if now < due:
             return Verdict(
                 Action.WAIT,
-                f"attempt {host.attempts} of {policy.max_attempts} made; the next is due "
-                f"in {due - now:.0f} s",
+                f"power-cycled {host.attempts} of {policy.max_attempts} times; the next "
+                f"attempt waits {human_duration(policy.wait_before(attempt))} after the last",
                 retry_at=due,
             )
     return Verdict(

@@ -9,6 +9,7 @@ from ..api.reach import Reach
 from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
+from ..remediation.policy import RemediationPolicy
 from ..updates.signals import DEFAULT_POOL_LABEL
 
 
@@ -39,5 +40,9 @@ class ControllerConfig:
     # a MachineConfigPool's degraded count that differs from its Nodes' is told once it
     # has differed this long (seconds): both recount as a rollout moves, a moment apart
     pool_counts_grace: float = 120.0
+    # power-cycle a machine whose Node never came back (remediation/); None: off (opt-in)
+    remediation: RemediationPolicy | None = None
+    # the pools remediated (a Node's pool, by pool_label); None: every pool
+    remediation_pools: frozenset[str] | None = None
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER

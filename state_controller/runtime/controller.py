@@ -42,6 +42,7 @@ from ..cluster.interface import (
 )
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
+from ..updates.signals import pool_of
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
 from .drains import Drains
@@ -53,6 +54,7 @@ from .node_index import NodeIndex, node_key, node_named_by, pool_key, pool_named
 from .node_reconciler import NodeFollower, NodeReconciler
 from .outages import log_failure
 from .pool_reconciler import PoolReconciler, pool_of_object
+from .remediator import Remediator
 from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
 from .workqueue import QueueMetricsSink, WorkQueue
@@ -110,6 +112,11 @@ class HostController:
         self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
         self.mcps = Informer(cluster, MACHINECONFIGPOOLS, None, handlers=[self._on_mcp])
         follower = NodeFollower(self.node_index, self.drains)
+        self.remediator = (
+            Remediator(self.config, self.node_index)
+            if self.config.remediation is not None and self.config.follow_nodes
+            else None
+        )
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -120,6 +127,7 @@ class HostController:
             config=self.config,
             reporter=self.reporter,
             nodes=follower if self.config.follow_nodes else None,
+            remediator=self.remediator,
             clock=clock,
         )
         self.node_reconciler = NodeReconciler(
@@ -264,6 +272,10 @@ class HostController:
             return  # a heartbeat: not even the cordon changed
         for key in keys:
             self.queue.add(self._queue_key(key))
+        if self.remediator is not None and node is not None:
+            pool = pool_of(node["metadata"].get("labels") or {}, self.config.pool_label)
+            for held in self.remediator.held_in(pool):
+                self.queue.add(held)
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)
 

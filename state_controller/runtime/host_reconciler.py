@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..api import annotations as ann
@@ -39,6 +40,7 @@ from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, Resource
 from ..provisioning.machine import HostMachine
 from ..provisioning.power_requests import annotation_problems as power_annotation_problems
+from ..remediation.policy import Action
 from .config import ControllerConfig
 from .delivery import Delivery
 from .host_data import is_host_data
@@ -51,6 +53,7 @@ from .host_inputs import (
 )
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
+from .remediator import Remediator
 from .reporting import Reporter
 from .results import DONE, ReconcileResult
 from .statuses import BookWriter, hoststate_of_host
@@ -78,6 +81,7 @@ class HostReconciler:
         config: ControllerConfig,
         reporter: Reporter,
         nodes: NodeFollower | None = None,
+        remediator: Remediator | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -87,6 +91,7 @@ class HostReconciler:
         self.config = config
         self.reporter = reporter
         self.nodes = nodes  # None: no Node is followed (the runtime alone, in tests)
+        self.remediator = remediator  # None: remediation is off
         self.writer = BookWriter(cluster, hoststates, config, reporter)
         self.clock = clock
         self.books: dict[str, Book] = {}
@@ -119,11 +124,19 @@ class HostReconciler:
         book, delivery, from_annotation = self._open(key, host, now)
         inputs = gather(host, self.specs, self._secret, self._data_secret)
         self._notice_annotation_problems(book, annotations, now)
+        node = self.nodes.nodes.node_on(key) if self.nodes is not None else None
+        remedy = self.remediator
+        if remedy is not None and book.facts.remediation is not None:
+            verdict = remedy.consider(book, node, deleting=deleting, now=now)
+            if verdict is not None and verdict.action is Action.POWER_CYCLE:
+                inputs = replace(inputs, power_cycle=verdict.why)
         decision = self.machine.step(book, inputs, now, delivery.retry)
         delivery.retry = decision.retry
         self._log_backend_words(key, book, delivery, decision.backend_said)
         if self.nodes is not None:
-            self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
+            self.nodes.follow(book, node, now)
+        # after the step (an attempt counted) and the Node's reading (back, or stuck now)
+        verdict = remedy.consider(book, node, deleting=deleting, now=now) if remedy else None
         self.writer.notice_stuck(book, delivery, now)
 
         host = owner = self._write_host_status(host, book, delivery)
@@ -143,7 +156,7 @@ class HostReconciler:
             self._patch(HOSTS, host, {"finalizers": kept}, precondition=True)
             return DONE
 
-        wake = self.writer.wake_after(book, now)
+        wake = _sooner(self.writer.wake_after(book, now), Remediator.wake_after(verdict, now))
         return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
 
     @staticmethod
@@ -332,6 +345,10 @@ class HostReconciler:
             informer = self.hosts if resource == HOSTS else self.hoststates
             informer.mutate(patched)
         return patched
+
+
+def _sooner(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _spent_status_annotation(host: Obj, annotations: dict[str, str]) -> bool:

@@ -17,6 +17,7 @@ the keys whose books gain or lose their Node.
 from __future__ import annotations
 
 import threading
+from collections import Counter as Tally
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
@@ -71,6 +72,8 @@ class NodeIndex:
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
+        self._pool_sizes: Tally[str] = Tally()  # pool -> its Nodes
+        self._pool_not_ready: Tally[str] = Tally()  # pool -> its Nodes not Ready
         self.events = 0  # Node events seen
         self.dropped = 0  # of those, dropped by the filter: nothing a book reads changed
 
@@ -88,6 +91,8 @@ class NodeIndex:
                 self.dropped += 1
                 return set()
             keys: set[str] = set()
+            self._count_locked(before, -1)
+            self._count_locked(signals, +1)
             if before is not None:
                 keys.add(self._key_locked(name))
                 if signals is None or signals.pool != before.pool:
@@ -145,6 +150,12 @@ class NodeIndex:
         if link is not None:
             self._nodes_of.setdefault(link, set()).add(name)
 
+    def _count_locked(self, signals: NodeSignals | None, by: int) -> None:
+        if signals is not None:
+            self._pool_sizes[signals.pool] += by
+            if signals.ready != "True":
+                self._pool_not_ready[signals.pool] += by
+
     def _key_locked(self, name: str) -> str:
         link = self._links.get(name)
         return link if link is not None else node_key(name)
@@ -169,6 +180,12 @@ class NodeIndex:
         """The key of the book a Node is told in; None for a Node not (or no longer) known."""
         with self._lock:
             return self._key_locked(name) if name in self._signals else None
+
+    def pool_health(self, pool: str) -> tuple[int, int]:
+        """A pool's Nodes, and how many of them are not Ready (counted as events arrive:
+        asking costs nothing, however large the fleet)."""
+        with self._lock:
+            return self._pool_sizes[pool], self._pool_not_ready[pool]
 
     def all(self) -> list[NodeSignals]:
         with self._lock:

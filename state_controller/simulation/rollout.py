@@ -15,8 +15,10 @@ Node, as it would from a real agent.
 Update faults (``--faults``) hold a node where operators meet them: a drain
 blocked by a PodDisruptionBudget that allows no disruption, a reboot that
 never comes back, an apply that degrades. Like the provisioning faults they
-clear after ``hold`` seconds — the budget is raised, the BMC power-cycles the
-machine, the agent retries — unless ``hold`` is None. A held node keeps its
+clear after ``hold`` seconds — the budget is raised, someone power-cycles the
+machine, the agent retries — unless ``hold`` is None. A lost reboot also ends
+when the machine is power-cycled through its BMC (``power_cycles``: the
+controller's remediation does it through the simulated provisioner). A held node keeps its
 slot, so the rollout of its pool waits behind it, as a MachineConfigPool's
 does.
 """
@@ -165,12 +167,17 @@ class RollingUpdate:
         *,
         max_unavailable: int,
         hold: float | None,
+        power_cycles: Callable[[str], int] | None = None,
     ) -> None:
         self.kubelets = kubelets
         self.max_unavailable = max_unavailable
         self.hold = hold  # seconds a fault holds a node; None: for good
         self.held_since: dict[str, float] = {}
         self.started = False
+        # the hard reboots of a host's machine so far (its BMC's), when they can be read:
+        # a power-cycle brings back a machine whose reboot was lost, as a real one would
+        self.power_cycles = power_cycles
+        self.cycles_at_down: dict[str, int] = {}
 
     @property
     def members(self) -> Iterable[Member]:
@@ -224,13 +231,20 @@ class RollingUpdate:
                     self._next(member, Phase.DEGRADED, now, self._remaining(member, now))
                     return
                 node.go_down()
+                if self.power_cycles is not None:
+                    self.cycles_at_down[member.name] = self.power_cycles(member.name)
                 self._next(member, Phase.REBOOTING, now, timings.reboot)
             case Phase.DEGRADED:
                 node.annotate({OWN_UPDATE_STATE: "Working", OWN_REASON: None})  # a retry
                 self._next(member, Phase.APPLYING, now, timings.apply)
             case Phase.REBOOTING:
-                if member.fault == UpdateFault.REBOOT_LOST and self._held(member, now):
-                    self._next(member, Phase.REBOOTING, now, self._remaining(member, now))
+                lost = member.fault == UpdateFault.REBOOT_LOST and self._held(member, now)
+                if lost and not self._power_cycled(member):
+                    # looked at again soon when a power-cycle may bring it back
+                    again = self._remaining(member, now)
+                    if self.power_cycles is not None:
+                        again = min(again, timings.reboot)
+                    self._next(member, Phase.REBOOTING, now, again)
                     return
                 node.come_back(kubelet_version=KUBELET_AFTER)
                 self._next(member, Phase.RESUMING, now, timings.resume)
@@ -258,6 +272,12 @@ class RollingUpdate:
             member.due = now + timings.evict_every
             return
         self._next(member, Phase.APPLYING, now, timings.apply)
+
+    def _power_cycled(self, member: Member) -> bool:
+        """Whether the machine was power-cycled through its BMC since it went down."""
+        if self.power_cycles is None:
+            return False
+        return self.power_cycles(member.name) > self.cycles_at_down.get(member.name, 0)
 
     def _held(self, member: Member, now: float) -> bool:
         """Whether the node's fault still holds it (and from now on, if it just began)."""

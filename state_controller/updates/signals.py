@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..api.timefmt import parse_rfc3339
+
 MCO = "machineconfiguration.openshift.io/"
 MCO_DESIRED_CONFIG = MCO + "desiredConfig"
 MCO_CURRENT_CONFIG = MCO + "currentConfig"
@@ -127,6 +129,9 @@ class NodeSignals:
     unschedulable: bool
     ready: str  # the Ready condition's status: "True", "False" or "Unknown"
     info: NodeInfo
+    # when the Ready condition last changed status (its lastTransitionTime); None: not said.
+    # Changes with ``ready`` only, so a heartbeat still leaves the signals as they were.
+    ready_since: float | None = None
     mcn: MachineConfigNodeSignals | None = None  # its MachineConfigNode, where there is one
 
     def annotation(self, key: str) -> str:
@@ -160,10 +165,11 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
     spec = node.get("spec") or {}
     status = node.get("status") or {}
     info = status.get("nodeInfo") or {}
-    ready = "Unknown"
+    ready, ready_since = "Unknown", None
     for condition in status.get("conditions") or ():
         if condition.get("type") == "Ready":
             ready = str(condition.get("status", "Unknown"))
+            ready_since = parse_rfc3339(condition.get("lastTransitionTime"))
             break
     return NodeSignals(
         name=str(meta.get("name", "")),
@@ -175,6 +181,7 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
         provider_id=str(spec.get("providerID", "")),
         unschedulable=bool(spec.get("unschedulable", False)),
         ready=ready,
+        ready_since=ready_since,
         info=NodeInfo(
             kubelet_version=str(info.get("kubeletVersion", "")),
             os_image=str(info.get("osImage", "")),

@@ -72,7 +72,7 @@ def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> Non
     done = cli(
         "demo", "--hosts", "3", "--speed", "10", "--faults", "--fault-rate", "1",
         "--fault-kinds", "reboot-lost", "--fault-attempts", "0", "--max-unavailable", "1",
-        "--exit-when-settled", "--json", "--timeout", "20",
+        "--exit-when-settled", "--json", "--timeout", "20", "--remediation", "off",
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
@@ -85,6 +85,28 @@ def test_a_reboot_that_never_comes_back_holds_the_rollout(tmp_path: Path) -> Non
     assert update["updated"] == 0
     assert update["stuck"] == ["host-0000 (rebooting)"]
     assert "stuck host-0000 (rebooting)" in done.stderr
+
+
+def test_a_lost_reboot_is_power_cycled_and_the_rollout_goes_on() -> None:
+    done = cli(
+        "demo", "--hosts", "3", "--speed", "10", "--faults", "--fault-rate", "1",
+        "--fault-kinds", "reboot-lost", "--fault-attempts", "0", "--max-unavailable", "1",
+        "--exit-when-settled", "--json", "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert sorted(summary["update_faults"]) == ["host-0000"]
+    assert summary["update"]["power_cycled"] == ["host-0000"]
+    assert summary["update"]["updated"] == 3
+    assert "PowerCycled: RebootLost: power-cycling through the BMC, attempt 1 of 3" in done.stderr
+
+
+def test_run_rejects_remediation_settings_it_cannot_use() -> None:
+    done = cli("run", "--remediation", "all", "--remediation-max-unhealthy", "140%")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--remediation-max-unhealthy '140%': give a percentage" in done.stderr
+    done = cli("run", "--remediation", "worker", "--remediation-attempts", "0")
+    assert done.returncode == 2 and "--remediation-attempts: give 1 or more" in done.stderr
 
 
 def test_bad_arguments_name_the_flag() -> None:

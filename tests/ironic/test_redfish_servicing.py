@@ -14,7 +14,17 @@ which Ironic powers the node back on.
 
 The tests share one node, deployed once, and each leaves it ``active`` and powered on.
 Every wait polls the API; the bounds allow for the emulator's power delays (1 to 11 s each,
-a BIOS change reboots: two of them). ``pytest -s`` prints each step's seconds.
+a BIOS change reboots: two of them). ``pytest -s`` prints each step's seconds; measured
+(whole module 92 to 110 s): deploy 11 to 15 s, BIOS setting 13 to 22 s, BIOS firmware
+update 22 to 33 s, RAID create 4 to 7 s and delete 4 to 8 s, the failed step 7 to 14 s and
+the abort back to active and on 7 to 18 s.
+
+Not here, each measured to work the same way: ``bios.factory_reset`` (14 s: the registry's
+defaults again), a ``bmc`` firmware update (41 s: the emulator's BMC version never changes,
+Ironic waits it out; the emulator raises the system's BIOS version instead, it cannot tell
+components apart), a firmware URL the BMC cannot download (``service failed``, "could not
+download <url>: HTTP Error 404: File not found"). Power steps (``power.reboot``) inside
+``service`` are dropped by Ironic: the request ends ``active`` and nothing reboots.
 """
 
 from __future__ import annotations

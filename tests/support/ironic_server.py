@@ -146,17 +146,21 @@ REDFISH_INTERFACES: dict[str, str] = {
 #: ``no-raid`` (fake-hardware lists ``fake`` first and keeps it). The emulator needs
 #: tests/support/sushy_servicing.py for them (BIOS, firmware versions, RAID volumes).
 SERVICING_INTERFACES: dict[str, str] = {"bios": "redfish", "firmware": "redfish", "raid": "redfish"}
-#: ``[redfish]`` options set by ``servicing=True``. Ironic polls a firmware update's BMC task
-#: and a RAID job every 60 s by default, and checks the BMC 3 times 30 s apart after a
-#: firmware update: here 2 s and 1 s. Measured with them (Ironic 39.0.0, sushy-tools 2.2.0):
-#: a BIOS setting 14 to 26 s (a reboot: two of the emulator's power delays), a BIOS firmware
-#: update ~36 s, RAID ~4 s. A ``bmc`` firmware update waits ``firmware_update_bmc_timeout``
-#: (300 s) for a BMC version that never changes on the emulator, unless the step's
-#: ``settings`` entry gives its own ``wait``.
+#: ``[redfish]`` options set by ``servicing=True``. By default Ironic polls a firmware
+#: update's BMC task, a BIOS change and a RAID job every 60 s, checks the BMC 3 times 30 s
+#: apart after a firmware update, and after a ``bmc`` update looks for a new BMC version
+#: every 30 s for up to ``firmware_update_reboot_delay`` (300 s, also the power timeout of
+#: the update's reboots): here 2 s, 1 s, 2 s and 30 s (the emulator's power delays are up to
+#: 11 s). Measured with them (Ironic 39.0.0, sushy-tools 2.2.0): a BIOS setting 13 to 22 s
+#: (a reboot: two of the emulator's power delays), a BIOS firmware update 22 to 33 s, RAID
+#: ~4 s; a ``bmc`` firmware update 41 s (the emulator's BMC version never changes: Ironic
+#: waits it out; 311 s with the defaults).
 SERVICING_CONFIG: dict[str, str] = {
     "firmware_update_status_interval": "2",
     "firmware_update_fail_interval": "2",
     "firmware_update_validation_interval": "1",
+    "firmware_update_bmc_version_check_interval": "2",
+    "firmware_update_reboot_delay": "30",
     "raid_config_status_interval": "2",
     "raid_config_fail_interval": "2",
 }

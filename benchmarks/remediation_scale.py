@@ -42,24 +42,24 @@ also runs the benchmark's light bookkeeping.
 
 Measured on this machine (2 cores shared with etcd, kube-apiserver and the kubelets'
 process; defaults: 250 hosts, 100 lost, budget 50, batches of 10 two seconds apart,
-rebooting threshold 2 s, first_wait 10 s; two runs on 2026-11-26): whole run 71 to 73 s
-(with the control plane's start); provisioned in 8.2 to 9.4 s (9.0 writes per host, CPU
-2.8 to 3.1 s); Nodes linked in 5.3 to 6.2 s (2.1 writes per Node); all 100 lost hosts
-shown Held 3.8 to 4.0 s after the first lost reboot (threshold 2 s), 411 to 412 writes
-(per host: a status write and two Events, Stuck and RemediationHeld), 0 power-cycles; 50
-back alone in 12.6 to 12.9 s; from the budget freed: power-cycle p50 523 to 705 ms, p99
-1.1 to 1.3 s; PowerCycled record p50 461 to 694 ms (the record carries its reconcile's
-start), p99 1.0 to 1.2 s; Remediated record p50 1.8 to 1.9 s, p99 2.4 to 2.7 s; every
-remaining Node back 2.5 to 2.9 s after it; remediation's writes 432 to 440 (HostState 110
-to 112, Events 166 to 171); CPU 2.9 to 3.1 s from the lost reboots to the end; 1 write (a
-NodePool's) in 5 s idle. Each of the 50 remaining hosts power-cycled exactly once, never
-with more than 50 Nodes down - but both runs exit 1: 3 and 6 hosts that came back by
-themselves (of the last batch, host-0041 to 0047) were power-cycled 1.0 to 1.3 s after
-their Node came back, Ready with a new boot ID in the controller's own Node index at that
-instant. With ``--first-wait 1`` every one of the 50 remediated hosts is power-cycled
-twice, the second time 1.1 to 1.4 s after its Node came back Ready (54 such power-cycles
-in all): the remediation's first look in a reconcile reads the book's update step (still
-``rebooting``) before the Node's return is followed.
+rebooting threshold 2 s, first_wait 10 s; 2026-11-26): whole run 71 to 74 s (with the
+control plane's start); provisioned in 8.2 to 9.4 s (9.0 writes per host); Nodes linked
+in 5.3 to 6.2 s (2.1 writes per Node); all 100 lost hosts shown Held 3.8 to 4.0 s after
+the first lost reboot (threshold 2 s), 411 to 412 writes (per host: a status write and two
+Events, Stuck and RemediationHeld), 0 power-cycles; 50 back alone in 12.6 to 12.9 s; from
+the budget freed: power-cycle p50 523 to 705 ms, p99 1.1 to 1.4 s; PowerCycled record p50
+461 to 694 ms (the record carries its reconcile's start), p99 1.0 to 1.4 s; Remediated
+record p50 1.8 to 2.2 s, p99 2.4 to 2.7 s; every remaining Node back 2.5 to 2.9 s after
+it; remediation's writes 368 to 440; 1 write (a NodePool's) in 5 s idle. Each of the 50
+remaining hosts power-cycled exactly once, never with more than 50 Nodes down, none of the
+50 that came back alone; the same with ``--first-wait 1`` (50 power-cycles, 50 Remediated
+records).
+
+The first runs found a defect, since fixed: hosts whose Node was back, Ready on a new
+boot, were power-cycled 1.0 to 1.4 s after its return (3 to 6 per run; with
+``--first-wait 1`` every remediated host twice), because remediation's first look in a
+reconcile read the book's update step (still ``rebooting``) before the Node's return was
+followed. A Node Ready on a new boot is now never a lost reboot, whatever the book shows.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ class Readiness:
 
     ready: str
     since: float | None = None
+    boot_id: str = ""  # the Node's boot now ("" when not said)
 
 
 def trouble_of(
@@ -43,7 +44,8 @@ def trouble_of(
     """Why the Node counts as unhealthy (None: it does not), and since when.
 
     A Node in its update's ``rebooting`` step is expected to be down: it is in trouble only
-    once the step is stuck (past its threshold). Any other NotReady Node is in trouble from
+    once the step is stuck (past its threshold), and never once it is Ready on a new boot
+    (whatever step the book still shows). Any other NotReady Node is in trouble from
     the moment it went NotReady; the policy waits ``not_ready_after`` before acting.
     A host powered off on purpose (``spec.online: false``, a hold-off) has a Node that is
     meant to be down: no trouble.
@@ -52,6 +54,10 @@ def trouble_of(
         return None, 0.0
     update = book.update
     if update.step == UpdateStep.REBOOTING:
+        if readiness.ready == "True" and readiness.boot_id not in ("", update.boot_id):
+            # back on a new boot: the book's step is behind the Node (it is read after
+            # the machine's step, and this may be asked before), not a lost reboot
+            return None, 0.0
         deadline = stuck.deadline(book.cursor, update)
         if deadline is not None and now >= deadline:
             return Trouble.REBOOT_LOST, update.entered_at

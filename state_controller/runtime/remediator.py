@@ -46,7 +46,7 @@ class Remediator:
                     for keys in self._held.values():
                         keys.discard(book.key)
             return None
-        readiness = Readiness(node.ready, node.ready_since)
+        readiness = Readiness(node.ready, node.ready_since, node.info.boot_id)
         trouble, since = trouble_of(book, readiness, self.stuck, now)
         if trouble is None and book.facts.remediation is None:
             return None

@@ -43,6 +43,19 @@ def test_a_reboot_is_trouble_only_once_its_step_is_stuck() -> None:
     assert trouble_of(book, DOWN, STUCK, T0 + 700) == (Trouble.REBOOT_LOST, T0 + 100)
 
 
+def test_a_node_back_on_a_new_boot_is_no_lost_reboot_whatever_step_the_book_shows() -> None:
+    book = running_book()
+    book.transition(
+        update=UpdateCursor(step=S.REBOOTING, desired="b", boot_id="boot-1"),
+        now=T0 + 100,
+        reason="Rebooting",
+    )
+    late = T0 + 2000  # long past the threshold
+    assert trouble_of(book, Readiness("True", T0 + 900, "boot-2"), STUCK, late) == (None, 0.0)
+    same_boot = Readiness("True", T0, "boot-1")  # Ready, but never went down
+    assert trouble_of(book, same_boot, STUCK, late) == (Trouble.REBOOT_LOST, T0 + 100)
+
+
 def test_a_not_ready_node_is_trouble_from_when_it_went_so_unless_powered_off() -> None:
     book = running_book()
     assert trouble_of(book, READY, STUCK, T0 + 60) == (None, 0.0)

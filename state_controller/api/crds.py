@@ -44,7 +44,9 @@ _KEEP = {
     "description",
     "default",
     "additionalProperties",
+    "maxProperties",
     "maxItems",
+    "x-kubernetes-int-or-string",
     "x-kubernetes-validations",
     "x-kubernetes-list-type",
     "x-kubernetes-list-map-keys",
@@ -71,6 +73,8 @@ def _merge_any_of(node: Schema) -> Schema:
     branches = [b for b in node.pop("anyOf") if b.get("type") != "null"]
     if len(branches) == 1:
         return {**branches[0], **node}
+    if sorted(b.get("type", "") for b in branches) == ["integer", "string"]:
+        return {**node, "x-kubernetes-int-or-string": True}  # as IntOrString is written
     enums: list[Any] = []
     for b in branches:
         if "const" in b:
@@ -87,6 +91,10 @@ def _structural(node: Schema, *, defaults: bool = True) -> Schema:
         node = _merge_any_of(dict(node))
     if "const" in node:
         node = {**node, "enum": [node["const"]]}
+    if "patternProperties" in node:  # a map whose keys the model checks (with a CEL rule)
+        node = dict(node)
+        (value,) = node.pop("patternProperties").values()
+        node["additionalProperties"] = value
     out: Schema = {k: v for k, v in node.items() if k in _KEEP}
     if out.get("default") is None or not defaults:
         out.pop("default", None)

@@ -28,6 +28,15 @@ from .base import (
     SpecModel,
 )
 from .bmc import ADDRESS_FIX, ADDRESS_PATTERN, parse_bmc_address
+from .servicing import (
+    SETTING_NAMES_RULE,
+    SETTINGS_MAX,
+    UPDATES_MAX,
+    FirmwareSettings,
+    FirmwareUpdate,
+    RAIDConfig,
+    ServicingPolicy,
+)
 
 MAC_PATTERN = r"^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$"
 IMAGE_URL_PATTERN = r"^(https?|file)://\S+$"
@@ -361,6 +370,32 @@ class HostSpec(SpecModel):
         default=None,
         description="CPU architecture, e.g. x86_64 or aarch64: given to the backend at "
         "registration; else inspection finds it.",
+    )
+    firmware_settings: FirmwareSettings | None = Field(
+        default=None,
+        max_length=SETTINGS_MAX,
+        json_schema_extra={"x-kubernetes-validations": [SETTING_NAMES_RULE]},
+        description="BIOS settings by name (as HostFirmwareSettings' spec.settings), checked "
+        "against the schema the BMC reports (the HostState's status.firmware); applied "
+        "to a provisioned host as spec.servicingPolicy allows.",
+    )
+    firmware_updates: list[FirmwareUpdate] | None = Field(
+        default=None,
+        max_length=UPDATES_MAX,
+        description="Firmware images to flash, in order (as HostFirmwareComponents' "
+        "spec.updates); applied as spec.servicingPolicy allows.",
+    )
+    raid: RAIDConfig | None = Field(
+        default=None,
+        description="Hardware RAID volumes (as BareMetalHost's spec.raid); applied as "
+        "spec.servicingPolicy allows.",
+    )
+    servicing_policy: ServicingPolicy = Field(
+        default=ServicingPolicy.NEVER,
+        description="When firmware settings, updates and RAID may be applied to a "
+        "provisioned host: unset, never (at the next preparation); onReboot, at the next "
+        "reboot asked by annotation; rolling, as soon as its pool has a free servicing "
+        "slot (its Node cordoned and drained first).",
     )
 
     @model_validator(mode="after")

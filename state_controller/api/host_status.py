@@ -120,6 +120,11 @@ class ProvisionStatus(StatusModel):
         description="sha256 of the user, network and meta data the host was deployed with "
         "('' for none): tells a later change apart after a restart; reveals nothing of them.",
     )
+    serviced_digest: Annotated[str, Field(max_length=64)] | None = Field(
+        default=None,
+        description="sha256 of the firmware settings, firmware images and RAID volumes the "
+        "last servicing applied: what is applied already is never applied again.",
+    )
 
 
 class CredentialsStatus(StatusModel):

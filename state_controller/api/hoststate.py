@@ -30,8 +30,13 @@ from .base import (
     Timestamp,
 )
 from .host_status import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
+from .servicing import SETTINGS_MAX, ServiceStep
 from .states import ErrorType, OperationalStatus, ProvisioningState
 from .updates import UpdateStep
+
+Bound = Annotated[int, Field(ge=-(2**53), le=2**53)]  # a BMC's integer setting's limit
+TASKS_MAX = 32  # a run's tasks: settings, up to 16 firmware images, RAID
+SETTINGS_SHOWN_MAX = SETTINGS_MAX
 
 
 class Phase(StrEnum):
@@ -147,6 +152,64 @@ class UpdateProgress(StatusModel):
     )
 
 
+class ServicingProgress(StatusModel):
+    """Where the host is in its servicing (present once servicing was asked of it)."""
+
+    step: ServiceStep = Field(
+        default=ServiceStep.SERVICED,
+        description="The servicing step: " + ", ".join(f"`{s.value}`" for s in ServiceStep) + ".",
+    )
+    entered_at: Timestamp | None = None
+    started_at: Timestamp | None = Field(
+        default=None, description="When the run in progress (or the last one) began."
+    )
+    tasks: list[Annotated[str, Field(max_length=REASON_MAX)]] = Field(
+        default_factory=list,
+        max_length=TASKS_MAX,
+        description="The run's tasks in order, e.g. `updating firmware bios (1 of 2)`.",
+    )
+    done: Count = Field(default=0, description="How many of the tasks are finished.")
+    message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""
+    failed_step: ServiceStep | Literal[""] = ""
+    digest: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        default="", description="sha256 of what the run applies (settings, images, volumes)."
+    )
+
+
+class FirmwareSetting(StatusModel):
+    name: Annotated[str, Field(max_length=REASON_MAX)]
+    value: Annotated[str, Field(max_length=REASON_MAX)] = ""
+    attribute_type: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        default="", description="Enumeration, Integer, String or Boolean, as the BMC says."
+    )
+    allowable_values: list[Annotated[str, Field(max_length=REASON_MAX)]] = Field(
+        default_factory=list, max_length=64
+    )
+    lower_bound: Bound | None = None
+    upper_bound: Bound | None = None
+    read_only: bool = False
+
+
+class FirmwareComponent(StatusModel):
+    component: Annotated[str, Field(max_length=REASON_MAX)]
+    version: Annotated[str, Field(max_length=REASON_MAX)] = ""
+
+
+class FirmwareShown(StatusModel):
+    """What the BMC reports of the machine's firmware, read when servicing begins and ends."""
+
+    components: list[FirmwareComponent] = Field(
+        default_factory=list, max_length=32, description="Firmware components and versions."
+    )
+    settings: list[FirmwareSetting] = Field(
+        default_factory=list,
+        max_length=SETTINGS_SHOWN_MAX,
+        description="The settings spec.firmwareSettings names, with their values and the "
+        "schema the BMC reports for them.",
+    )
+    settings_count: Count = Field(default=0, description="How many settings the BMC has.")
+
+
 class RemediationShown(StatusModel):
     """A Node that is unhealthy, and what remediation does about it (present only while it
     is unhealthy, on a host whose pool is remediated: docs/servicing.md)."""
@@ -254,6 +317,8 @@ class HostStateStatus(StatusModel):
         description="What the observed BareMetalHost shows besides its provisioning "
         "fields: spec.online, the detached annotation and its own conditions.",
     )
+    servicing: ServicingProgress | None = None
+    firmware: FirmwareShown | None = None
     remediation: RemediationShown | None = Field(
         default=None,
         description="While the host's Node is unhealthy and its pool is remediated: why, "

@@ -10,6 +10,10 @@ spec, an unreachable backend) go through :meth:`Book.note`. All of them
 re-stamp the conditions whose status changed, so every projection reads one
 consistent story.
 
+Some 470 lines on purpose: the one way to change state has three cursors (provisioning,
+a node update, servicing), whose transitions share the numbering, filing and chapter rules
+read here together; the conditions they derive live in :mod:`.conditions` and its siblings.
+
 The book holds the host's story only. What has been written or sent where
 (the HostState's confirmed history, the journal position reported, whether a
 stuck host was already announced, when a failure may be retried) is delivery
@@ -24,12 +28,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..api.hoststate import ConditionType
+from ..api.servicing import SERVICE_ACTIVE, ServiceStep, servicing
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep, in_progress
 from . import conditions, host_conditions, update_conditions
-from .chapters import CHAPTER_OF, UPDATE_CHAPTER
+from .chapters import CHAPTER_OF, SERVICING_CHAPTER, UPDATE_CHAPTER
 from .journal import Journal, Notice
-from .records import Chapter, Cursor, Facts, Observations, Transition, UpdateCursor
+from .records import (
+    Chapter,
+    Cursor,
+    Facts,
+    Observations,
+    ServiceCursor,
+    Transition,
+    UpdateCursor,
+)
 
 SOURCES_AGREE = ConditionType.SOURCES_AGREE.value
 UPDATE_STEPS = frozenset(step.value for step in UpdateStep if in_progress(step))
@@ -55,6 +68,7 @@ class Book:
         self.node_only = node_only  # a Node with no Host: no provisioning, only updates
         self.cursor = Cursor(entered_at=now)
         self.update = UpdateCursor(entered_at=now)
+        self.service = ServiceCursor(entered_at=now)
         self.facts = Facts()
         self.seen = Observations()
         self.history: deque[Transition] = deque(maxlen=limits.history)
@@ -80,6 +94,7 @@ class Book:
         error: ErrorType | None = None,
         always_record: bool = False,
         update: UpdateCursor | None = None,
+        service: ServiceCursor | None = None,
         chapter: str | None = None,
         error_count: int | None = None,
     ) -> Transition:
@@ -91,6 +106,8 @@ class Book:
         same error only counts in the cursor; everything else is recorded in
         the history exactly once. ``always_record`` records an event in the
         host's life that changes neither (a power change, an adoption).
+
+        ``service`` moves the servicing cursor (see :meth:`_service_transition`).
 
         ``update`` moves the node's update cursor instead (and nothing else):
         a change of step is recorded in the same history, in a chapter of its
@@ -106,9 +123,12 @@ class Book:
         host's), taken as it is instead of counting this attempt.
         """
         self._changing(now)
-        if update is not None:
+        if update is not None or service is not None:
             if to is not None or status is not None or error is not None:
-                raise ValueError("an update transition moves the update cursor only")
+                raise ValueError("an update or service transition moves its cursor only")
+            if service is not None:
+                return self._service_transition(service, now=now, reason=reason, message=message)
+            assert update is not None
             return self._update_transition(update, now=now, reason=reason, message=message)
         position = self.position()
         before = self.cursor
@@ -195,6 +215,61 @@ class Book:
             self._close_update(now)
         return record
 
+    def _service_transition(
+        self, shown: ServiceCursor, *, now: float, reason: str, message: str
+    ) -> Transition:
+        """Move the servicing cursor, with the operational status that goes with it:
+        ``servicing`` while a run is under way (as baremetal-operator shows it; not while it
+        waits for its turn), an error of type ``servicing error`` when it failed, OK again
+        once it is done. Each run is
+        a chapter of its own; its steps are recorded as a node update's are."""
+        before, position = self.service, self.position()
+        moved = shown.step != before.step
+        starting = moved and not servicing(before.step) and servicing(shown.step)
+        failed: ServiceStep | None = None
+        if shown.step == ServiceStep.FAILED:
+            failed = before.failed_step if before.step == ServiceStep.FAILED else before.step
+        self.service = replace(
+            shown,
+            entered_at=now if moved else before.entered_at,
+            started_at=now if starting else before.started_at,
+            failed_step=failed,
+        )
+        cur = self.cursor
+        if shown.step == ServiceStep.FAILED:
+            count = (
+                cur.error_count + 1 if moved or message != cur.error_message else cur.error_count
+            )
+            self.cursor = Cursor(
+                cur.state, cur.entered_at, OperationalStatus.ERROR, ErrorType.SERVICING,
+                message, count,
+            )  # fmt: skip
+        elif shown.step in SERVICE_ACTIVE:
+            self.cursor = Cursor(cur.state, cur.entered_at, OperationalStatus.SERVICING)
+        elif cur.operational_status == OperationalStatus.SERVICING or (
+            cur.error_type == ErrorType.SERVICING
+        ):  # done, or waiting again (a new run after a failed one)
+            self.cursor = Cursor(cur.state, cur.entered_at, OperationalStatus.OK)
+        record = Transition(
+            seq=0,
+            chapter=SERVICING_CHAPTER,
+            from_state=position,
+            to_state=self.position(),
+            at=now,
+            reason=reason,
+            message=message,
+            recorded=moved,
+            time_in_previous_state=now - before.entered_at if moved else None,
+            error_type=ErrorType.SERVICING if shown.step == ServiceStep.FAILED else None,
+        )
+        self._record(
+            record, left_in_error=before.step == ServiceStep.FAILED and not moved, opens=starting
+        )
+        if moved and not servicing(shown.step):
+            self._close_chapter(SERVICING_CHAPTER, now)
+        self.facts.last_updated = now
+        return record
+
     def _record(self, record: Transition, *, left_in_error: bool, opens: bool = False) -> None:
         """Number and file a notable record in history and chapter; journal every one."""
         if record.recorded:
@@ -204,7 +279,10 @@ class Book:
         self.journal.append(record)
 
     def position(self) -> str:
-        """Where the host is, as its history says it: an update step, else its state."""
+        """Where the host is, as its history says it: a servicing step, an update step,
+        else its state."""
+        if servicing(self.service.step):
+            return self.service.step.value
         if in_progress(self.update.step):
             return self.update.step.value
         if self.node_only:
@@ -212,8 +290,10 @@ class Book:
         return self.cursor.state.value
 
     def current_chapter(self) -> str:
-        """The chapter a record made now belongs to: the update's while one is in progress,
-        else the provisioning state's."""
+        """The chapter a record made now belongs to: a servicing run's or an update's while
+        one is in progress, else the provisioning state's."""
+        if servicing(self.service.step):
+            return SERVICING_CHAPTER
         if in_progress(self.update.step):
             return UPDATE_CHAPTER
         return CHAPTER_OF[self.cursor.state]
@@ -293,8 +373,11 @@ class Book:
         chapter.transitions += 1
 
     def _close_update(self, now: float) -> None:
+        self._close_chapter(UPDATE_CHAPTER, now)
+
+    def _close_chapter(self, name: str, now: float) -> None:
         chapter = self.chapters[-1] if self.chapters else None
-        if chapter is not None and chapter.name == UPDATE_CHAPTER and chapter.ended_at is None:
+        if chapter is not None and chapter.name == name and chapter.ended_at is None:
             chapter.ended_at = now
             chapter.outcome = "completed"
 
@@ -339,10 +422,10 @@ class Book:
                 **update_conditions.derive(self.update),
             }
         elif not self.facts.node:
-            return conditions.derive(self.cursor, self.facts, self.seen)
+            return conditions.derive(self.cursor, self.facts, self.seen, service=self.service)
         else:
             derived = {
-                **conditions.derive(self.cursor, self.facts, self.seen, self.update),
+                **conditions.derive(self.cursor, self.facts, self.seen, self.update, self.service),
                 **update_conditions.derive(self.update),
             }
         apart = self.seen.sources_disagree

@@ -13,7 +13,7 @@ from ..api.hoststate import ConditionType as C
 from ..api.states import TRANSIENT_STATES, ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.updates import UpdateStep, in_progress
-from .records import Cursor, Facts, Observations, UpdateCursor, camel
+from .records import Cursor, Facts, Observations, ServiceCursor, UpdateCursor, camel
 
 RANK: dict[S, int] = {
     S.NONE: 0,
@@ -57,7 +57,11 @@ def _stage(cursor: Cursor, stage: S, done: str, doing: str, failed: ErrorType) -
 
 
 def derive(
-    cursor: Cursor, facts: Facts, seen: Observations, update: UpdateCursor | None = None
+    cursor: Cursor,
+    facts: Facts,
+    seen: Observations,
+    update: UpdateCursor | None = None,
+    service: ServiceCursor | None = None,
 ) -> dict[str, Cond]:
     """Every provisioning condition and summary except Stuck, keyed by type.
 
@@ -140,17 +144,23 @@ def derive(
             "False", "Detached", "management is suspended by the detached annotation"
         )
         out[C.PROGRESSING] = Cond("False", "Detached")
+    elif erroring and cursor.error_type == ErrorType.SERVICING:
+        out[C.READY] = Cond("False", "ServicingFailed", cursor.error_message)
+        out[C.PROGRESSING] = Cond(
+            "False", "ServicingFailed", "change the servicing spec to try again, or remove it"
+        )
     elif erroring:
         out[C.READY] = Cond("False", "Error", cursor.error_message)
         out[C.PROGRESSING] = Cond("False", "BackingOff", "retrying after an error")
+    elif cursor.operational_status == OperationalStatus.SERVICING:
+        doing = f"{service.step.value}: {service.message}" if service is not None else ""
+        out[C.READY] = Cond("False", "Servicing", doing or "its firmware or RAID are changing")
+        out[C.PROGRESSING] = Cond("True", "Servicing", doing)
     elif update is not None and in_progress(update.step):
         out[C.READY], out[C.PROGRESSING] = _updating(update)
     elif seen.paused_by:
         out[C.READY] = Cond("True" if at_goal else "False", "Paused", seen.paused_by)
         out[C.PROGRESSING] = Cond("False", "Paused", seen.paused_by)
-    elif cursor.operational_status == OperationalStatus.SERVICING:
-        out[C.READY] = Cond("False", "Servicing", "its firmware, settings or RAID are changing")
-        out[C.PROGRESSING] = Cond("True", "Servicing")
     elif at_goal and not seen.spec_problem:
         out[C.READY] = Cond("True", camel(cursor.state.value) or "Ready")
         out[C.PROGRESSING] = Cond("False", "Settled")

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX, REASON_MAX
 from ..api.hoststate import ConditionType, Phase
+from ..api.servicing import ServiceStep
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.timefmt import rfc3339, rfc3339_ms
@@ -24,6 +25,7 @@ from .records import (
     Cursor,
     Observations,
     Remediation,
+    ServiceCursor,
     Transition,
     UpdateCursor,
     cut,
@@ -113,6 +115,8 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
         provisioning["customDeploy"] = {"method": facts.custom_deploy}
     if facts.deployed_data is not None:
         provisioning["dataDigest"] = facts.deployed_data
+    if facts.serviced:
+        provisioning["servicedDigest"] = facts.serviced
     if facts.root_device_hints is not None:
         provisioning["rootDeviceHints"] = facts.root_device_hints
     if facts.boot_mode is not None:
@@ -182,11 +186,14 @@ def host_status_differs(
 
 def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur, update = book.cursor, book.node_update()
-    clock = policy.clock(cur, update)
+    clock = policy.clock(cur, update, book.service)
     deadline, entered = clock.deadline, clock.entered_at
     if deadline is not None and now >= deadline:
         limit = deadline - entered
-        if update is not None and clock.step is not None:
+        if isinstance(clock.step, ServiceStep):
+            where, reason = clock.step.value, "StepTimeout"
+            detail = f"; {book.service.message}" if book.service.message else ""
+        elif update is not None and clock.step is not None:
             where, reason = clock.step.value, "StepTimeout"
             detail = f"; {update.message}" if update.message else ""
         else:
@@ -266,8 +273,27 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         out["consumer"] = book.facts.consumer
     if book.facts.bare_metal_host is not None:
         out["bareMetalHost"] = _bare_metal_host(book.facts.bare_metal_host)
+    if book.service.tasks or book.service.digest:
+        out["servicing"] = _service_progress(book.service)
+    if book.facts.firmware is not None:
+        out["firmware"] = book.facts.firmware
     if book.facts.remediation is not None:
         out["remediation"] = _remediation(book.facts.remediation)
+    return out
+
+
+def _service_progress(service: ServiceCursor) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "step": service.step.value,
+        "enteredAt": rfc3339_ms(service.entered_at),
+        "tasks": [cut(t, REASON_MAX) for t in service.tasks],
+        "done": service.done,
+        "message": cut(service.message, MESSAGE_MAX),
+        "failedStep": service.failed_step.value if service.failed_step else "",
+        "digest": service.digest,
+    }
+    if service.started_at is not None:
+        out["startedAt"] = rfc3339_ms(service.started_at)
     return out
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..api.base import MESSAGE_MAX
+from ..api.servicing import ServiceStep
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339, rfc3339_ms
 from ..api.updates import UpdateStep
@@ -66,6 +67,25 @@ class UpdateCursor:
     # while draining: the PodDisruptionBudget that allows no eviction ("" when none does):
     # a drain that fails, not one that runs, though both are the step "draining"
     drain_blocked_by: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceCursor:
+    """Where the host is in its servicing (firmware settings, firmware updates, RAID).
+
+    Immutable and replaced whole, like :class:`UpdateCursor`. ``tasks`` are the labels of
+    the run's tasks in order (``applying 2 settings``, ``updating firmware bios (1 of
+    2)``, …); ``done`` counts those finished.
+    """
+
+    step: ServiceStep = ServiceStep.SERVICED
+    entered_at: float = 0.0
+    started_at: float | None = None  # when the run in progress (or the last one) began
+    tasks: tuple[str, ...] = ()
+    done: int = 0
+    message: str = ""
+    digest: str = ""  # the plan of the run in progress, or of the last one
+    failed_step: ServiceStep | None = None  # for a failed run: the step it failed in
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +156,10 @@ class Facts:
     bare_metal_host: BareMetalHostFacts | None = None
     # its Node is unhealthy and remediation follows it (None: healthy, or not remediated)
     remediation: Remediation | None = None
+    # digest of the firmware settings, updates and RAID last applied by servicing ("" none)
+    serviced: str = ""
+    # what the BMC reports of its firmware: settings with their schema, component versions
+    firmware: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

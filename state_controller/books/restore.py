@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.servicing import ServiceStep
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..api.updates import UpdateStep
@@ -23,6 +24,7 @@ from .records import (
     Cursor,
     ForeignCondition,
     Remediation,
+    ServiceCursor,
     Transition,
     UpdateCursor,
 )
@@ -57,6 +59,10 @@ def restore(
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
     book.facts.remediation = _remediation(state_status.get("remediation"))
+    if state_status.get("servicing"):
+        book.service = _service_cursor(state_status["servicing"], now)
+    firmware = state_status.get("firmware")
+    book.facts.firmware = firmware if isinstance(firmware, dict) else None
     _restore_history(book, state_status, hs.get("recentTransitions") or [])
     _restore_stamps(book.stamps, state_status.get("conditions"))
     _restore_stamps(book.host_stamps, hs.get("conditions"))
@@ -112,6 +118,7 @@ def _restore_facts(book: Book, hs: dict[str, Any]) -> None:
     facts.image = prov.get("image")
     custom = prov.get("customDeploy")
     facts.custom_deploy = str(custom["method"]) if isinstance(custom, dict) else None
+    facts.serviced = str(prov.get("servicedDigest") or "")
     digest = prov.get("dataDigest")
     facts.deployed_data = str(digest) if isinstance(digest, str) else None
     facts.root_device_hints = prov.get("rootDeviceHints")
@@ -197,6 +204,19 @@ def observed_host_status(hoststate_status: dict[str, Any] | None) -> dict[str, A
 def confirmed_seq(hoststate_status: dict[str, Any] | None) -> int:
     """The last transition a stored HostState.status holds in its history."""
     return int((hoststate_status or {}).get("lastSeq") or 0)
+
+
+def _service_cursor(data: dict[str, Any], now: float) -> ServiceCursor:
+    return ServiceCursor(
+        step=_enum(ServiceStep, data.get("step", ""), ServiceStep.SERVICED),
+        entered_at=parse_rfc3339(data.get("enteredAt")) or now,
+        started_at=parse_rfc3339(data.get("startedAt")),
+        tasks=tuple(str(t) for t in data.get("tasks") or ()),
+        done=int(data.get("done") or 0),
+        message=str(data.get("message") or ""),
+        digest=str(data.get("digest") or ""),
+        failed_step=_enum(ServiceStep, data.get("failedStep") or "", None),
+    )
 
 
 def _update_cursor(data: dict[str, Any], now: float) -> UpdateCursor:

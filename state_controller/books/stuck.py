@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..api.servicing import DEFAULT_SERVICE_THRESHOLDS, SERVICE_IN_PROGRESS, ServiceStep
 from ..api.states import ProvisioningState as S
 from ..api.updates import DEFAULT_STEP_THRESHOLDS, ORDER, UpdateStep
-from .records import Cursor, UpdateCursor
+from .records import Cursor, ServiceCursor, UpdateCursor
 
 DEFAULT_THRESHOLDS: dict[S, float] = {
     S.REGISTERING: 10 * 60,
@@ -44,7 +45,7 @@ class Clock(NamedTuple):
 
     entered_at: float
     limit: float | None  # seconds allowed; None: never stuck
-    step: UpdateStep | None  # the update step timed; None: the provisioning state
+    step: UpdateStep | ServiceStep | None  # the step timed; None: the provisioning state
 
     @property
     def deadline(self) -> float | None:
@@ -57,26 +58,50 @@ class StuckPolicy:
     step_thresholds: Mapping[UpdateStep, float] = field(
         default_factory=lambda: dict(DEFAULT_STEP_THRESHOLDS)
     )
+    service_thresholds: Mapping[ServiceStep, float] = field(
+        default_factory=lambda: dict(DEFAULT_SERVICE_THRESHOLDS)
+    )
 
-    def clock(self, cursor: Cursor, update: UpdateCursor | None = None) -> Clock:
-        """The clock that runs: the update step's while a node update is in progress
-        (``update`` given for a host that runs a Node), else the provisioning state's."""
+    def clock(
+        self,
+        cursor: Cursor,
+        update: UpdateCursor | None = None,
+        service: ServiceCursor | None = None,
+    ) -> Clock:
+        """The clock that runs: the servicing step's while a servicing run is under way,
+        the update step's while a node update is in progress (``update`` given for a host
+        that runs a Node), else the provisioning state's."""
+        if service is not None and service.step in SERVICE_IN_PROGRESS:
+            limit = self.service_thresholds.get(service.step)
+            return Clock(service.entered_at, limit, service.step)
         if update is not None and update.step in ORDER:
             return Clock(update.entered_at, self.step_thresholds.get(update.step), update.step)
         return Clock(cursor.entered_at, self.thresholds.get(cursor.state), None)
 
-    def deadline(self, cursor: Cursor, update: UpdateCursor | None = None) -> float | None:
+    def deadline(
+        self,
+        cursor: Cursor,
+        update: UpdateCursor | None = None,
+        service: ServiceCursor | None = None,
+    ) -> float | None:
         """When the host is stuck (None: never)."""
-        return self.clock(cursor, update).deadline
+        return self.clock(cursor, update, service).deadline
 
-    def is_stuck(self, cursor: Cursor, now: float, update: UpdateCursor | None = None) -> bool:
-        deadline = self.deadline(cursor, update)
+    def is_stuck(
+        self,
+        cursor: Cursor,
+        now: float,
+        update: UpdateCursor | None = None,
+        service: ServiceCursor | None = None,
+    ) -> bool:
+        deadline = self.deadline(cursor, update, service)
         return deadline is not None and now >= deadline
 
     def scaled(self, factor: float) -> StuckPolicy:
         return StuckPolicy(
             {s: t * factor for s, t in self.thresholds.items()},
             {s: t * factor for s, t in self.step_thresholds.items()},
+            {s: t * factor for s, t in self.service_thresholds.items()},
         )
 
 
@@ -104,10 +129,11 @@ def parse_duration(text: str) -> float:
 
 def stuck_policy(overrides: Iterable[str], base: StuckPolicy | None = None) -> StuckPolicy:
     """The default thresholds with ``NAME=DURATION`` overrides (``--stuck-after``): a
-    provisioning state or an update step; ``none`` means never stuck."""
+    provisioning state, an update step or a servicing step; ``none`` means never stuck."""
     base = base or StuckPolicy()
     states, steps = dict(base.thresholds), dict(base.step_thresholds)
-    names = [s.value for s in S] + [s.value for s in UpdateStep]
+    services = dict(base.service_thresholds)
+    names = [s.value for s in S] + [s.value for s in UpdateStep] + [s.value for s in ServiceStep]
     for item in overrides:
         name, sep, value = item.partition("=")
         name = name.strip()
@@ -116,12 +142,14 @@ def stuck_policy(overrides: Iterable[str], base: StuckPolicy | None = None) -> S
         seconds = None if value.strip() == "none" else parse_duration(value)
         if name in {s.value for s in UpdateStep}:
             _set(steps, UpdateStep(name), seconds)
+        elif name in {s.value for s in ServiceStep}:
+            _set(services, ServiceStep(name), seconds)
         elif name in {s.value for s in S}:
             _set(states, S(name), seconds)
         else:
             known = ", ".join(n for n in names if n)
             raise ValueError(f"--stuck-after: no state or step {name!r}; one of: {known}")
-    return StuckPolicy(states, steps)
+    return StuckPolicy(states, steps, services)
 
 
 def _set(table: dict[Any, float], key: object, seconds: float | None) -> None:

@@ -19,10 +19,11 @@ from collections import OrderedDict
 from typing import Any
 
 from ..api.objects import Obj
+from ..api.servicing import SERVICING_COMPLETE, SERVICING_FAILED, SERVICING_STARTED
 from ..api.states import ProvisioningState
 from ..api.timefmt import rfc3339
 from ..api.updates import UPDATE_COMPLETE, UPDATE_DEGRADED
-from ..books.chapters import CHAPTER_OF, UPDATE_CHAPTER
+from ..books.chapters import CHAPTER_OF, SERVICING_CHAPTER, UPDATE_CHAPTER
 from ..books.journal import Entry, Notice
 from ..books.records import POWER_CYCLED, REMEDIATED
 from ..cluster.interface import EVENTS, ApiError, Cluster, NotFound, unreachable
@@ -40,6 +41,12 @@ UPDATE_EVENTS = {UPDATE_COMPLETE: "Normal", UPDATE_DEGRADED: "Warning"}
 # a remediation's records are told wherever they fall (in an update too): a power-cycle
 # is a Warning, as the Node it answers is in trouble
 REMEDIATION_EVENTS = {POWER_CYCLED: "Warning", REMEDIATED: "Normal"}
+# a servicing run is told when it starts and when it ends; its steps are in the history
+SERVICING_EVENTS = {
+    SERVICING_STARTED: "Normal",
+    SERVICING_COMPLETE: "Normal",
+    SERVICING_FAILED: "Warning",
+}
 
 
 def event_for(record: Entry) -> tuple[str, str, str] | None:
@@ -54,6 +61,9 @@ def event_for(record: Entry) -> tuple[str, str, str] | None:
         return None
     if record.reason in REMEDIATION_EVENTS:
         return REMEDIATION_EVENTS[record.reason], record.reason, record.message
+    if record.chapter == SERVICING_CHAPTER:
+        kind = SERVICING_EVENTS.get(record.reason)
+        return None if kind is None else (kind, record.reason, record.message or record.reason)
     if record.chapter == UPDATE_CHAPTER:  # an update is told when it ends
         kind = UPDATE_EVENTS.get(record.reason)
         return None if kind is None else (kind, record.reason, record.message or record.reason)

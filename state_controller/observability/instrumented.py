@@ -10,11 +10,12 @@ from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 from ..provisioning.provisioner import HostView, Provisioner
 from ..provisioning.results import Outcome, Result
 from ..runtime.outages import Outage
+from ..servicing.plan import ServicePlan
 from .metrics import Metrics
 
 OPERATIONS = (
     "register", "inspect", "prepare", "provision", "deprovision",
-    "adopt", "power", "reboot", "detach", "delete",
+    "adopt", "power", "reboot", "detach", "delete", "firmware", "service",
 )  # fmt: skip
 
 
@@ -83,6 +84,12 @@ class InstrumentedProvisioner:
 
     def reboot(self, host: HostView, *, soft: bool = False) -> Result:
         return self._call("reboot", host, lambda: self.inner.reboot(host, soft=soft))
+
+    def firmware(self, host: HostView) -> Result:
+        return self._call("firmware", host, lambda: self.inner.firmware(host))
+
+    def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
+        return self._call("service", host, lambda: self.inner.service(host, plan, started=started))
 
     def detach(self, host: HostView) -> Result:
         return self._call("detach", host, lambda: self.inner.detach(host))

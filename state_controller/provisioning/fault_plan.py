@@ -20,9 +20,19 @@ from .provisioner import HostView
 from .results import Result, failed
 
 Operation = Literal[
-    "register", "inspect", "prepare", "provision", "deprovision", "power", "adopt", "delete"
+    "register",
+    "inspect",
+    "prepare",
+    "provision",
+    "deprovision",
+    "power",
+    "adopt",
+    "delete",
+    "service",
 ]
-FaultKind = Literal["credentials", "unreachable", "inspection", "provisioning", "power", "hang"]
+FaultKind = Literal[
+    "credentials", "unreachable", "inspection", "provisioning", "power", "hang", "firmware"
+]
 FAULT_KINDS: tuple[FaultKind, ...] = (
     "credentials",
     "unreachable",
@@ -38,6 +48,7 @@ _FAULT_OPERATION: dict[FaultKind, Operation] = {
     "inspection": "inspect",
     "provisioning": "provision",
     "power": "power",
+    "firmware": "service",
 }
 
 
@@ -131,5 +142,11 @@ def failure(fault: Fault, host: HostView) -> Result:
         return failed(
             "the BMC did not change the power state; it may be busy or misconfigured",
             details="IPMI command failed: Node busy",
+        )
+    if fault.kind == "firmware":
+        return failed(
+            "the BMC refused the firmware image: its signature did not verify; check the "
+            "image at spec.firmwareUpdates[].url",
+            details="Firmware update failed: image verification error",
         )
     return failed(f"simulated {fault.kind} failure")

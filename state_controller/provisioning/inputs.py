@@ -39,6 +39,8 @@ class HostInput:
     # remediation asks for a power-cycle through the BMC, and says why ("" it does not):
     # asked again at every step until the backend has done it (a repeat polls)
     power_cycle: str = ""
+    # a servicing run with spec.servicingPolicy rolling may start (its pool has a free slot)
+    service_slot: bool = True
 
     @property
     def key(self) -> str:

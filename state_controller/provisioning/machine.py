@@ -29,8 +29,9 @@ steps run in one call, and their transitions share one status write.
 
 Just over 400 lines on purpose: the preamble, the two tables and their handlers are
 read together (a state missing from a table, or a handler no table names, shows here);
-the work each handler asks for already lives in :mod:`.steps`, and the steady
-states' power and reboot handling in :mod:`.steady`.
+the work each handler asks for already lives in :mod:`.steps`, the steady
+states' power and reboot handling in :mod:`.steady`, and servicing in
+:mod:`.servicing_steps`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..api import annotations as ann
+from ..api.servicing import SERVICE_ACTIVE
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
@@ -47,6 +49,7 @@ from .inputs import HostInput
 from .power_requests import delete_action
 from .provisioner import HostView, Provisioner
 from .results import Result
+from .servicing_steps import ServicingSteps
 from .steady import SteadySteps
 from .steps import Decision, RetryWindow, Stop
 
@@ -84,7 +87,7 @@ class Handler(NamedTuple):
     registered: bool = True  # registration is ensured before ``act`` runs
 
 
-class _Run(SteadySteps):
+class _Run(SteadySteps, ServicingSteps):
     """One call of :meth:`HostMachine.step`: the preamble and every state's handler."""
 
     def observe(self) -> None:
@@ -210,17 +213,24 @@ class _Run(SteadySteps):
         self.move(S.PROVISIONED, "ProvisioningComplete")
 
     def running(self) -> None:
-        """Provisioned: adopt the host after a lost backend, then keep power as asked."""
+        """Provisioned: finish a servicing run under way before anything else; adopt the
+        host after a lost backend, service it as asked, then keep power as asked."""
+        if self.book.service.step in SERVICE_ACTIVE:
+            self.serve()
         if not self.image_changed():
             self.tell_data_change()
             self.adopt()
+            self.serve()
             self.steady()
 
     def externally_provisioned(self) -> None:
+        if self.book.service.step in SERVICE_ACTIVE:
+            self.serve()
         if not self.spec().externally_provisioned:
             self.enter(S.PREPARING, self.prov.prepare, self.prepared, "NotExternal")
         else:
             self.adopt()
+            self.serve()
             self.steady()
 
     def deprovisioning(self) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..api.bmc import BMCAddress
+from ..servicing.plan import ServicePlan
 from .results import Result
 
 
@@ -153,6 +154,17 @@ class Provisioner(Protocol):
 
     def detach(self, host: HostView) -> Result:
         """Forget the host in the backend without deprovisioning it."""
+        ...
+
+    def firmware(self, host: HostView) -> Result:
+        """What the BMC reports of the running host's firmware (``Result.firmware``)."""
+        ...
+
+    def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
+        """Apply ``plan`` to the provisioned host, then restart it into what was applied;
+        while it runs, ``Result.service_step`` and ``service_done`` say where it is.
+        ``started``: the book has a run under way, which this call polls (whatever ``plan``
+        says now); else it starts one. A run that ended while nobody polled is complete."""
         ...
 
     def delete(self, host: HostView) -> Result: ...

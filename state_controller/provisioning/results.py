@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ..api.servicing import ServiceStep
+
 
 class Outcome(Enum):
     CONTINUING = "continuing"
@@ -43,6 +45,12 @@ class Result:
     # transient(): the backend answered, but holds this one host (an Ironic node in
     # maintenance); not an outage of the backend, which is told for every host at once
     held: bool = False
+    # firmware(): what the BMC reports (components and settings with their schema,
+    # servicing/schema.py); service(): while continuing, the step the run is at and how
+    # many of its tasks are done
+    firmware: dict[str, Any] | None = None
+    service_step: ServiceStep | None = None
+    service_done: int = 0
 
     @property
     def done(self) -> bool:
@@ -56,8 +64,8 @@ class Result:
         return self.message
 
 
-def continuing(delay: float) -> Result:
-    return Result(Outcome.CONTINUING, delay=delay)
+def continuing(delay: float, **progress: Any) -> Result:
+    return Result(Outcome.CONTINUING, delay=delay, **progress)
 
 
 def complete(**facts: Any) -> Result:

@@ -27,10 +27,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..api.host import unfetchable_checksum
+from ..servicing.plan import ServicePlan
 from .fault_plan import Fault, FaultPlan, Operation, failure
 from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed
+from .simulated_firmware import SimulatedFirmware
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Timings:
     power: float = 0.0
     adopt: float = 0.0
     delete: float = 0.0
+    service: float = 0.0  # each task of a servicing run (its reboot takes ``power``)
 
     def of(self, operation: Operation) -> float:
         return float(getattr(self, operation))
@@ -52,7 +55,7 @@ class Timings:
     @classmethod
     def demo(cls) -> Timings:
         """Long enough to watch a fleet move, short enough to finish in a minute."""
-        return cls(1.0, 3.0, 2.0, 4.0, 2.0, 0.5, 0.5, 0.5)
+        return cls(1.0, 3.0, 2.0, 4.0, 2.0, 0.5, 0.5, 0.5, service=3.0)
 
     @classmethod
     def named(cls, name: str) -> Timings:
@@ -83,6 +86,7 @@ class Machine:
     # node fields): architecture, disablePowerOff, the ramdisk's network data's digest
     registered_with: dict[str, Any] = field(default_factory=dict)
     custom_deploy: str | None = None  # the deploy step run instead of writing an image
+    firmware: SimulatedFirmware = field(default_factory=SimulatedFirmware)
 
 
 def _registered_with(host: HostView) -> dict[str, Any]:
@@ -266,6 +270,25 @@ class SimulatedProvisioner:
                 return complete(powered_on=True)
 
             return self._operation(host, machine, "power", finish)
+
+    def firmware(self, host: HostView) -> Result:
+        with self._at(host.bmc_address) as machine:
+            return complete(firmware=machine.firmware.report())
+
+    def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
+        with self._at(host.bmc_address) as machine:
+            run = machine.firmware.run
+            fresh = not started and (run is None or run.digest != plan.digest)
+            fault = self.faults.take(host.key, "service") if fresh else None
+            return machine.firmware.service(
+                plan,
+                self.clock(),
+                task_seconds=self.timings.service,
+                reboot_seconds=self.timings.power,
+                fault=fault,
+                host=host,
+                started=started,
+            )
 
     def detach(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:

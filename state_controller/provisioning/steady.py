@@ -40,14 +40,16 @@ class SteadySteps(StepContext):
                 "PoweredOn" if online else "PoweredOff",
                 f"power turned {'on' if online else 'off'} {why}",
             )
-        if self.book.cursor.error_type is not None:
+        error = self.book.cursor.error_type
+        if error is not None and error != ErrorType.SERVICING:  # a failed run waits for a change
             self.book.recover(now=self.now, reason="Recovered")
         stand_in = asks.hold_off is not None and spec.disable_power_off
         if stand_in != self.book.seen.hold_off_rebooted:
             if stand_in:
                 self.reboot(asks.hold_off or "hard", ())
             self.book.note(now=self.now, hold_off_rebooted=stand_in)
-        if asks.reboot is not None:
+        taken = set(asks.reboot_annotations) <= self.d.remove_annotations  # by servicing
+        if asks.reboot is not None and not taken:
             self.reboot(asks.reboot, asks.reboot_annotations)
         if self.host.power_cycle and self.book.facts.powered_on:
             self.power_cycle(self.host.power_cycle)

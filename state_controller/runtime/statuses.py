@@ -17,6 +17,7 @@ from typing import Any
 from ..api import API_VERSION
 from ..api import annotations as ann
 from ..api.objects import Obj
+from ..api.servicing import ServiceStep
 from ..books.book import Book
 from ..books.journal import STUCK
 from ..books.projections import hoststate_status
@@ -158,7 +159,7 @@ class BookWriter:
     def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
         """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
         update = book.node_update()
-        clock = self.config.stuck.clock(book.cursor, update)
+        clock = self.config.stuck.clock(book.cursor, update, book.service)
         if delivery.stuck_announced == clock.entered_at:
             return
         if clock.deadline is None or now < clock.deadline:
@@ -166,6 +167,11 @@ class BookWriter:
         delivery.stuck_announced = clock.entered_at
         held = f"for {human_duration(now - clock.entered_at)}, longer than the "
         held += f"{human_duration(clock.limit or 0)} allowed"
+        if isinstance(clock.step, ServiceStep):
+            detail = f": {book.service.message}" if book.service.message else ""
+            message = f"host has been {clock.step.value} {held}"
+            book.notice("Warning", STUCK, message + detail, now=now, state=clock.step.value)
+            return
         if update is not None and clock.step is not None:
             detail = f": {update.message}" if update.message else ""
             message = f"node {book.facts.node or book.key} has been {clock.step.value} {held}"
@@ -178,7 +184,7 @@ class BookWriter:
 
     def wake_after(self, book: Book, now: float) -> float | None:
         """Seconds until the book's current state or step is stuck (None: never, or already)."""
-        deadline = self.config.stuck.deadline(book.cursor, book.node_update())
+        deadline = self.config.stuck.deadline(book.cursor, book.node_update(), book.service)
         return deadline - now if deadline is not None and deadline > now else None
 
     # -- reporting ------------------------------------------------------------------------

@@ -50,7 +50,7 @@ FREE_FORM: dict[str, str] = {}
 # Standard fields the API server defines itself, not the CRD's business to bound.
 SERVER_DEFINED = {".apiVersion", ".kind", ".metadata"}
 TIMESTAMP_NAME = re.compile(r"(^at|At|Time|Timestamp|Updated)$")
-FIELD_NAMED = re.compile(r"\b(?:spec|status)(?:\.[A-Za-z0-9]+)+")
+FIELD_NAMED = re.compile(r"\b(?:spec|status)(?:\.[A-Za-z0-9]+(?:\[\])?)+")  # [] an item
 
 
 def _rule_problems(schema: dict[str, Any], path: str) -> list[str]:

@@ -32,6 +32,7 @@ class Memory:
         self._recreated: set[str] = set()  # nodes created anew for hosts Ironic had lost
         self._power_target: dict[str, str] = {}  # node -> power target we asked for
         self._credentials: dict[str, str] = {}  # node -> fingerprint of what Ironic has
+        self._service_digest: dict[str, str] = {}  # node -> the plan of the run we asked for
         # The node as the last completed operation read it, for the next call within
         # FRESH_FOR seconds (register, then the state's action: one read, not two).
         # Any write to the node, or an operation that did not complete, drops it.
@@ -118,10 +119,30 @@ class Memory:
         with self._lock:
             self._power_target.pop(uuid, None)
 
+    # -- servicing ----------------------------------------------------------------------
+
+    def service_asked(self, uuid: str, digest: str) -> None:
+        with self._lock:
+            self._service_digest[uuid] = digest
+
+    def service_digest(self, uuid: str) -> str | None:
+        """The plan of the last run asked of the node (None: none since this started)."""
+        with self._lock:
+            return self._service_digest.get(uuid)
+
+    def service_ended(self, uuid: str) -> None:
+        with self._lock:
+            self._service_digest.pop(uuid, None)
+
     def forget(self, uuid: str, key: str) -> None:
         """The node is gone (deleted, or the host detached)."""
         with self._lock:
-            for memory in (self._inspect_base, self._power_target, self._credentials):
+            for memory in (
+                self._inspect_base,
+                self._power_target,
+                self._credentials,
+                self._service_digest,
+            ):
                 memory.pop(uuid, None)
             self._adopting.discard(uuid)
             self._recreated.discard(uuid)

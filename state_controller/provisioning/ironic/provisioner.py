@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from ...api.backend_ids import id_problem
+from ...servicing.plan import ServicePlan
 from ..provisioner import HostView
 from ..results import Outcome, Result, complete, continuing, failed, retry_after
 from .attempt import Attempt
@@ -50,6 +51,7 @@ from .nodes import (
     powered,
     unsupported_node_fields,
 )
+from .servicing import read_firmware, service
 from .states import BUSY_STATES, REASON_GRACE, FailedStates, busy, wait_out_maintenance
 
 REBOOTS = ("rebooting", "soft rebooting")  # power targets that end with the host on
@@ -190,6 +192,16 @@ class IronicProvisioner:
     def reboot(self, host: HostView, *, soft: bool = False) -> Result:
         target = "soft rebooting" if soft else "rebooting"
         return self._attempt(host, lambda at: self._power(at, target))
+
+    def firmware(self, host: HostView) -> Result:
+        return self._attempt(host, lambda at: complete(firmware=read_firmware(at, self._node(at))))
+
+    def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
+        def run(at: Attempt) -> Result:
+            node = self._node(at)
+            return service(at, node, plan, self._memory, started=started, poll=self.poll_delay)
+
+        return self._attempt(host, run)
 
     def detach(self, host: HostView) -> Result:
         return self._attempt(host, lambda at: self._remove(at, "detached"))

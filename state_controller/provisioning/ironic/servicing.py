@@ -1,0 +1,177 @@
+"""Servicing through Ironic: a provisioned (``active``) node's BIOS settings, firmware and
+RAID changed by out-of-band service steps, and its firmware read back.
+
+Ironic's servicing (API 1.87 and newer) is one request, ``PUT /v1/nodes/{id}/states/provision``
+``{"target": "service", "service_steps": [...]}``; the node then goes ``servicing`` ->
+``service wait`` -> ``active``, or ``service failed``. The steps used need no ramdisk (the
+BMC does the work, as the ``redfish`` interfaces do): ``bios.apply_configuration``,
+``firmware.update`` and ``raid.delete_configuration`` / ``raid.apply_configuration``.
+Measured on Ironic 39.0.0 against sushy-tools (tests/ironic/test_redfish_servicing.py):
+
+* a failed step leaves the node ``service failed``, powered off and in maintenance (fault
+  ``service failure``); Ironic refuses ``abort`` while it is in maintenance, so the way back
+  to ``active`` (which a new run needs) is to clear maintenance, then abort;
+* the BIOS settings with their registry's schema are ``GET /v1/nodes/{id}/bios?detail=True``
+  (API 1.74), the firmware components ``GET /v1/nodes/{id}/firmware`` (API 1.86).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...api.servicing import HardwareRAIDVolume, ServiceStep
+from ...servicing.plan import ServicePlan
+from ..results import Result, complete, continuing, failed, retry_after
+from .attempt import UUID, Attempt, node_path
+from .client import Version
+from .faults import Answer, readable
+from .memory import Memory
+from .nodes import Node
+
+SERVICE_VERSION: Version = (1, 87)
+BIOS_DETAIL_VERSION: Version = (1, 74)
+FIRMWARE_VERSION: Version = (1, 86)
+RUNNING = ("servicing", "service wait")
+STEP_OF_INTERFACE = {
+    "bios": ServiceStep.APPLYING_SETTINGS,
+    "firmware": ServiceStep.UPDATING_FIRMWARE,
+    "raid": ServiceStep.CONFIGURING_RAID,
+}
+SCHEMA_FIELDS = {  # Ironic's name -> the name servicing/schema.py reads
+    "attribute_type": "attributeType",
+    "allowable_values": "allowableValues",
+    "lower_bound": "lowerBound",
+    "upper_bound": "upperBound",
+    "read_only": "readOnly",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+}
+
+
+def read_firmware(at: Attempt, node: Node) -> dict[str, Any]:
+    """The node's BIOS settings (with their schema where Ironic has it) and components."""
+    version = at.client.version()
+    detail = "?detail=True" if version >= BIOS_DETAIL_VERSION else ""
+    reply = at.request("GET", node_path(node["uuid"], UUID, f"/bios{detail}"), route="bios")
+    settings: dict[str, Any] = {}
+    for setting in (reply.data or {}).get("bios") or ():
+        entry = {"value": setting.get("value")}
+        entry.update({ours: setting[theirs] for theirs, ours in SCHEMA_FIELDS.items()
+                      if setting.get(theirs) is not None})  # fmt: skip
+        settings[str(setting.get("name"))] = entry
+    components: list[dict[str, Any]] = []
+    if version >= FIRMWARE_VERSION:
+        path = node_path(node["uuid"], UUID, "/firmware")
+        reply = at.request("GET", path, route="firmware")
+        for component in (reply.data or {}).get("firmware") or ():
+            version_now = component.get("current_version") or ""
+            components.append({"component": component.get("component"), "version": version_now})
+    return {"components": components, "settings": settings}
+
+
+def service_steps(plan: ServicePlan) -> list[dict[str, Any]]:
+    """The plan as Ironic's service steps, in order."""
+    steps: list[dict[str, Any]] = []
+    for task in plan.tasks:
+        if task.step == ServiceStep.APPLYING_SETTINGS:
+            settings = [{"name": name, "value": str(v)} for name, v in task.settings.items()]
+            steps.append(_step("bios", "apply_configuration", settings=settings))
+        elif task.step == ServiceStep.UPDATING_FIRMWARE and task.update is not None:
+            update = {"component": task.update.component, "url": task.update.url}
+            steps.append(_step("firmware", "update", settings=[update]))
+        elif task.step == ServiceStep.CONFIGURING_RAID:
+            steps.append(_step("raid", "delete_configuration"))
+            if task.volumes:
+                disks = [_logical_disk(v, root=i == 0) for i, v in enumerate(task.volumes)]
+                steps.append(
+                    _step("raid", "apply_configuration", raid_config={"logical_disks": disks})
+                )
+    return steps
+
+
+def _step(interface: str, step: str, **args: Any) -> dict[str, Any]:
+    return {"interface": interface, "step": step, "args": args}
+
+
+def _logical_disk(volume: HardwareRAIDVolume, *, root: bool) -> dict[str, Any]:
+    """A volume in Ironic's words, as baremetal-operator writes it (the first is the root)."""
+    disk: dict[str, Any] = {
+        "size_gb": volume.size_gibibytes if volume.size_gibibytes is not None else "MAX",
+        "raid_level": volume.level,
+        "is_root_volume": root,
+    }
+    if volume.name:
+        disk["volume_name"] = volume.name
+    if volume.rotational is not None:
+        disk["disk_type"] = "hdd" if volume.rotational else "ssd"
+    if volume.number_of_physical_disks is not None:
+        disk["number_of_physical_disks"] = volume.number_of_physical_disks
+    if volume.controller:
+        disk["controller"] = volume.controller
+    if volume.physical_disks:
+        disk["physical_disks"] = list(volume.physical_disks)
+    return disk
+
+
+def service(
+    at: Attempt, node: Node, plan: ServicePlan, memory: Memory, *, started: bool, poll: float
+) -> Result:
+    """Start the run (``started`` False), or answer where the run under way is."""
+    uuid, state = node["uuid"], node["provision_state"]
+    if state in RUNNING:
+        step, done = _progress(at, node, plan)
+        return continuing(poll, service_step=step, service_done=done)
+    if state == "service failed":
+        if started or memory.service_digest(uuid) == plan.digest:
+            error = str(node.get("last_error") or "")
+            return failed(f"Ironic's servicing failed: {readable(error)}", error)
+        _recover(at, node)  # a new plan after a failed run: back to active first
+        return retry_after(poll, "returning the node to active after its failed run")
+    if state != "active":
+        return failed(f"cannot service node {node['name']}: Ironic has it in state {state!r}")
+    if started:
+        memory.service_ended(uuid)
+        return complete()  # our run ended while we looked away (or just now)
+    if at.client.version() < SERVICE_VERSION:
+        raise Answer(
+            failed(
+                f"servicing needs Ironic API 1.{SERVICE_VERSION[1]} or newer, and Ironic "
+                f"offers 1.{at.client.version()[1]}; remove the servicing fields or upgrade"
+            )
+        )
+    body = {"target": "service", "service_steps": service_steps(plan)}
+    at.request("PUT", node_path(uuid, UUID, "/states/provision"), body, route="states/provision")
+    memory.service_asked(uuid, plan.digest)
+    return continuing(poll, service_step=plan.tasks[0].step, service_done=0)
+
+
+def _progress(at: Attempt, node: Node, plan: ServicePlan) -> tuple[ServiceStep, int]:
+    """The step under way, from the node's ``service_step``, and the plan's tasks done."""
+    reply = at.request("GET", node_path(node["uuid"], UUID, "?fields=service_step"),
+                       route="node")  # fmt: skip
+    current = (reply.data or {}).get("service_step") or {}
+    step = STEP_OF_INTERFACE.get(str(current.get("interface") or ""))
+    if step is None:
+        return ServiceStep.REBOOTING, len(plan.tasks)
+    for index, task in enumerate(plan.tasks):
+        same = step != ServiceStep.UPDATING_FIRMWARE or _same_update(task, current)
+        if task.step == step and same:
+            return step, index
+    return step, 0
+
+
+def _same_update(task: Any, current: dict[str, Any]) -> bool:
+    settings = (current.get("args") or {}).get("settings") or [{}]
+    return bool(task.update) and settings[0].get("component") == task.update.component
+
+
+def _recover(at: Attempt, node: Node) -> None:
+    """``service failed`` -> ``active``: out of maintenance, then abort (Ironic refuses the
+    abort while the node is in maintenance)."""
+    uuid = node["uuid"]
+    if node.get("maintenance"):
+        at.request("DELETE", node_path(uuid, UUID, "/maintenance"), route="maintenance")
+    at.request(
+        "PUT", node_path(uuid, UUID, "/states/provision"), {"target": "abort"},
+        route="states/provision",
+    )  # fmt: skip

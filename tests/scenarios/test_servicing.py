@@ -1,0 +1,180 @@
+"""Servicing end to end, on the embedded store and a real kube-apiserver, with the
+simulated provisioner: firmware settings, a firmware image and a RAID volume applied to a
+provisioned host as one chapter of its book, step by step; a setting the BMC would refuse
+failing the run before anything is sent; a firmware image the BMC refuses failing it,
+not tried again until the spec changes; and ``onReboot`` waiting for a reboot asked by
+annotation, which it takes the place of."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from state_controller.cluster.interface import HOSTS, Cluster
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
+from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
+from state_controller.simulation.fleet import create_fleet, host_manifest
+from tests.conftest import wait_for
+from tests.support.scenarios import NS, condition, events_for, hoststate, state_of
+
+HOST = "host-0000"
+FIRMWARE_URL = "http://firmware.example/bios-1.1.0.bin"
+SERVICING = {
+    "firmwareSettings": {"ProcTurboMode": "Disabled", "NumCores": 16},
+    "firmwareUpdates": [{"component": "bios", "url": FIRMWARE_URL}],
+    "raid": {"hardwareRAIDVolumes": [{"level": "1", "sizeGibibytes": 100}]},
+    "servicingPolicy": "rolling",
+}
+
+
+def provisioned(cluster: Cluster) -> None:
+    create_fleet(cluster, NS, 1)
+    wait_for(lambda: state_of(cluster, HOST) == "provisioned", what="provisioned")
+
+
+def ask(cluster: Cluster, **spec: Any) -> None:
+    cluster.patch(HOSTS, NS, HOST, {"spec": spec})
+
+
+def servicing_of(cluster: Cluster) -> dict[str, Any]:
+    return dict((hoststate(cluster, HOST).get("status") or {}).get("servicing") or {})
+
+
+def step(cluster: Cluster) -> str:
+    return str(servicing_of(cluster).get("step", ""))
+
+
+def firmware_of(sim: SimulatedProvisioner) -> Any:
+    return sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"])).firmware
+
+
+def records(cluster: Cluster) -> list[dict[str, Any]]:
+    history = hoststate(cluster, HOST)["status"]["history"]
+    return [h for h in history if h.get("chapter") == "servicing"] or [
+        h for h in history if h["reason"].startswith(("Servic", "Service", "Applying"))
+    ]
+
+
+def test_a_servicing_run_is_a_chapter_of_steps_and_what_it_applied_reads_back(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2))
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        ask(cluster, **SERVICING)
+        wait_for(lambda: servicing_of(cluster).get("done") == 3 and step(cluster) == "serviced",
+                 timeout=30, what="serviced")  # fmt: skip
+        wait_for(running.controller.idle)
+        state = hoststate(cluster, HOST)
+        history = state["status"]["history"]
+        started = next(i for i, h in enumerate(history) if h["reason"] == "ServicingStarted")
+        run = history[started:]
+        assert [(h["from"], h["to"]) for h in run] == [
+            ("provisioned", "applying settings"),
+            ("applying settings", "updating firmware"),
+            ("updating firmware", "configuring RAID"),
+            ("configuring RAID", "service rebooting"),
+            ("service rebooting", "verifying service"),
+            ("verifying service", "provisioned"),
+        ]
+        assert all(a["to"] == b["from"] for a, b in itertools.pairwise(history))
+        assert run[0]["message"] == (
+            "servicing: applying 2 settings, updating firmware bios (1 of 1), "
+            "configuring RAID: 1 volume"
+        )
+        assert run[-1]["reason"] == "ServicingComplete"
+        assert run[-1]["message"].endswith(": bios 1.0.0 -> 1.1.0")
+        chapter = state["status"]["chapters"][-1]
+        assert (chapter["name"], chapter["outcome"]) == ("servicing", "completed")
+        shown = state["status"]["firmware"]
+        assert {"component": "bios", "version": "1.1.0"} in shown["components"]
+        turbo = next(s for s in shown["settings"] if s["name"] == "ProcTurboMode")
+        assert turbo["value"] == "Disabled" and turbo["allowableValues"] == ["Enabled", "Disabled"]
+        assert condition(state, "Ready")["status"] == "True"
+        host = cluster.get(HOSTS, NS, HOST)["status"]
+        assert host["operationalStatus"] == "OK"
+        assert len(host["provisioning"]["servicedDigest"]) == 64
+        machine = firmware_of(sim)
+        assert (
+            machine.settings["ProcTurboMode"] == "Disabled" and machine.settings["NumCores"] == 16
+        )
+        assert machine.versions["bios"] == "1.1.0" and len(machine.volumes) == 1
+        told = [e["reason"] for e in events_for(cluster, HOST)]
+        wait_for(lambda: "ServicingComplete" in [e["reason"] for e in events_for(cluster, HOST)])
+        told = [e["reason"] for e in events_for(cluster, HOST)]
+        assert "ServicingStarted" in told and "UpdatingFirmware" not in told
+
+    with run_controller(cluster, sim) as running:  # a restart applies nothing again
+        wait_for(running.controller.idle)
+        assert firmware_of(sim).runs == 1
+
+
+def test_a_setting_the_bmc_would_refuse_fails_the_run_before_anything_is_sent(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        ask(cluster, firmwareSettings={"NumCores": 128}, servicingPolicy="rolling")
+        wait_for(lambda: step(cluster) == "service failed", what="refused")
+        message = "spec.firmwareSettings.NumCores: 128 is above the BMC's upper bound 64"
+        assert servicing_of(cluster)["message"] == message
+        host = cluster.get(HOSTS, NS, HOST)["status"]
+        assert (host["operationalStatus"], host["errorType"]) == ("error", "servicing error")
+        assert host["errorMessage"] == message
+        assert firmware_of(sim).runs == 0
+        ask(cluster, firmwareSettings={"NumCores": 16})  # the fix
+        wait_for(lambda: step(cluster) == "serviced", what="serviced")
+        wait_for(running.controller.idle)
+        assert firmware_of(sim).settings["NumCores"] == 16
+        assert cluster.get(HOSTS, NS, HOST)["status"]["operationalStatus"] == "OK"
+
+
+def test_a_refused_firmware_image_is_not_flashed_again_until_the_spec_changes(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner(faults=FaultPlan({f"{NS}/{HOST}": [Fault("firmware", times=1)]}))
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        updates = [{"component": "bios", "url": FIRMWARE_URL}]
+        ask(cluster, firmwareUpdates=updates, servicingPolicy="rolling")
+        wait_for(lambda: step(cluster) == "service failed", what="failed")
+        wait_for(running.controller.idle)
+        shown = servicing_of(cluster)
+        assert shown["failedStep"] == "updating firmware"
+        assert shown["message"].startswith("the BMC refused the firmware image")
+        assert firmware_of(sim).runs == 1 and firmware_of(sim).versions["bios"] == "1.0.0"
+        wait_for(lambda: "ServicingFailed" in [e["reason"] for e in events_for(cluster, HOST)])
+        ready = condition(hoststate(cluster, HOST), "Ready")
+        assert (ready["status"], ready["reason"]) == ("False", "ServicingFailed")
+
+        fixed = [{"component": "bios", "url": FIRMWARE_URL.replace("1.1.0", "1.1.1")}]
+        ask(cluster, firmwareUpdates=fixed)
+        wait_for(lambda: step(cluster) == "serviced", what="serviced")
+        assert firmware_of(sim).runs == 2 and firmware_of(sim).versions["bios"] == "1.1.0"
+
+
+def test_on_reboot_servicing_waits_for_a_reboot_and_takes_its_place(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        ask(cluster, firmwareSettings={"ProcTurboMode": "Disabled"}, servicingPolicy="onReboot")
+        wait_for(lambda: step(cluster) == "service pending", what="pending")
+        wait_for(running.controller.idle)
+        assert servicing_of(cluster)["message"] == (
+            "waits for a reboot asked by annotation (spec.servicingPolicy onReboot)"
+        )
+        assert firmware_of(sim).runs == 0
+        cluster.patch(HOSTS, NS, HOST, {"metadata": {"annotations": {"reboot.metal3.io": ""}}})
+        wait_for(lambda: step(cluster) == "serviced", what="serviced")
+        wait_for(
+            lambda: (
+                "reboot.metal3.io"
+                not in (cluster.get(HOSTS, NS, HOST)["metadata"].get("annotations") or {})
+            ),
+            what="the reboot annotation taken",
+        )
+        machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
+        assert machine.firmware.runs == 1 and machine.reboots == []  # serviced, not rebooted

@@ -72,6 +72,7 @@ SERVICE_ACTIVE = frozenset(SERVICE_IN_PROGRESS) - {ServiceStep.PENDING}
 SERVICING_STARTED = "ServicingStarted"
 SERVICING_COMPLETE = "ServicingComplete"
 SERVICING_FAILED = "ServicingFailed"
+SERVICING_WITHDRAWN = "ServicingWithdrawn"  # asked, then taken back before it ran
 
 # Default stuck thresholds, seconds. A BIOS setting needs a reboot (5-15 minutes on a
 # server); a firmware image is flashed and the BMC verifies it (Ironic's own wait for a

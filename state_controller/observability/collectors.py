@@ -16,6 +16,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ..api.servicing import ServiceStep
 from ..api.states import ErrorType, ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.book import Book
@@ -140,6 +141,18 @@ class BookFamilies:
             labels=[*node, "poddisruptionbudget"],
         )
 
+        self.servicing = GaugeMetricFamily(
+            "hoststate_hosts_servicing",
+            "Hosts per servicing step, of those servicing was ever asked of (serviced: "
+            "what was asked is applied).",
+            labels=["namespace", "step"],
+        )
+        self.servicing_stuck = GaugeMetricFamily(
+            "hoststate_host_servicing_stuck_seconds",
+            "How long each host stuck in a servicing step has been in it; only such hosts "
+            "have a series.",
+            labels=[*host, "step"],
+        )
         self.remediation = GaugeMetricFamily(
             "hoststate_host_remediation_attempts",
             "Power-cycles made for each host whose Node is unhealthy and remediated, with "
@@ -150,6 +163,8 @@ class BookFamilies:
 
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.servicing,
+            self.servicing_stuck,
             self.remediation,
             self.drain_blocked,
             self.sources_disagree,
@@ -197,6 +212,7 @@ class BooksCollector(Collector):
         per_error: Tally[tuple[str, str]] = Tally()
         namespaces: set[str] = set()
         per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
+        per_service: Tally[tuple[str, str]] = Tally()
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
             update = book.node_update()  # immutable, like the cursor
@@ -215,6 +231,13 @@ class BooksCollector(Collector):
                     )
             if book.node_only:
                 continue  # a Node with no Host has no provisioning to report
+            service = book.service
+            if service.tasks:
+                per_service[namespace, service.step.value] += 1
+                limit = self.stuck.service_thresholds.get(service.step)
+                if limit is not None and now - service.entered_at >= limit:
+                    labels = [namespace, name, service.step.value]
+                    f.servicing_stuck.add_metric(labels, now - service.entered_at)
             remedy = book.facts.remediation
             if remedy is not None:
                 labels = [namespace, name, remedy.trouble, remedy.action]
@@ -239,6 +262,10 @@ class BooksCollector(Collector):
                 f.stuck.add_metric([namespace, state], stuck_per_state[namespace, state])
             for error in ErrorType:
                 f.in_error.add_metric([namespace, error.value], per_error[namespace, error.value])
+            if any(ns == namespace for ns, _ in per_service):
+                for service_step in ServiceStep:
+                    count = per_service[namespace, service_step.value]
+                    f.servicing.add_metric([namespace, service_step.value], count)
         for step, count in sorted(per_step.items()):
             f.steps.add_metric([step], count)
         return f.all()

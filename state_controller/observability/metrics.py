@@ -24,11 +24,17 @@ from prometheus_client import (
 )
 
 from ..api.hoststate import Mode
+from ..api.servicing import (
+    SERVICE_IN_PROGRESS,
+    SERVICING_COMPLETE,
+    SERVICING_FAILED,
+    SERVICING_WITHDRAWN,
+)
 from ..api.states import TRANSIENT_STATES, ErrorType, ProvisioningState
 from ..api.timefmt import parse_rfc3339
 from ..api.updates import IN_PROGRESS, UPDATE_COMPLETE, UPDATE_DEGRADED, UpdateStep
 from ..books.book import Book
-from ..books.chapters import UPDATE_CHAPTER
+from ..books.chapters import SERVICING_CHAPTER, UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
 from ..books.records import POWER_CYCLED, REMEDIATED, Transition
 from ..books.stuck import StuckPolicy
@@ -45,6 +51,13 @@ RECONCILE_BUCKETS = (
 QUEUE_BUCKETS = tuple(10.0**e for e in range(-8, 2))
 REST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # client-go's
 STEP_NAMES = frozenset(s.value for s in (*IN_PROGRESS, UpdateStep.DEGRADED))
+SERVICE_STEP_NAMES = frozenset(s.value for s in SERVICE_IN_PROGRESS)
+# how a servicing run ended, by the record that ends it
+SERVICING_OUTCOMES = {
+    SERVICING_COMPLETE: "completed",
+    SERVICING_FAILED: "failed",
+    SERVICING_WITHDRAWN: "withdrawn",
+}
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the controller writes
 WRITE_OUTCOMES = ("written", "conflict", "unchanged")
@@ -139,6 +152,25 @@ class Metrics:
         self.updates = Counter(
             "hoststate_node_updates",
             "Node updates that ended, by outcome (completed, degraded).",
+            ["outcome"],
+            registry=r,
+        )
+        self.service_step_seconds = Histogram(
+            "hoststate_servicing_step_duration_seconds",
+            "Time hosts spent in a servicing step, observed when they leave it.",
+            ["step"],
+            buckets=STATE_BUCKETS,
+            registry=r,
+        )
+        self.service_stuck_total = Counter(
+            "hoststate_servicing_stuck_detections",
+            "Times a host was found stuck in a servicing step.",
+            ["step"],
+            registry=r,
+        )
+        self.servicings = Counter(
+            "hoststate_servicings",
+            "Servicing runs that ended, by outcome (completed, failed, withdrawn).",
             ["outcome"],
             registry=r,
         )
@@ -294,6 +326,10 @@ class Metrics:
             self.child(self.updates, outcome)
         for outcome in REMEDIATION_OUTCOMES.values():
             self.child(self.remediations, outcome)
+        for outcome in SERVICING_OUTCOMES.values():
+            self.child(self.servicings, outcome)
+        for service_step in SERVICE_STEP_NAMES:
+            self.child(self.service_stuck_total, service_step)
         for resource in WRITTEN_RESOURCES:
             for written in WRITE_OUTCOMES:
                 self.child(self.status_writes, resource, written)
@@ -365,6 +401,9 @@ class Metrics:
         if record.chapter == UPDATE_CHAPTER:
             self._update_transition(record)  # update steps are not provisioning states
             return
+        if record.chapter == SERVICING_CHAPTER:
+            self._service_transition(record)
+            return
         if record.error_type is not None:
             self.child(self.errors, record.error_type.value).inc()
         if record.from_state != record.to_state:
@@ -386,13 +425,25 @@ class Metrics:
         if outcome is not None:
             self.child(self.updates, outcome).inc()
 
+    def _service_transition(self, record: Transition) -> None:
+        if not record.recorded:
+            return
+        spent = record.time_in_previous_state
+        if spent is not None and record.from_state in SERVICE_STEP_NAMES:
+            self.child(self.service_step_seconds, record.from_state).observe(spent)
+        outcome = SERVICING_OUTCOMES.get(record.reason)
+        if outcome is not None and not record.replayed:
+            self.child(self.servicings, outcome).inc()
+
     def notice(self, notice: Notice) -> None:
         remedied = REMEDIATION_OUTCOMES.get(notice.reason)
         if remedied is not None:
             self.child(self.remediations, remedied).inc()
         if notice.reason != STUCK:
             return
-        if notice.state in STEP_NAMES:
+        if notice.state in SERVICE_STEP_NAMES:
+            self.child(self.service_stuck_total, notice.state).inc()
+        elif notice.state in STEP_NAMES:
             self.child(self.step_stuck_total, notice.state).inc()
         else:
             self.child(self.stuck_total, notice.state).inc()

@@ -23,6 +23,7 @@ from ..api.servicing import (
     SERVICING_COMPLETE,
     SERVICING_FAILED,
     SERVICING_STARTED,
+    SERVICING_WITHDRAWN,
     ServiceStep,
     ServicingPolicy,
 )
@@ -34,8 +35,6 @@ from ..servicing.schema import settings_problem, shown
 from .power_requests import power_requests
 from .results import Outcome, Result
 from .steps import StepContext
-
-WITHDRAWN = "ServicingWithdrawn"
 
 
 class ServicingSteps(StepContext):
@@ -50,7 +49,9 @@ class ServicingSteps(StepContext):
         wanted = plan.digest != self.book.facts.serviced
         if not wanted:
             if service.step in (ServiceStep.PENDING, ServiceStep.FAILED):
-                self.service_moves(ServiceStep.SERVICED, WITHDRAWN, "nothing left to apply")
+                self.service_moves(
+                    ServiceStep.SERVICED, SERVICING_WITHDRAWN, "nothing left to apply"
+                )
             return
         if service.step == ServiceStep.FAILED and service.digest == plan.digest:
             return  # the run that failed is still what is asked: wait for a change

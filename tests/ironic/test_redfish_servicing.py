@@ -1,34 +1,23 @@
-"""Ironic's out-of-band *servicing* of an ``active`` redfish node, at Ironic's API (no
-controller): ``PUT /v1/nodes/{id}/states/provision`` ``{"target": "service",
-"service_steps": [...]}`` (API >= 1.87) runs BIOS, firmware and RAID steps on the BMC alone,
-with no agent, and the node goes ``servicing`` -> (``service wait``) -> ``active``.
+"""Servicing through a real Ironic and a Redfish BMC: the whole controller (in process, on
+the embedded store) applies BIOS settings, a BIOS firmware image and a RAID volume to a
+deployed host with Ironic's out-of-band service steps (``PUT /v1/nodes/{id}/states/provision``
+``{"target": "service", "service_steps": [...]}``, API 1.87), and each change is read back
+from the emulated system's own Redfish API.
 
 The BMC is sushy-emulator with one system (tests/support/redfish_bmc.py), which also makes
 Ironic send a SimpleUpdate without ``Targets``; tests/support/sushy_servicing.py gives the
 emulator what the steps need (its docstring says why), and ``IronicServer(servicing=True)``
-the ``redfish`` BIOS, firmware and RAID interfaces with short polling intervals. Each test
-reads the result both from Ironic and from the emulator's own Redfish API. A failed step ends
-``service failed`` with the node in maintenance and powered off; Ironic's way back is to
-clear maintenance, then ``{"target": "abort"}`` (``service failed`` -> ``active``), after
-which Ironic powers the node back on.
+the ``redfish`` BIOS, firmware and RAID interfaces with short polling intervals. A failed
+step ends ``service failed`` with the node in maintenance and powered off; the controller's
+way back, when the spec changes, is to clear maintenance, then ``{"target": "abort"}``.
 
-The tests share one node, deployed once, and each leaves it ``active`` and powered on.
-Every wait polls the API; the bounds allow for the emulator's power delays (1 to 11 s each,
-a BIOS change reboots: two of them). ``pytest -s`` prints each step's seconds; measured
-(whole module 92 to 110 s): deploy 11 to 15 s, BIOS setting 13 to 22 s, BIOS firmware
-update 22 to 33 s, RAID create 4 to 7 s and delete 4 to 8 s, the failed step 7 to 14 s and
-the abort back to active and on 7 to 18 s.
-
-Not here, each measured to work the same way: ``bios.factory_reset`` (14 s: the registry's
-defaults again), a ``bmc`` firmware update (41 s: the emulator's BMC version never changes,
-Ironic waits it out; the emulator raises the system's BIOS version instead, it cannot tell
-components apart), a firmware URL the BMC cannot download (``service failed``, "could not
-download <url>: HTTP Error 404: File not found"). Power steps (``power.reboot``) inside
-``service`` are dropped by Ironic: the request ends ``active`` and nothing reboots.
+Every wait polls; the bounds allow for the emulator's power delays (1 to 11 s each, a BIOS
+change reboots). ``pytest -s`` prints the run's seconds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Iterator
@@ -41,10 +30,18 @@ from typing import Any
 
 import pytest
 
+from state_controller.api.reach import ALLOW_BMC, ALLOW_IMAGE_HOST, Allowlist, Reach
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS
+from state_controller.cluster.schema import validators
+from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import secret_manifest
+from state_controller.wiring import observed_controller
 from tests.conftest import wait_for
 from tests.ironic.helpers import POLL, IronicAPI
-from tests.ironic.test_redfish import BOOT_ISO, QuietHandler, polled, view
+from tests.ironic.test_redfish import BOOT_ISO, NS, QuietHandler, polled, view
 from tests.support.ironic_server import IronicServer
 from tests.support.processes import installed
 from tests.support.redfish_bmc import FakeSystem, RedfishBMC
@@ -135,174 +132,106 @@ def node(ironic: IronicServer, bmc: RedfishBMC, boot_iso: str) -> str:
     return done.provider_id
 
 
-@pytest.fixture
-def api(ironic: IronicServer, node: str) -> IronicAPI:
-    """Ironic, with the node ``active``, on and out of maintenance (as each test leaves it)."""
-    client = IronicAPI(ironic.url)
-    found = client.node(node)
-    assert found is not None
-    interfaces = {k: found[f"{k}_interface"] for k in ("bios", "firmware", "raid")}
-    assert interfaces == {"bios": "redfish", "firmware": "redfish", "raid": "redfish"}
-    assert (found["provision_state"], found["power_state"]) == ("active", "power on"), found
-    assert found["maintenance"] is False, found
-    return client
+# -- the controller ------------------------------------------------------------------------
 
 
-def service(api: IronicAPI, uuid: str, *steps: dict[str, Any]) -> dict[str, Any]:
-    """Run ``steps`` as one service request; the node once Ironic is done with it (``active``
-    or ``service failed``, unlocked). Prints the seconds it took."""
-    before = api.node(uuid) or {}
-    body = {"target": "service", "service_steps": list(steps)}
-    start = time.monotonic()
-    status, _, text = api.request("PUT", f"/v1/nodes/{uuid}/states/provision", body)
-    assert status == 202, text
-    done = settled(api, uuid, since=before["provision_updated_at"])
-    names = ", ".join(f"{s['interface']}.{s['step']}" for s in steps)
-    print(f"service {names}: {time.monotonic() - start:.1f} s, {done['provision_state']}")
-    return done
-
-
-def settled(
-    api: IronicAPI, uuid: str, *, since: str | None = None, power: str | None = None
-) -> dict[str, Any]:
-    """The node once its provision state moved after ``since`` and rests (``active`` or
-    ``service failed``, no lock, no power change under way; ``power`` if given)."""
-
-    def at_rest() -> dict[str, Any] | None:
-        found = api.node(uuid) or {}
-        resting = (
-            found.get("provision_updated_at") != since
-            and found.get("provision_state") in ("active", "service failed")
-            and not found.get("reservation")
-            and found.get("target_power_state") is None
-            and power in (None, found.get("power_state"))
-        )
-        return found if resting else None
-
-    found: dict[str, Any] = wait_for(at_rest, timeout=STEP_WAIT, what=f"node {uuid} at rest")
-    return found
-
-
-def bios(api: IronicAPI, uuid: str) -> dict[str, dict[str, Any]]:
-    """Ironic's BIOS settings of the node with their registry fields, by name."""
-    status, data, text = api.request("GET", f"/v1/nodes/{uuid}/bios?detail=True")
-    assert status == 200, text
-    return {s["name"]: s for s in data["bios"]}
-
-
-def firmware(api: IronicAPI, uuid: str) -> dict[str, dict[str, Any]]:
-    """Ironic's firmware components of the node (``bios``, ``bmc``), by component."""
-    status, data, text = api.request("GET", f"/v1/nodes/{uuid}/firmware")
-    assert status == 200, text
-    return {c["component"]: c for c in data["firmware"]}
-
-
-def test_a_bios_setting_is_applied_by_the_bmc(api: IronicAPI, bmc: RedfishBMC, node: str) -> None:
-    before = bios(api, node)
-    turbo = before["ProcTurboMode"]
-    assert turbo["value"] == "Enabled"
-    assert (turbo["attribute_type"], turbo["allowable_values"]) == (
-        "Enumeration",
-        ["Enabled", "Disabled"],
+def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run(
+    ironic: IronicServer, bmc: RedfishBMC, node: str, boot_iso: str, tmp_path: Path
+) -> None:
+    """The whole controller (in process, embedded store) over this Ironic: it takes over the
+    deployed node, applies a BIOS setting, a BIOS image and a RAID volume as one servicing
+    run that reaches the emulated system; a firmware image the BMC cannot fetch fails the
+    next run (Ironic: ``service failed``, in maintenance); a fixed URL recovers the node
+    (maintenance cleared, aborted) and runs again."""
+    cluster = EmbeddedCluster(validators=validators())
+    loopback = Reach(  # the emulator's and the image server's address, as --allow-* give
+        bmc=Allowlist.parse(["127.0.0.1"], ALLOW_BMC),
+        images=Allowlist.parse(["127.0.0.1"], ALLOW_IMAGE_HOST),
     )
-    assert turbo["read_only"] is False
-    cores = before["NumCores"]  # the registry's schema fields, read by Ironic from the BMC
-    assert (cores["attribute_type"], cores["read_only"]) == ("Integer", True)
-    assert (cores["lower_bound"], cores["upper_bound"]) == (10, 20)
+    config = ControllerConfig(
+        workers=2, backoff=Backoff(base=0.5, cap=4.0, jitter=0.0), reach=loopback
+    )
+    running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
+    running.controller.start()
+    try:
+        cluster.create(SECRETS, secret_manifest(NS, "serviced-bmc", bmc.username, bmc.password))
+        cluster.create(HOSTS, driven_host(bmc, boot_iso))
+        wait_for(lambda: host_state(cluster) == "provisioned", timeout=STEP_WAIT, what="taken over")
+        (tmp_path / "bios-2.bin").write_bytes(FIRMWARE)
+        with serving(tmp_path) as served:
+            spec = {
+                "firmwareSettings": {"ProcTurboMode": "Disabled"},
+                "firmwareUpdates": [{"component": "bios", "url": f"{served.url}/bios-2.bin"}],
+                "raid": {"hardwareRAIDVolumes": [{"level": "1", "sizeGibibytes": 10}]},
+                "servicingPolicy": "rolling",
+            }
+            started = time.monotonic()
+            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": spec})
+            wait_for(lambda: serviced(cluster, "serviced", done=3), timeout=3 * STEP_WAIT,
+                     what="serviced")  # fmt: skip
+            print(f"controller: one run of 3 tasks, {time.monotonic() - started:.1f} s")
+            assert bmc.bios_attributes(SERVICED)["ProcTurboMode"] == "Disabled"
+            assert bmc.bios_version(SERVICED) == "1.1.0" and served.paths == ["/bios-2.bin"]
+            [volume] = bmc.volumes(SERVICED)
+            assert volume["RAIDType"] == "RAID1"
+            last = history(cluster)[-1]
+            assert last["reason"] == "ServicingComplete", last
+            assert last["message"].endswith(": bios 1.0.0 -> 1.1.0"), last
 
-    step = {
-        "interface": "bios",
-        "step": "apply_configuration",
-        "args": {"settings": [{"name": "ProcTurboMode", "value": "Disabled"}]},
+            missing = [{"component": "bios", "url": f"{served.url}/missing.bin"}]
+            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": {"firmwareUpdates": missing}})
+            wait_for(lambda: serviced(cluster, "service failed"), timeout=STEP_WAIT,
+                     what="failed")  # fmt: skip
+            status = cluster.get(HOSTS, NS, SERVICED.name)["status"]
+            assert status["errorType"] == "servicing error", status
+            found = IronicAPI(ironic.url).node(node) or {}
+            assert (found["provision_state"], found["maintenance"]) == ("service failed", True)
+
+            (tmp_path / "bios-3.bin").write_bytes(FIRMWARE)
+            fixed = [{"component": "bios", "url": f"{served.url}/bios-3.bin"}]
+            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": {"firmwareUpdates": fixed}})
+            wait_for(lambda: serviced(cluster, "serviced", done=3), timeout=3 * STEP_WAIT,
+                     what="serviced again")  # fmt: skip
+            assert bmc.bios_version(SERVICED) == "1.2.0"
+            found = IronicAPI(ironic.url).node(node) or {}
+            assert (found["provision_state"], found["maintenance"]) == ("active", False)
+            assert cluster.get(HOSTS, NS, SERVICED.name)["status"]["operationalStatus"] == "OK"
+    finally:
+        running.controller.stop()
+        cluster.close()
+
+
+def driven_host(bmc: RedfishBMC, boot_iso: str) -> dict[str, Any]:
+    """The Host of the deployed system, named as its node (so it is taken over, not
+    deployed again)."""
+    return {
+        "apiVersion": "hoststate.io/v1alpha1",
+        "kind": "Host",
+        "metadata": {"name": SERVICED.name, "namespace": NS},
+        "spec": {
+            "bmc": {"address": bmc.address(SERVICED), "credentialsName": "serviced-bmc"},
+            "bootMACAddress": SERVICED.mac,
+            "online": True,
+            "automatedCleaningMode": "disabled",
+            "image": {
+                "url": boot_iso,
+                "checksum": hashlib.sha256(BOOT_ISO).hexdigest(),
+                "diskFormat": "live-iso",
+            },
+        },
     }
-    done = service(api, node, step)
-
-    assert (done["provision_state"], done["last_error"]) == ("active", None), done
-    assert bios(api, node)["ProcTurboMode"]["value"] == "Disabled"
-    assert bmc.bios_attributes(SERVICED)["ProcTurboMode"] == "Disabled"
-    assert bmc.power_state(SERVICED) == "On"
 
 
-def test_a_bios_firmware_update_raises_the_version(
-    api: IronicAPI, bmc: RedfishBMC, node: str, tmp_path: Path
-) -> None:
-    before = firmware(api, node)
-    assert before["bios"]["current_version"] == bmc.bios_version(SERVICED) == "1.0.0"
-    assert before["bmc"]["current_version"] == bmc.manager_version() == "1.00"
-    (tmp_path / "bios.bin").write_bytes(FIRMWARE)
-
-    with serving(tmp_path) as served:
-        step = {
-            "interface": "firmware",
-            "step": "update",
-            "args": {"settings": [{"component": "bios", "url": f"{served.url}/bios.bin"}]},
-        }
-        done = service(api, node, step)
-
-    assert (done["provision_state"], done["last_error"]) == ("active", None), done
-    assert served.paths == ["/bios.bin"]  # downloaded by the BMC (Ironic passes the URL on)
-    after = firmware(api, node)["bios"]
-    assert (after["initial_version"], after["current_version"]) == ("1.0.0", "1.1.0"), after
-    assert after["last_version_flashed"] == "1.1.0"
-    assert bmc.bios_version(SERVICED) == "1.1.0"
-    assert bmc.power_state(SERVICED) == "On"
+def host_state(cluster: EmbeddedCluster) -> str:
+    status = cluster.get(HOSTS, NS, SERVICED.name).get("status") or {}
+    return str((status.get("provisioning") or {}).get("state", ""))
 
 
-def test_a_raid_volume_is_created_and_deleted_on_the_bmc(
-    api: IronicAPI, bmc: RedfishBMC, node: str
-) -> None:
-    assert bmc.volumes(SERVICED) == []
-    disk = {"size_gb": 10, "raid_level": "1", "is_root_volume": True}
-    step = {
-        "interface": "raid",
-        "step": "apply_configuration",
-        "args": {"raid_config": {"logical_disks": [disk]}},
-    }
-    done = service(api, node, step)
-
-    assert (done["provision_state"], done["last_error"]) == ("active", None), done
-    [volume] = bmc.volumes(SERVICED)
-    assert (volume["RAIDType"], volume["CapacityBytes"]) == ("RAID1", 10 << 30), volume
-    assert len(volume["Links"]["Drives"]) == 2  # Ironic picked both disks for the mirror
-    [logical] = done["raid_config"]["logical_disks"]
-    assert (logical["raid_level"], logical["size_gb"], logical["id"]) == ("1", 10, volume["Id"])
-
-    done = service(api, node, {"interface": "raid", "step": "delete_configuration"})
-    assert (done["provision_state"], done["last_error"]) == ("active", None), done
-    assert bmc.volumes(SERVICED) == []
-    assert done["raid_config"]["logical_disks"] == []
+def history(cluster: EmbeddedCluster) -> list[dict[str, Any]]:
+    return list(cluster.get(HOSTSTATES, NS, SERVICED.name)["status"]["history"])
 
 
-def test_a_failed_step_is_service_failed_in_maintenance_until_aborted(
-    api: IronicAPI, bmc: RedfishBMC, node: str
-) -> None:
-    step = {
-        "interface": "bios",
-        "step": "apply_configuration",
-        "args": {"settings": [{"name": "NoSuchSetting", "value": "on"}]},
-    }
-    failed = service(api, node, step)
-
-    # Ironic lets a name its BMC's registry does not list through; the BMC refuses it.
-    assert failed["provision_state"] == "service failed", failed
-    assert "NoSuchSetting" in failed["last_error"], failed
-    assert "unknown or read-only BIOS attribute(s): NoSuchSetting" in failed["last_error"]
-    assert (failed["maintenance"], failed["fault"]) == (True, "service failure"), failed
-    assert failed["power_state"] == "power off"
-    assert "NoSuchSetting" not in bmc.bios_attributes(SERVICED)
-
-    # In maintenance, abort is refused; out of it, abort returns the node to active.
-    abort = {"target": "abort"}
-    status, _, text = api.request("PUT", f"/v1/nodes/{node}/states/provision", abort)
-    assert status == 409 and "maintenance" in text, text
-    status, _, text = api.request("DELETE", f"/v1/nodes/{node}/maintenance")
-    assert status == 202, text
-    start = time.monotonic()
-    status, _, text = api.request("PUT", f"/v1/nodes/{node}/states/provision", abort)
-    assert status == 202, text
-    back = settled(api, node, since=failed["provision_updated_at"], power="power on")
-    print(f"abort from service failed, powered on: {time.monotonic() - start:.1f} s")
-
-    assert back["provision_state"] == "active" and back["maintenance"] is False, back
-    assert back["last_error"] == "By request, the service operation was aborted"
-    assert bmc.power_state(SERVICED) == "On"
+def serviced(cluster: EmbeddedCluster, step: str, *, done: int | None = None) -> bool:
+    status = cluster.get(HOSTSTATES, NS, SERVICED.name).get("status") or {}
+    shown = status.get("servicing") or {}
+    return shown.get("step") == step and (done is None or shown.get("done") == done)

@@ -154,6 +154,21 @@ BMC_REJECTED = (
 BMC_SILENT = "the BMC did not answer; check spec.bmc.address and that Ironic can reach the BMC"
 
 _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # a failed service step: Ironic names the step first; what follows quotes the BMC
+    (
+        re.compile(r"failed step \{'interface': 'firmware', 'step': 'update'"),
+        "the BMC did not complete the firmware update; check the image at "
+        "spec.firmwareUpdates[].url and that the BMC can fetch it",
+    ),
+    (
+        re.compile(r"failed step \{'interface': 'bios'"),
+        "the BMC refused the firmware settings; check spec.firmwareSettings against what "
+        "the HostState's status.firmware shows",
+    ),
+    (
+        re.compile(r"failed step \{'interface': 'raid'"),
+        "the RAID controller refused the volumes; check spec.raid against the host's disks",
+    ),
     (
         _after_first(r"image href (\S+) failed", "(Connection refused|Name or service not known)"),
         "Ironic could not download the image {0} ({1}); check spec.image.url and that the "

@@ -317,7 +317,7 @@ class IronicProvisioner:
     def _adopt(self, at: Attempt) -> Result:
         node = self._node(at)
         uuid, state = node["uuid"], node["provision_state"]
-        if state == "active":
+        if state in ("active", "service failed"):  # a failed servicing leaves the image
             adopted, lost = self._memory.adoption_done(uuid)
             if not adopted:
                 return complete()

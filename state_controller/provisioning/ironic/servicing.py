@@ -124,7 +124,7 @@ def service(
     if state == "service failed":
         if started or memory.service_digest(uuid) == plan.digest:
             error = str(node.get("last_error") or "")
-            return failed(f"Ironic's servicing failed: {readable(error)}", error)
+            return failed(readable(error), error)
         _recover(at, node)  # a new plan after a failed run: back to active first
         return retry_after(poll, "returning the node to active after its failed run")
     if state != "active":

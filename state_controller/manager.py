@@ -79,6 +79,7 @@ class RunOptions:
     stuck: StuckPolicy = field(default_factory=StuckPolicy)
     remediation: RemediationPolicy | None = None  # None: off
     remediation_pools: frozenset[str] | None = None  # None: every pool
+    servicing_max_unavailable: int = 1
 
 
 def provisioner_for(opts: RunOptions) -> Provisioner:
@@ -128,6 +129,7 @@ def run_controller(opts: RunOptions) -> int:
         stuck=opts.stuck,
         remediation=opts.remediation,
         remediation_pools=opts.remediation_pools,
+        servicing_max_unavailable=opts.servicing_max_unavailable,
         follow_nodes=opts.follow_nodes,
         node_state_namespace=opts.node_state_namespace,
         pool_label=opts.pool_label,

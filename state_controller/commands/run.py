@@ -125,6 +125,14 @@ def add(p: argparse.ArgumentParser) -> None:
         help="stuck threshold of a provisioning state or update step, e.g. draining=45m "
         "(repeat for several; 'none' never stuck)",
     )
+    p.add_argument(
+        "--servicing-max-unavailable",
+        type=int,
+        default=1,
+        metavar="N",
+        help="servicing runs (spec.servicingPolicy rolling) under way at once in each node "
+        "pool (default 1)",
+    )
     provisioner_flags(p)
     reach_flags(p)
     remediation_flags(p)
@@ -154,6 +162,8 @@ def main(args: argparse.Namespace) -> int:
             f"--sources {args.sources!r}: name one or more of {', '.join(sorted(SOURCES))}, "
             "separated by commas"
         )
+    if args.servicing_max_unavailable < 1:
+        problem = "--servicing-max-unavailable: give 1 or more"
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -194,6 +204,7 @@ def main(args: argparse.Namespace) -> int:
                 stuck=stuck_policy(args.stuck_after),
                 remediation=policy,
                 remediation_pools=pools,
+                servicing_max_unavailable=args.servicing_max_unavailable,
             )
         )
     except (ValueError, ConfigException) as err:

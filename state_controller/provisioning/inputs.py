@@ -6,7 +6,7 @@ so it cannot write anything the reconciler would not know about.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..api.host import HostSpec
@@ -39,8 +39,9 @@ class HostInput:
     # remediation asks for a power-cycle through the BMC, and says why ("" it does not):
     # asked again at every step until the backend has done it (a repeat polls)
     power_cycle: str = ""
-    # a servicing run with spec.servicingPolicy rolling may start (its pool has a free slot)
-    service_slot: bool = True
+    # whether a servicing run with spec.servicingPolicy rolling may start now (its pool has
+    # a free slot, which is then the host's): asked only when the run would start
+    service_slot: Callable[[], bool] = field(default=lambda: True)
 
     @property
     def key(self) -> str:

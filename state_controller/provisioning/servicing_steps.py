@@ -74,8 +74,8 @@ class ServicingSteps(StepContext):
                 return "waits for a reboot asked by annotation (spec.servicingPolicy onReboot)"
             self.d.remove_annotations.update(asks.reboot_annotations)  # serviced instead
             return ""
-        if not self.host.service_slot:
-            return "waits for a free servicing slot in its pool"
+        if not self.host.service_slot():
+            return "waits for a free servicing slot in its pool (--servicing-max-unavailable)"
         return ""
 
     def begin(self, plan: ServicePlan) -> None:

@@ -62,6 +62,7 @@ class ServiceRun:
     reboot_seconds: float
     fault: Fault | None = None
     ended: Result | None = None  # how it ended, answered again when asked again
+    ended_at: float | None = None  # when it was first asked after it ended
 
     def progress(self, now: float) -> tuple[int, ServiceStep, float]:
         """(tasks done, the step under way, seconds until the next change)."""
@@ -125,12 +126,12 @@ class SimulatedFirmware:
             return run.ended
         done, step, wait = run.progress(now)
         if run.fault is not None and fault_strikes(run, done):
-            run.ended = failure(run.fault, host)
+            run.ended, run.ended_at = failure(run.fault, host), now
             return run.ended
         if step != ServiceStep.SERVICED:
             return continuing(max(wait, 0.0), service_step=step, service_done=done)
         self._apply(plan)
-        run.ended = complete()
+        run.ended, run.ended_at = complete(), now
         return run.ended
 
     def _apply(self, plan: ServicePlan) -> None:

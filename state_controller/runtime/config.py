@@ -44,5 +44,7 @@ class ControllerConfig:
     remediation: RemediationPolicy | None = None
     # the pools remediated (a Node's pool, by pool_label); None: every pool
     remediation_pools: frozenset[str] | None = None
+    # servicing runs (spec.servicingPolicy rolling) under way at once in each node pool
+    servicing_max_unavailable: int = 1
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER

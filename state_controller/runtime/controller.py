@@ -57,6 +57,7 @@ from .pool_reconciler import PoolReconciler, pool_of_object
 from .remediator import Remediator
 from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
+from .service_slots import ServiceSlots
 from .workqueue import QueueMetricsSink, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class HostController:
             reporter=self.reporter,
             nodes=follower if self.config.follow_nodes else None,
             remediator=self.remediator,
+            slots=ServiceSlots(self.config.servicing_max_unavailable, self.queue.add),
             clock=clock,
         )
         self.node_reconciler = NodeReconciler(

@@ -31,6 +31,7 @@ from typing import Any
 from ..api import annotations as ann
 from ..api.hoststate import Mode
 from ..api.objects import Obj
+from ..api.servicing import SERVICE_ACTIVE
 from ..api.states import ProvisioningState
 from ..books.book import Book
 from ..books.chapters import BOOTSTRAP_CHAPTER
@@ -56,6 +57,7 @@ from .node_reconciler import NodeFollower
 from .remediator import Remediator
 from .reporting import Reporter
 from .results import DONE, ReconcileResult
+from .service_slots import ServiceSlots
 from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,7 @@ class HostReconciler:
         reporter: Reporter,
         nodes: NodeFollower | None = None,
         remediator: Remediator | None = None,
+        slots: ServiceSlots | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -92,6 +95,7 @@ class HostReconciler:
         self.reporter = reporter
         self.nodes = nodes  # None: no Node is followed (the runtime alone, in tests)
         self.remediator = remediator  # None: remediation is off
+        self.slots = slots  # None: servicing runs are not limited per pool (tests)
         self.writer = BookWriter(cluster, hoststates, config, reporter)
         self.clock = clock
         self.books: dict[str, Book] = {}
@@ -130,7 +134,13 @@ class HostReconciler:
             verdict = remedy.consider(book, node, deleting=deleting, now=now)
             if verdict is not None and verdict.action is Action.POWER_CYCLE:
                 inputs = replace(inputs, power_cycle=verdict.why)
+        pool = node.pool if node is not None else ""
+        if self.slots is not None:
+            slots = self.slots
+            inputs = replace(inputs, service_slot=lambda: slots.may_start(key, pool))
         decision = self.machine.step(book, inputs, now, delivery.retry)
+        if self.slots is not None:
+            self.slots.settle(key, pool, active=book.service.step in SERVICE_ACTIVE)
         delivery.retry = decision.retry
         self._log_backend_words(key, book, delivery, decision.backend_said)
         if self.nodes is not None:

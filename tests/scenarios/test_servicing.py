@@ -10,12 +10,19 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from state_controller.cluster.interface import HOSTS, Cluster
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from tests.conftest import wait_for
-from tests.support.scenarios import NS, condition, events_for, hoststate, state_of
+from tests.support.scenarios import (
+    NS,
+    condition,
+    events_for,
+    hoststate,
+    state_of,
+    wait_all_in,
+)
 
 HOST = "host-0000"
 FIRMWARE_URL = "http://firmware.example/bios-1.1.0.bin"
@@ -178,3 +185,44 @@ def test_on_reboot_servicing_waits_for_a_reboot_and_takes_its_place(
         )
         machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
         assert machine.firmware.runs == 1 and machine.reboots == []  # serviced, not rebooted
+
+
+def test_rolling_runs_one_host_of_a_pool_at_a_time(cluster: Cluster, run_controller: Any) -> None:
+    sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.1))
+    with run_controller(cluster, sim) as running:
+        create_fleet(cluster, NS, 3)
+        wait_all_in(cluster, NS, "provisioned")
+        for index in range(3):  # no Node: all three are in the pool ""
+            cluster.patch(HOSTS, NS, f"host-{index:04d}", {"spec": SERVICING})
+        wait_for(
+            lambda: all(steps_of(cluster, i) == "serviced" for i in range(3)),
+            timeout=30,
+            what="all three serviced",
+        )
+        wait_for(running.controller.idle)
+        runs = sorted(
+            (run.started, run.ended_at)
+            for run in (sim.machine(address(i)).firmware.run for i in range(3))
+            if run is not None
+        )
+        assert len(runs) == 3
+        for (_, ended), (started, _) in itertools.pairwise(runs):
+            assert ended is not None and started > ended  # one at a time
+        waited = [
+            h["message"]
+            for i in range(3)
+            for h in cluster.get(HOSTSTATES, NS, f"host-{i:04d}")["status"]["history"]
+            if h["reason"] == "ServicePending"
+        ]
+        assert waited and set(waited) == {
+            "waits for a free servicing slot in its pool (--servicing-max-unavailable)"
+        }
+
+
+def address(index: int) -> str:
+    return str(host_manifest(NS, index)["spec"]["bmc"]["address"])
+
+
+def steps_of(cluster: Cluster, index: int) -> str:
+    status = cluster.get(HOSTSTATES, NS, f"host-{index:04d}").get("status") or {}
+    return str((status.get("servicing") or {}).get("step", ""))

@@ -108,7 +108,7 @@ def decide(policy: RemediationPolicy, host: HostSituation, pool: PoolHealth, now
     if host.attempts >= policy.max_attempts:
         return Verdict(
             Action.EXHAUSTED,
-            f"power-cycled {host.attempts} times and still {host.trouble.value}; "
+            f"power-cycled {_times(host.attempts)} and still {host.trouble.value}; "
             "look at the machine",
         )
     allowed = policy.unhealthy_allowed(pool.size)
@@ -135,3 +135,7 @@ def decide(policy: RemediationPolicy, host: HostSituation, pool: PoolHealth, now
         f"{policy.max_attempts}",
         attempt=attempt,
     )
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"

@@ -31,13 +31,22 @@ from typing import Any
 import pytest
 
 from state_controller.api.reach import ALLOW_BMC, ALLOW_IMAGE_HOST, Allowlist, Reach
+from state_controller.api.updates import DEFAULT_STEP_THRESHOLDS, UpdateStep
+from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.remediation.policy import RemediationPolicy
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import secret_manifest
+from state_controller.simulation.nodes import SimulatedNode
+from state_controller.updates.signals import (
+    OWN_CURRENT_CONFIG,
+    OWN_DESIRED_CONFIG,
+    OWN_UPDATE_STATE,
+)
 from state_controller.wiring import observed_controller
 from tests.conftest import wait_for
 from tests.ironic.helpers import POLL, IronicAPI
@@ -144,13 +153,7 @@ def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run
     next run (Ironic: ``service failed``, in maintenance); a fixed URL recovers the node
     (maintenance cleared, aborted) and runs again."""
     cluster = EmbeddedCluster(validators=validators())
-    loopback = Reach(  # the emulator's and the image server's address, as --allow-* give
-        bmc=Allowlist.parse(["127.0.0.1"], ALLOW_BMC),
-        images=Allowlist.parse(["127.0.0.1"], ALLOW_IMAGE_HOST),
-    )
-    config = ControllerConfig(
-        workers=2, backoff=Backoff(base=0.5, cap=4.0, jitter=0.0), reach=loopback
-    )
+    config = controller_config()
     running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
     running.controller.start()
     try:
@@ -235,3 +238,69 @@ def serviced(cluster: EmbeddedCluster, step: str, *, done: int | None = None) ->
     status = cluster.get(HOSTSTATES, NS, SERVICED.name).get("status") or {}
     shown = status.get("servicing") or {}
     return shown.get("step") == step and (done is None or shown.get("done") == done)
+
+
+def test_a_lost_reboot_is_power_cycled_through_ironic_and_the_bmc(
+    ironic: IronicServer, bmc: RedfishBMC, node: str, boot_iso: str
+) -> None:
+    """Remediation over this Ironic: the host's Node loses its update's reboot, the
+    controller power-cycles the system (Ironic's ``rebooting``, the BMC's Reset actions),
+    and once the Node is back the return is recorded."""
+    cluster = EmbeddedCluster(validators=validators())
+    steps = {**DEFAULT_STEP_THRESHOLDS, UpdateStep.REBOOTING: 1.0}
+    config = replace(
+        controller_config(),
+        stuck=StuckPolicy(step_thresholds=steps),
+        remediation=RemediationPolicy(max_attempts=1, max_unhealthy=1.0),
+    )
+    running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
+    running.controller.start()
+    try:
+        cluster.create(SECRETS, secret_manifest(NS, "serviced-bmc", bmc.username, bmc.password))
+        cluster.create(HOSTS, driven_host(bmc, boot_iso))
+        wait_for(lambda: host_state(cluster) == "provisioned", timeout=STEP_WAIT, what="taken over")
+        kubelet = SimulatedNode(
+            cluster,
+            "serviced-node",
+            labels={"node-role.kubernetes.io/worker": ""},
+            provider_id=f"metal3://{NS}/{SERVICED.name}/m-0",
+        )
+        kubelet.register()
+        kubelet.annotate(
+            {OWN_DESIRED_CONFIG: "a", OWN_CURRENT_CONFIG: "a", OWN_UPDATE_STATE: "Done"}
+        )
+        wait_for(lambda: hoststate(cluster)["spec"].get("node") == kubelet.name, what="linked")
+        before = bmc.resets(SERVICED)
+        kubelet.annotate({OWN_DESIRED_CONFIG: "b", OWN_UPDATE_STATE: "Working"})
+        kubelet.go_down()  # and it does not come back by itself
+        wait_for(lambda: "PowerCycled" in reasons(cluster), timeout=STEP_WAIT,
+                 what="a power-cycle")  # fmt: skip
+        wait_for(lambda: bmc.resets(SERVICED) > before, timeout=STEP_WAIT,
+                 what="the BMC asked to reset the system")  # fmt: skip
+        wait_for(lambda: bmc.power_state(SERVICED) == "On", timeout=STEP_WAIT, what="on")
+        kubelet.come_back()
+        wait_for(lambda: "Remediated" in reasons(cluster), timeout=STEP_WAIT, what="back")
+        found = IronicAPI(ironic.url).node(node) or {}
+        assert (found["provision_state"], found["power_state"]) == ("active", "power on")
+    finally:
+        running.controller.stop()
+        cluster.close()
+
+
+def controller_config() -> ControllerConfig:
+    """Two workers, a short backoff, loopback allowed for the BMC and the image server."""
+    loopback = Reach(  # the emulator's and the image server's address, as --allow-* give
+        bmc=Allowlist.parse(["127.0.0.1"], ALLOW_BMC),
+        images=Allowlist.parse(["127.0.0.1"], ALLOW_IMAGE_HOST),
+    )
+    return ControllerConfig(
+        workers=2, backoff=Backoff(base=0.5, cap=4.0, jitter=0.0), reach=loopback
+    )
+
+
+def hoststate(cluster: EmbeddedCluster) -> dict[str, Any]:
+    return dict(cluster.get(HOSTSTATES, NS, SERVICED.name))
+
+
+def reasons(cluster: EmbeddedCluster) -> list[str]:
+    return [h["reason"] for h in history(cluster)]

@@ -184,6 +184,13 @@ class RedfishBMC(LoopbackServer):
         """``"On"`` or ``"Off"``, as the emulator's Redfish API says."""
         return str(self.system(system)["PowerState"])
 
+    def resets(self, system: FakeSystem) -> int:
+        """How many ``ComputerSystem.Reset`` actions (power on, off, restart) the system was
+        asked for, from the emulator's own request log."""
+        action = f"POST /redfish/v1/Systems/{system.uuid}/Actions/ComputerSystem.Reset "
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return text.count(action)
+
     def bios_attributes(self, system: FakeSystem) -> dict[str, Any]:
         """The system's current BIOS attributes, as the emulator's Redfish API says."""
         attributes: dict[str, Any] = self.get(f"/redfish/v1/Systems/{system.uuid}/BIOS")[

@@ -75,6 +75,12 @@ def add(p: argparse.ArgumentParser) -> None:
         help="with ironic: leave the demo's nodes in Ironic (default: delete the hosts at the end)",
     )
     p.add_argument(
+        "--firmware-rollout",
+        action="store_true",
+        help="after the node update, give every host a new BIOS image, serviced --max-unavailable "
+        "hosts of a pool at a time (with --faults: a BMC that refuses it, a flash that hangs)",
+    )
+    p.add_argument(
         "--remediation",
         default="all",
         metavar="off|all|POOL,…",
@@ -154,6 +160,7 @@ def main(args: argparse.Namespace) -> int:
         keep=args.keep,
         screenshot=args.screenshot,
         remediation_pools=_pools(args.remediation),
+        firmware_rollout=args.firmware_rollout,
     )
     try:
         return run_demo(opts)

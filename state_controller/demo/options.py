@@ -41,4 +41,6 @@ class DemoOptions:
     screenshot: str | None = None  # save a picture of the screen (SVG) to this file
     # the node pools whose lost reboots are power-cycled (None: every pool; empty: none)
     remediation_pools: frozenset[str] | None = None
+    # after the node update, every host gets a new BIOS image, serviced a pool at a time
+    firmware_rollout: bool = False
     extra: dict[str, Any] = field(default_factory=dict)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import TypeVar
 
+from ..api.servicing import ServiceStep
 from ..api.states import ProvisioningState
 from ..api.updates import UpdateStep
 from ..books.stuck import StuckPolicy
@@ -42,6 +43,7 @@ from ..remediation.policy import RemediationPolicy
 from ..runtime.config import ControllerConfig
 from ..runtime.leader import DEFAULT_LEASE
 from ..screens.progress import summarize
+from ..simulation.firmware_rollout import FirmwareRollout, firmware_faults
 from ..simulation.fleet import create_fleet, delete_fleet, host_manifest
 from ..simulation.nodes import UpdateFault
 from ..simulation.rollout import (
@@ -78,6 +80,13 @@ def demo_policy(speed: float) -> StuckPolicy:
             UpdateStep.REBOOTING: 6.0,
             UpdateStep.RESUMING: 4.0,
         },
+        {
+            ServiceStep.APPLYING_SETTINGS: 8.0,
+            ServiceStep.UPDATING_FIRMWARE: 8.0,
+            ServiceStep.CONFIGURING_RAID: 8.0,
+            ServiceStep.REBOOTING: 6.0,
+            ServiceStep.VERIFYING: 4.0,
+        },
     ).scaled(1 / speed)
 
 
@@ -102,6 +111,10 @@ def run_demo(opts: DemoOptions) -> int:
             hang_seconds=hang,
             times=opts.fault_attempts or None,
         )
+    if opts.faults and opts.firmware_rollout:
+        hang = max(policy.service_thresholds.values()) * 1.5
+        for key, fault in firmware_faults(keys, opts.fault_rate, opts.seed, hang).items():
+            plan.add(key, fault)
     timings = faster(Timings.demo(), opts.speed)
     # with --store the machines are kept in the same file: a second run finds them as they were
     hardware = HardwareFile(opts.store) if opts.store else None
@@ -114,6 +127,7 @@ def run_demo(opts: DemoOptions) -> int:
         reach=opts.reach,
         remediation=demo_remediation(opts.speed) if remedied else None,
         remediation_pools=opts.remediation_pools,
+        servicing_max_unavailable=opts.max_unavailable,
     )
     return _run_demo_on(opts, sim, config, plan)
 
@@ -187,6 +201,8 @@ def _run_demo_on(
     print(metrics_line, file=err, flush=True)
     updating = opts.update and opts.target == ProvisioningState.PROVISIONED
     rollout = _rollout(cluster, opts, config, prov) if updating else None
+    hold = max(config.stuck.service_thresholds.values(), default=10.0) * 1.5
+    firmware = FirmwareRollout(cluster, keys, hold) if opts.firmware_rollout else None
     if opts.faults:
         update_faults = len(rollout.kubelets.faults) if rollout else 0
         print(
@@ -198,12 +214,16 @@ def _run_demo_on(
     try:
         controller.start()
         create_fleet(cluster, opts.namespace, opts.hosts)
-        settled_at = watch(controller, cluster, keys, opts, started, rollout, metrics_line)
+        settled_at = watch(
+            controller, cluster, keys, opts, started, rollout, metrics_line, firmware
+        )
         settled = settled_at is not None
         summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
         if rollout is not None:
             summary["update"] = summarize_update(controller, keys)
             summary["update"]["heartbeats"] = rollout.kubelets.heartbeats
+        if firmware is not None:
+            summary["firmware"] = firmware.summary(controller.books)
         # to settle, not to clean up or to linger
         summary["elapsed_seconds"] = round((settled_at or time.time()) - started, 2)
         if opts.ironic is not None and not opts.keep:

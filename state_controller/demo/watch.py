@@ -24,6 +24,7 @@ from ..screens.picture import SIZE, save_svg
 from ..screens.progress import provisioning_line, summarize, update_line
 from ..screens.rows import sort_rows
 from ..screens.terminal import LiveScreen
+from ..simulation.firmware_rollout import FirmwareRollout
 from ..simulation.rollout import RollingUpdate, config_name, pool_for
 from .options import DemoOptions
 
@@ -69,15 +70,17 @@ def watch(
     started: float,
     rollout: RollingUpdate | None,
     metrics: str,
+    firmware: FirmwareRollout | None = None,
 ) -> float | None:
     """Show progress until every host is at its target and, with an update, every node
-    at its new configuration, or until the timeout; then, unless told to exit when
-    settled, until the timeout. When it settled (None: it did not)."""
+    at its new configuration (and, with a firmware rollout, every host serviced), or until
+    the timeout; then, unless told to exit when settled, until the timeout. When it
+    settled (None: it did not)."""
     # a live screen redraws the terminal: with traces on the console it would wipe them
     live = opts.table and sys.stdout.isatty() and not opts.json and opts.trace != "console"
     screen = LiveScreen() if live else None
     with screen or contextlib.nullcontext():
-        return _follow(controller, cluster, keys, opts, started, rollout, metrics, screen)
+        return _follow(controller, cluster, keys, opts, started, rollout, metrics, screen, firmware)
 
 
 def _follow(
@@ -89,6 +92,7 @@ def _follow(
     rollout: RollingUpdate | None,
     metrics: str,
     screen: LiveScreen | None,
+    firmware: FirmwareRollout | None,
 ) -> float | None:
     deadline = started + opts.timeout
     linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
@@ -108,7 +112,7 @@ def _follow(
             rollout.tick(time.monotonic())
             if rollout.started:
                 update = summarize_update(controller, keys)
-        done = provisioned and (
+        updated = provisioned and (
             update is None
             or (
                 rollout is not None
@@ -117,6 +121,13 @@ def _follow(
                 and _pools_show(cluster, update["nodes"])
             )
         )
+        serviced = True
+        if firmware is not None:
+            if updated and not firmware.started:
+                firmware.start(time.monotonic())
+            firmware.tick(time.monotonic(), controller.books)
+            serviced = firmware.done(controller.books)
+        done = updated and serviced
         now = time.time()
         if done and settled_at is None:
             settled_at = now
@@ -146,7 +157,11 @@ def _follow(
             picture.offer(cluster, opts.namespace, update is not None, bars, footer)
             last_screen = time.time()
         if screen is None and (now - last_line >= pace or finished):
-            print(_line(summary, update, started), file=sys.stderr, flush=True)
+            line = _line(summary, update, started)
+            if firmware is not None and firmware.started:
+                told = firmware.summary(controller.books)
+                line += f" | firmware {told['serviced']}/{told['hosts']} serviced"
+            print(line, file=sys.stderr, flush=True)
             last_line = time.time()
         if finished:
             if opts.table and not opts.json and screen is None:

@@ -1,5 +1,6 @@
 """A real Prometheus (Debian's package) on loopback scrapes ``state-controller demo`` with
-faults and evaluates every dashboard query and every alert rule through its HTTP API.
+faults and a firmware rollout, and evaluates every dashboard query and every alert rule
+through its HTTP API.
 
 Each dashboard query must parse, read only families the controller exports, and return
 data over the run (as the panel shows its time range). Every rule must evaluate
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from state_controller.monitoring.catalogue import families
 from state_controller.provisioning.fault_plan import FAULT_KINDS, FaultPlan
 from tests.monitoring.dashboards import files, load, queries
 from tests.support.processes import ServerProcess, free_port, http_probe
@@ -38,6 +40,11 @@ EXPORTED = (
     "leader_",
     "process_",
 )
+# Families with a series only while a host is being remediated: the demo's lost reboot is
+# power-cycled within a second or two, too short a time for every run to be scraped in.
+# A panel or rule reading only these may find no data; their names are still checked
+# against the catalogue of what the controller registers.
+WHILE_REMEDIATED = {"hoststate_host_remediation_attempts"}
 # What Grafana puts in place of its variables when it sends a panel's query.
 GRAFANA = {
     "$__rate_interval": "20s",
@@ -104,7 +111,7 @@ def run(prometheus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                 sys.executable, "-m", "state_controller.cli", "demo",
                 "--hosts", str(HOSTS), "--faults", "--fault-rate", str(RATE),
                 "--fault-kinds", ",".join(KINDS), "--seed", str(SEED), "--no-table",
-                "--metrics-port", str(metrics_port), "--timeout", "240",
+                "--metrics-port", str(metrics_port), "--timeout", "240", "--firmware-rollout",
             ],
             ROOT,
         )  # fmt: skip
@@ -136,6 +143,11 @@ def _exported(base: str) -> set[str]:
     return set(api_get(base, "/api/v1/label/__name__/values"))
 
 
+def _catalogued() -> set[str]:
+    """Every family the controller registers (docs/metrics.md's catalogue)."""
+    return {family.name for family in families()}
+
+
 def _names(expr: str) -> set[str]:
     return {n for n in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", expr) if n.startswith(EXPORTED)}
 
@@ -151,7 +163,7 @@ def test_stuck_host_alert_goes_pending_for_the_held_hosts_and_no_other(run: Run)
 
 
 def test_every_rule_evaluates_and_reads_only_exported_families(run: Run) -> None:
-    exported = _exported(run.prometheus) | {"up"}
+    exported = _exported(run.prometheus) | {"up"} | (WHILE_REMEDIATED & _catalogued())
     groups = api_get(run.prometheus, "/api/v1/rules")["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
     planned = yaml.safe_load(RULES.read_text())["groups"]
@@ -173,7 +185,10 @@ def test_every_panel_query_returns_data(run: Run, path: Path) -> None:
         "$pool": ".*",
     }
     empty = []
+    situational = WHILE_REMEDIATED & _catalogued()
     for title, expr in queries(load(path)):
+        if _names(expr) <= situational and not _names(expr) & exported:
+            continue  # no remediation was scraped in this run (see WHILE_REMEDIATED)
         assert _names(expr) <= exported, f"{title}: {_names(expr) - exported} not exported"
         for variable, value in {**GRAFANA, **chosen}.items():
             expr = expr.replace(variable, value)

@@ -101,6 +101,22 @@ def test_a_lost_reboot_is_power_cycled_and_the_rollout_goes_on() -> None:
     assert "PowerCycled: RebootLost: power-cycling through the BMC, attempt 1 of 3" in done.stderr
 
 
+def test_a_firmware_rollout_services_every_host_and_a_refused_image_is_fixed() -> None:
+    done = cli(
+        "demo", "--hosts", "4", "--speed", "10", "--faults", "--fault-rate", "0.5",
+        "--fault-kinds", "reboot-lost", "--firmware-rollout", "--exit-when-settled",
+        "--json", "--timeout", "90",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    firmware = summary["firmware"]
+    assert (firmware["serviced"], firmware["hosts"]) == (4, 4)
+    refused = [k for k, kinds in summary["faults"].items() if kinds == ["firmware"]]
+    assert [f"demo/{name}" for name in firmware["fixed_image"]] == refused
+    assert "ServicingFailed: the BMC refused the firmware image" in done.stderr
+    assert "Stuck: host has been updating firmware" in done.stderr  # the hanging flash
+
+
 def test_run_rejects_remediation_settings_it_cannot_use() -> None:
     done = cli("run", "--remediation", "all", "--remediation-max-unhealthy", "140%")
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
+from ...api.servicing import SERVICE_ACTIVE
 from .panels import IN_NAMESPACE, RATE, graph, label_variable, listing, new_dashboard, number, row
 
 UID = "hoststate-fleet"
@@ -18,6 +19,7 @@ STUCK_WITH_ERROR = (
     ")"
 )
 FLEET_WIDE = "Counted for the whole fleet (the counters carry no namespace, to stay small)."
+ACTIVE = "|".join(sorted(s.value for s in SERVICE_ACTIVE))
 
 
 def dashboard() -> Dashboard:
@@ -72,6 +74,65 @@ def dashboard() -> Dashboard:
                 about="Each host stuck in its state, for how long, and its last error.",
             )
         )
+        .with_row(row("Servicing and remediation"))
+        .with_panel(
+            number(
+                "Being serviced",
+                f'sum(hoststate_hosts_servicing{{{IN_NAMESPACE}, step=~"{ACTIVE}"}}) or vector(0)',
+                about="Hosts whose firmware settings, firmware or RAID are being changed.",
+            )
+        )
+        .with_panel(
+            number(
+                "Servicing failed",
+                f'sum(hoststate_hosts_servicing{{{IN_NAMESPACE}, step="service failed"}})'
+                " or vector(0)",
+                about="Failed runs wait for their servicing fields to change.",
+            )
+        )
+        .with_panel(
+            number(
+                "Being remediated",
+                f"count(hoststate_host_remediation_attempts{{{IN_NAMESPACE}}}) or vector(0)",
+                about="Hosts whose Node is unhealthy, in a remediated pool.",
+            )
+        )
+        .with_panel(
+            number(
+                "Remediation exhausted",
+                f'count(hoststate_host_remediation_attempts{{{IN_NAMESPACE}, action="Exhausted"}})'
+                " or vector(0)",
+                about="Power-cycled every time allowed and still unhealthy: a person must look.",
+            )
+        )
+        .with_panel(
+            listing(
+                "Hosts being remediated",
+                [(f"hoststate_host_remediation_attempts{{{IN_NAMESPACE}}}", "")],
+                columns={
+                    "namespace": "Namespace",
+                    "host": "Host",
+                    "trouble": "Trouble",
+                    "action": "Now",
+                    "Value": "Power-cycles",
+                },
+                unit="short",
+                width=12,
+            )
+        )
+        .with_panel(
+            listing(
+                "Servicing steps stuck",
+                [(f"hoststate_host_servicing_stuck_seconds{{{IN_NAMESPACE}}}", "")],
+                columns={
+                    "namespace": "Namespace",
+                    "host": "Host",
+                    "step": "Step",
+                    "Value": "Stuck for",
+                },
+                width=12,
+            )
+        )
         .with_row(row("Over time"))
         .with_panel(
             graph(
@@ -112,6 +173,30 @@ def dashboard() -> Dashboard:
                     )
                 ],
                 about=FLEET_WIDE,
+            )
+        )
+        .with_panel(
+            graph(
+                "Hosts per servicing step",
+                [
+                    (
+                        f"sum by (step) (hoststate_hosts_servicing{{{IN_NAMESPACE}}}) > 0",
+                        "{{step}}",
+                    )
+                ],
+            )
+        )
+        .with_panel(
+            graph(
+                "Remediation per hour, by outcome",
+                [
+                    (
+                        f"sum by (outcome) (rate(hoststate_remediations_total[{RATE}])) * 3600",
+                        "{{outcome}}",
+                    )
+                ],
+                about="power_cycled: attempts; recovered: Nodes back after one; held: the "
+                "pool too unhealthy; exhausted: every attempt made. " + FLEET_WIDE,
             )
         )
         .with_panel(

@@ -59,6 +59,23 @@ def dashboard() -> Dashboard:
             )
         )
         .with_panel(
+            number(
+                "Servicing step stuck for",
+                f"sum(hoststate_host_servicing_stuck_seconds{{{HOST}}}) or vector(0)",
+                unit="s",
+                width=12,
+                about="0 while no servicing step has run past its threshold.",
+            )
+        )
+        .with_panel(
+            number(
+                "Remediation power-cycles",
+                f"sum(hoststate_host_remediation_attempts{{{HOST}}}) or vector(0)",
+                width=12,
+                about="Made for the Node's trouble now (0: its Node is healthy).",
+            )
+        )
+        .with_panel(
             timeline(
                 "Provisioning state", [(f"hoststate_host_state{{{HOST}}}", "{{host}}")], STATE_CODES
             )

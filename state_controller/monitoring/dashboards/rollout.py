@@ -27,6 +27,14 @@ def dashboard() -> Dashboard:
         )
         for q in QUANTILES
     ]
+    service_steps = [
+        (
+            f"histogram_quantile({q}, sum by (step, le) "
+            f"(rate(hoststate_servicing_step_duration_seconds_bucket[{RATE}])))",
+            f"{{{{step}}}} p{round(q * 100)}",
+        )
+        for q in QUANTILES
+    ]
     return (
         new_dashboard(
             UID,
@@ -108,6 +116,43 @@ def dashboard() -> Dashboard:
                     )
                 ],
                 about=NODES,
+            )
+        )
+        .with_row(row("Firmware"))
+        .with_panel(
+            graph(
+                "Firmware rollout (hosts serviced, of those asked)",
+                [
+                    (
+                        f'sum(hoststate_hosts_servicing{{{IN_NAMESPACE}, step="serviced"}})'
+                        f" / sum(hoststate_hosts_servicing{{{IN_NAMESPACE}}})",
+                        "serviced",
+                    )
+                ],
+                unit="percentunit",
+            )
+        )
+        .with_panel(
+            graph(
+                "Hosts per servicing step",
+                [
+                    (
+                        f"sum by (step) (hoststate_hosts_servicing{{{IN_NAMESPACE}}}) > 0",
+                        "{{step}}",
+                    )
+                ],
+            )
+        )
+        .with_panel(graph("Servicing step durations (p50, p90)", service_steps, unit="s"))
+        .with_panel(
+            graph(
+                "Servicing runs ended per hour, by outcome",
+                [
+                    (
+                        f"sum by (outcome) (rate(hoststate_servicings_total[{RATE}])) * 3600",
+                        "{{outcome}}",
+                    )
+                ],
             )
         )
     )

@@ -1,5 +1,8 @@
 """Remediation at scale against a real control plane (etcd + kube-apiserver on this machine).
 
+Some 530 lines, one script on purpose: the phases, the kubelets' child process and the
+invariants checked at the end are read together, and a sixth of it is this account.
+
 N Hosts (simulated provisioner at zero latency) are provisioned by the controller, each
 with a Node linked by providerID in the worker pool, and the pool is remediated with a
 20 % unhealthy budget (``--budget``: 50 of 250). Then ``--lost`` of those Nodes (100) lose

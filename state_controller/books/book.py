@@ -10,7 +10,7 @@ spec, an unreachable backend) go through :meth:`Book.note`. All of them
 re-stamp the conditions whose status changed, so every projection reads one
 consistent story.
 
-Some 470 lines on purpose: the one way to change state has three cursors (provisioning,
+Some 500 lines on purpose: the one way to change state has three cursors (provisioning,
 a node update, servicing), whose transitions share the numbering, filing and chapter rules
 read here together; the conditions they derive live in :mod:`.conditions` and its siblings.
 
@@ -199,16 +199,14 @@ class Book:
             visited=visited,
             failed_step=failed,
         )
-        record = Transition(
-            seq=0,
-            chapter=UPDATE_CHAPTER,
-            from_state=position,
-            to_state=self.position(),
-            at=now,
+        record = self._step_record(
+            UPDATE_CHAPTER,
+            position,
+            before.entered_at,
+            moved,
+            now=now,
             reason=reason,
             message=message,
-            recorded=moved,
-            time_in_previous_state=now - before.entered_at if moved else None,
         )
         self._record(record, left_in_error=before.step == UpdateStep.DEGRADED, opens=starting)
         if moved and not in_progress(shown.step):
@@ -221,8 +219,8 @@ class Book:
         """Move the servicing cursor, with the operational status that goes with it:
         ``servicing`` while a run is under way (as baremetal-operator shows it; not while it
         waits for its turn), an error of type ``servicing error`` when it failed, OK again
-        once it is done. Each run is
-        a chapter of its own; its steps are recorded as a node update's are."""
+        once it is done. Each run is a chapter of its own; its steps are recorded as a node
+        update's are."""
         before, position = self.service, self.position()
         moved = shown.step != before.step
         starting = moved and not servicing(before.step) and servicing(shown.step)
@@ -250,17 +248,16 @@ class Book:
             cur.error_type == ErrorType.SERVICING
         ):  # done, or waiting again (a new run after a failed one)
             self.cursor = Cursor(cur.state, cur.entered_at, OperationalStatus.OK)
-        record = Transition(
-            seq=0,
-            chapter=SERVICING_CHAPTER,
-            from_state=position,
-            to_state=self.position(),
-            at=now,
+        failing = ErrorType.SERVICING if shown.step == ServiceStep.FAILED else None
+        record = self._step_record(
+            SERVICING_CHAPTER,
+            position,
+            before.entered_at,
+            moved,
+            now=now,
             reason=reason,
             message=message,
-            recorded=moved,
-            time_in_previous_state=now - before.entered_at if moved else None,
-            error_type=ErrorType.SERVICING if shown.step == ServiceStep.FAILED else None,
+            error=failing,
         )
         self._record(
             record, left_in_error=before.step == ServiceStep.FAILED and not moved, opens=starting
@@ -269,6 +266,33 @@ class Book:
             self._close_chapter(SERVICING_CHAPTER, now)
         self.facts.last_updated = now
         return record
+
+    def _step_record(
+        self,
+        chapter: str,
+        position: str,
+        entered_at: float,
+        moved: bool,
+        *,
+        now: float,
+        reason: str,
+        message: str,
+        error: ErrorType | None = None,
+    ) -> Transition:
+        """The record of a step cursor's change (an update's, a servicing run's): from
+        ``position`` to where the book is now; recorded only when the step moved."""
+        return Transition(
+            seq=0,
+            chapter=chapter,
+            from_state=position,
+            to_state=self.position(),
+            at=now,
+            reason=reason,
+            message=message,
+            recorded=moved,
+            time_in_previous_state=now - entered_at if moved else None,
+            error_type=error,
+        )
 
     def _record(self, record: Transition, *, left_in_error: bool, opens: bool = False) -> None:
         """Number and file a notable record in history and chapter; journal every one."""

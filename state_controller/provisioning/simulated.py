@@ -7,7 +7,7 @@ deterministic for a given seed, so a demo or a test can be replayed. With a
 :class:`~.hardware_file.HardwareFile` the machines outlive the process, as a real
 backend's nodes do.
 
-Just over 400 lines: the machines, their operations and their persistence are one
+Some 460 lines: the machines, their operations and their persistence are one
 backend, read together.
 """
 

@@ -17,7 +17,7 @@ Ironic's answers map onto results like this:
 
 Every message and detail returned is scrubbed of the host's BMC password.
 
-About 450 lines on purpose: each operation is a table from provision state to step, and
+About 480 lines on purpose: each operation is a table from provision state to step, and
 the eight tables read best side by side, where a missing state shows. The reads the
 command lines ask of the same endpoint (``check``, ``node_names``, ``read_node``) share
 its client, its credentials and its scrubbing, so they are here too.

@@ -152,14 +152,7 @@ def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run
     run that reaches the emulated system; a firmware image the BMC cannot fetch fails the
     next run (Ironic: ``service failed``, in maintenance); a fixed URL recovers the node
     (maintenance cleared, aborted) and runs again."""
-    cluster = EmbeddedCluster(validators=validators())
-    config = controller_config()
-    running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
-    running.controller.start()
-    try:
-        cluster.create(SECRETS, secret_manifest(NS, "serviced-bmc", bmc.username, bmc.password))
-        cluster.create(HOSTS, driven_host(bmc, boot_iso))
-        wait_for(lambda: host_state(cluster) == "provisioned", timeout=STEP_WAIT, what="taken over")
+    with taken_over(ironic, bmc, boot_iso, controller_config()) as cluster:
         (tmp_path / "bios-2.bin").write_bytes(FIRMWARE)
         with serving(tmp_path) as served:
             spec = {
@@ -199,9 +192,6 @@ def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run
             found = IronicAPI(ironic.url).node(node) or {}
             assert (found["provision_state"], found["maintenance"]) == ("active", False)
             assert cluster.get(HOSTS, NS, SERVICED.name)["status"]["operationalStatus"] == "OK"
-    finally:
-        running.controller.stop()
-        cluster.close()
 
 
 def driven_host(bmc: RedfishBMC, boot_iso: str) -> dict[str, Any]:
@@ -246,19 +236,13 @@ def test_a_lost_reboot_is_power_cycled_through_ironic_and_the_bmc(
     """Remediation over this Ironic: the host's Node loses its update's reboot, the
     controller power-cycles the system (Ironic's ``rebooting``, the BMC's Reset actions),
     and once the Node is back the return is recorded."""
-    cluster = EmbeddedCluster(validators=validators())
     steps = {**DEFAULT_STEP_THRESHOLDS, UpdateStep.REBOOTING: 1.0}
     config = replace(
         controller_config(),
         stuck=StuckPolicy(step_thresholds=steps),
         remediation=RemediationPolicy(max_attempts=1, max_unhealthy=1.0),
     )
-    running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
-    running.controller.start()
-    try:
-        cluster.create(SECRETS, secret_manifest(NS, "serviced-bmc", bmc.username, bmc.password))
-        cluster.create(HOSTS, driven_host(bmc, boot_iso))
-        wait_for(lambda: host_state(cluster) == "provisioned", timeout=STEP_WAIT, what="taken over")
+    with taken_over(ironic, bmc, boot_iso, config) as cluster:
         kubelet = SimulatedNode(
             cluster,
             "serviced-node",
@@ -282,6 +266,22 @@ def test_a_lost_reboot_is_power_cycled_through_ironic_and_the_bmc(
         wait_for(lambda: "Remediated" in reasons(cluster), timeout=STEP_WAIT, what="back")
         found = IronicAPI(ironic.url).node(node) or {}
         assert (found["provision_state"], found["power_state"]) == ("active", "power on")
+
+
+@contextmanager
+def taken_over(
+    ironic: IronicServer, bmc: RedfishBMC, boot_iso: str, config: ControllerConfig
+) -> Iterator[EmbeddedCluster]:
+    """The controller (in process, on an embedded store) with the deployed system's Host,
+    once it took the node over; stopped on exit."""
+    cluster = EmbeddedCluster(validators=validators())
+    running = observed_controller(cluster, IronicProvisioner(ironic.url, poll_delay=POLL), config)
+    running.controller.start()
+    try:
+        cluster.create(SECRETS, secret_manifest(NS, "serviced-bmc", bmc.username, bmc.password))
+        cluster.create(HOSTS, driven_host(bmc, boot_iso))
+        wait_for(lambda: host_state(cluster) == "provisioned", timeout=STEP_WAIT, what="taken over")
+        yield cluster
     finally:
         running.controller.stop()
         cluster.close()

@@ -48,6 +48,7 @@ class ServiceStep(StrEnum):
 
     SERVICED = "serviced"  # what the spec asks is applied, or nothing is asked
     PENDING = "service pending"  # asked; waits for its reboot or its pool's slot
+    DRAINING = "service draining"  # its Node cordoned, its pods being evicted
     APPLYING_SETTINGS = "applying settings"
     UPDATING_FIRMWARE = "updating firmware"  # the message says which component, n of m
     CONFIGURING_RAID = "configuring RAID"
@@ -58,6 +59,7 @@ class ServiceStep(StrEnum):
 
 SERVICE_IN_PROGRESS: tuple[ServiceStep, ...] = (
     ServiceStep.PENDING,
+    ServiceStep.DRAINING,
     ServiceStep.APPLYING_SETTINGS,
     ServiceStep.UPDATING_FIRMWARE,
     ServiceStep.CONFIGURING_RAID,
@@ -78,6 +80,7 @@ SERVICING_WITHDRAWN = "ServicingWithdrawn"  # asked, then taken back before it r
 # server); a firmware image is flashed and the BMC verifies it (Ironic's own wait for a
 # BMC firmware update is an hour); waiting for a reboot or a slot is not being stuck.
 DEFAULT_SERVICE_THRESHOLDS: dict[ServiceStep, float] = {
+    ServiceStep.DRAINING: 30 * 60,  # as an update's drain (the MCO fails one after an hour)
     ServiceStep.APPLYING_SETTINGS: 30 * 60,
     ServiceStep.UPDATING_FIRMWARE: 60 * 60,
     ServiceStep.CONFIGURING_RAID: 30 * 60,

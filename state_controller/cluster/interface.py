@@ -204,6 +204,11 @@ class Cluster(Protocol):
         """Delete, or only mark deleted (``deletionTimestamp``) while finalizers remain."""
         ...
 
+    def evict(self, namespace: str, pod: str) -> bool:
+        """Evict a pod (policy/v1 Eviction): True once it is going or gone, False while a
+        PodDisruptionBudget allows no disruption (the API server's 429)."""
+        ...
+
 
 def object_key(obj: Obj) -> str:
     """``namespace/name`` (or ``name`` for cluster-scoped objects), as client-go keys them."""

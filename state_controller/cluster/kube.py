@@ -310,6 +310,24 @@ class KubeCluster:
             content_type="application/merge-patch+json",
         )
 
+    def evict(self, namespace: str, pod: str) -> bool:
+        self._count("create")
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": pod, "namespace": namespace},
+        }
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/eviction"
+        try:
+            self._json("POST", path, body=body)
+        except NotFound:
+            return True  # gone already
+        except ApiError as error:
+            if error.code == 429:  # a PodDisruptionBudget allows no disruption now
+                return False
+            raise
+        return True
+
     def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
         self._count("delete")
         self._json("DELETE", self.path(resource, namespace, name))

@@ -19,7 +19,7 @@ from typing import TypeVar
 from opentelemetry.trace import NoOpTracer, SpanKind, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
-from ..cluster.interface import ApiError, Cluster, Resource, Watch, key_of, unreachable
+from ..cluster.interface import PODS, ApiError, Cluster, Resource, Watch, key_of, unreachable
 from ..runtime.outages import Outage
 from .metrics import Metrics
 
@@ -163,6 +163,17 @@ class InstrumentedCluster:
             key_of(namespace, name),
             lambda: self.inner.delete(resource, namespace, name),
         )
+
+    def evict(self, namespace: str, pod: str) -> bool:
+        evicted: bool = self._write(
+            "eviction",
+            "POST",
+            "201",
+            PODS,
+            key_of(namespace, pod),
+            lambda: self.inner.evict(namespace, pod),
+        )
+        return evicted
 
 
 def _key(obj: Obj) -> str:

@@ -42,6 +42,10 @@ class HostInput:
     # whether a servicing run with spec.servicingPolicy rolling may start now (its pool has
     # a free slot, which is then the host's): asked only when the run would start
     service_slot: Callable[[], bool] = field(default=lambda: True)
+    # the host's Node, cordoned and drained before a servicing run: whether no pod is left,
+    # and what the drain waits for (None: the host has no Node); and uncordoned after
+    drain: Callable[[], tuple[bool, str]] | None = None
+    uncordon: Callable[[], None] | None = None
 
     @property
     def key(self) -> str:

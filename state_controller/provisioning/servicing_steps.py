@@ -36,15 +36,22 @@ from .power_requests import power_requests
 from .results import Outcome, Result
 from .steps import StepContext
 
+DRAIN_POLL = 5.0  # seconds between looks at a drain (each pod that goes queues one too)
+
 
 class ServicingSteps(StepContext):
     def serve(self) -> None:
         """Go on with a run under way, or start one the spec asks for and the policy allows.
         Returns when there is nothing to do; stops the step while a run goes on."""
         service = self.book.service
+        if service.step == ServiceStep.DRAINING:
+            self.begin(plan_for(self.spec()))  # its slot is held: go on draining
+            return
         if service.step in SERVICE_ACTIVE:
             self.go_on(plan_for(self.spec()))
             return
+        if service.step == ServiceStep.SERVICED and self.host.uncordon is not None:
+            self.host.uncordon()  # a no-op unless the Node is still cordoned for servicing
         plan = plan_for(self.spec())
         wanted = plan.digest != self.book.facts.serviced
         if not wanted:
@@ -52,6 +59,8 @@ class ServicingSteps(StepContext):
                 self.service_moves(
                     ServiceStep.SERVICED, SERVICING_WITHDRAWN, "nothing left to apply"
                 )
+                if self.host.uncordon is not None:
+                    self.host.uncordon()
             return
         if service.step == ServiceStep.FAILED and service.digest == plan.digest:
             return  # the run that failed is still what is asked: wait for a change
@@ -79,23 +88,45 @@ class ServicingSteps(StepContext):
         return ""
 
     def begin(self, plan: ServicePlan) -> None:
-        view = self.view()
-        firmware = self.work(self.prov.firmware(view), ErrorType.SERVICING).firmware or {}
-        wanted = dict(self.spec().firmware_settings or {})
-        self.book.note(now=self.now, firmware=shown(firmware, set(wanted)))
-        problem = settings_problem(wanted, firmware)
+        """Check the settings against the BMC's schema, drain the host's Node, then start
+        the run; a drain that goes on stops the step (the run has begun: its slot is held)."""
         cursor = ServiceCursor(ServiceStep.PENDING, tasks=plan.labels, digest=plan.digest)
-        if problem:
-            failed = replace(cursor, step=ServiceStep.FAILED, message=problem)
-            self.service_to(failed, SERVICING_FAILED, problem)
+        service = self.book.service
+        draining = service.step == ServiceStep.DRAINING and service.digest == plan.digest
+        if not draining and not self.checked(plan, cursor):
             return
-        result = self.prov.service(view, plan, started=False)
+        if self.host.drain is not None:
+            drained, waits = self.host.drain()
+            if not drained:
+                moved = replace(cursor, step=ServiceStep.DRAINING, message=waits)
+                if draining:
+                    self.service_to(moved, "ServiceDraining", waits)
+                else:
+                    told = f"servicing: {', '.join(plan.labels)}; {waits}"
+                    self.service_to(moved, SERVICING_STARTED, told)
+                self.wait(DRAIN_POLL)
+        result = self.prov.service(self.view(), plan, started=False)
         if result.outcome in (Outcome.TRANSIENT, Outcome.RETRY_AFTER):
             self.settle(result, ErrorType.SERVICING)  # not accepted: nothing moves
         first = plan.tasks[0]
         started = replace(cursor, step=first.step, message=first.label)
-        self.service_to(started, SERVICING_STARTED, f"servicing: {', '.join(plan.labels)}")
-        self.answered(result, firmware)
+        if self.book.service.step == ServiceStep.DRAINING:  # the run began with the drain
+            self.service_to(started, camel(first.step.value), first.label)
+        else:
+            self.service_to(started, SERVICING_STARTED, f"servicing: {', '.join(plan.labels)}")
+        self.answered(result, self.book.facts.firmware or {})
+
+    def checked(self, plan: ServicePlan, cursor: ServiceCursor) -> bool:
+        """Read the firmware and check the settings asked against its schema; a setting
+        the BMC would refuse fails the run before anything is sent (False)."""
+        firmware = self.work(self.prov.firmware(self.view()), ErrorType.SERVICING).firmware or {}
+        wanted = dict(self.spec().firmware_settings or {})
+        self.book.note(now=self.now, firmware=shown(firmware, set(wanted)))
+        problem = settings_problem(wanted, firmware)
+        if problem:
+            failed = replace(cursor, step=ServiceStep.FAILED, message=problem)
+            self.service_to(failed, SERVICING_FAILED, problem)
+        return not problem
 
     def go_on(self, plan: ServicePlan) -> None:
         """Poll the run under way (the backend answers for the run it runs, whatever the
@@ -150,6 +181,8 @@ class ServicingSteps(StepContext):
         self.book.note(now=self.now, serviced=cursor.digest)
         self.service_to(replace(done, step=ServiceStep.SERVICED, message=message),
                         SERVICING_COMPLETE, message)  # fmt: skip
+        if self.host.uncordon is not None:
+            self.host.uncordon()
 
     def service_moves(self, step: ServiceStep, reason: str, message: str) -> None:
         cursor = replace(self.book.service, step=step, message=message)

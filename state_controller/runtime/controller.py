@@ -57,6 +57,7 @@ from .pool_reconciler import PoolReconciler, pool_of_object
 from .remediator import Remediator
 from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
+from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
 from .workqueue import QueueMetricsSink, WorkQueue
 
@@ -130,6 +131,7 @@ class HostController:
             nodes=follower if self.config.follow_nodes else None,
             remediator=self.remediator,
             slots=ServiceSlots(self.config.servicing_max_unavailable, self.queue.add),
+            drainer=ServiceDrainer(cluster, self.drains) if self.config.follow_nodes else None,
             clock=clock,
         )
         self.node_reconciler = NodeReconciler(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..api.objects import Obj
 from ..cluster.interface import PDBS, PODS, Cluster
 from ..updates.adapters import DrainStatus
-from ..updates.drain import drain_status
+from ..updates.drain import drain_status, evictable
 from .informer import Informer
 
 
@@ -72,6 +72,14 @@ class Drains:
         if not (pods.wait_synced(0) and budgets.wait_synced(0)):
             return DrainStatus()
         return drain_status(pods.items(), budgets.items())
+
+    def evictable(self, node: str) -> list[Obj]:
+        """The pods of a watched node that a drain evicts (none until they are listed)."""
+        with self._lock:
+            pods = self._pods.get(node)
+        if pods is None or not pods.wait_synced(0):
+            return []
+        return [pod for pod in pods.items() if evictable(pod)]
 
     def watched(self) -> list[str]:
         with self._lock:

@@ -57,6 +57,7 @@ from .node_reconciler import NodeFollower
 from .remediator import Remediator
 from .reporting import Reporter
 from .results import DONE, ReconcileResult
+from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
 from .statuses import BookWriter, hoststate_of_host
 
@@ -85,6 +86,7 @@ class HostReconciler:
         nodes: NodeFollower | None = None,
         remediator: Remediator | None = None,
         slots: ServiceSlots | None = None,
+        drainer: ServiceDrainer | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -96,6 +98,7 @@ class HostReconciler:
         self.nodes = nodes  # None: no Node is followed (the runtime alone, in tests)
         self.remediator = remediator  # None: remediation is off
         self.slots = slots  # None: servicing runs are not limited per pool (tests)
+        self.drainer = drainer  # None: a serviced host's Node is not drained (tests)
         self.writer = BookWriter(cluster, hoststates, config, reporter)
         self.clock = clock
         self.books: dict[str, Book] = {}
@@ -138,6 +141,13 @@ class HostReconciler:
         if self.slots is not None:
             slots = self.slots
             inputs = replace(inputs, service_slot=lambda: slots.may_start(key, pool))
+        if self.drainer is not None and node is not None:
+            drainer, linked = self.drainer, node
+            inputs = replace(
+                inputs,
+                drain=lambda: drainer.drain(linked),
+                uncordon=lambda: drainer.uncordon(linked),
+            )
         decision = self.machine.step(book, inputs, now, delivery.retry)
         if self.slots is not None:
             self.slots.settle(key, pool, active=book.service.step in SERVICE_ACTIVE)

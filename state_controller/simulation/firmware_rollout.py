@@ -8,23 +8,28 @@ Nothing here tells the controller a step: it reads them from the simulated BMCs.
 With ``--faults`` some hosts meet what operators meet (:func:`firmware_faults`): a BMC that
 refuses the image (the run fails; after ``hold`` seconds the operator publishes a fixed
 image, :meth:`FirmwareRollout.tick`, which starts a new run) and a flash that hangs past
-its step's threshold (the host is stuck ``updating firmware``, then goes on).
+its step's threshold (the host is stuck ``updating firmware``, then goes on). A Node whose
+PodDisruptionBudget allows no eviction (the update's ``drain-blocked`` fault) holds its
+host's drain until the budget is let go, as it held the update's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
+import re
 from collections.abc import Mapping
 
 from ..api.servicing import ServiceStep
 from ..books.book import Book
 from ..cluster.interface import HOSTS, Cluster, NotFound
 from ..provisioning.fault_plan import Fault
+from .nodes import set_budget
 
 IMAGE = "http://firmware.demo.example/bios-2.1.bin"
 FIXED_IMAGE = "http://firmware.demo.example/bios-2.1.1.bin"
 FIRMWARE_FAULTS = ("refused", "hang")
+BLOCKED = re.compile(r"blocked by PodDisruptionBudget ([^/\s]+)/(\S+)")
 
 
 def firmware_faults(
@@ -54,6 +59,7 @@ class FirmwareRollout:
         self.hold = hold  # seconds a refused image stays refused before a fixed one is out
         self.started_at: float | None = None
         self.fixed: set[str] = set()
+        self.released: set[str] = set()  # budgets let go
 
     @property
     def started(self) -> bool:
@@ -66,15 +72,21 @@ class FirmwareRollout:
             self._ask(key, IMAGE)
 
     def tick(self, now: float, books: Mapping[str, Book]) -> None:
-        """A run the BMC refused: after ``hold``, the operator points at a fixed image."""
+        """After ``hold``: a run the BMC refused gets a fixed image from the operator, and a
+        drain a PodDisruptionBudget holds is let go (the application's owner scales up)."""
         if self.started_at is None or now < self.started_at + self.hold:
             return
         for key in self.keys:
             book = books.get(key)
-            failed = book is not None and book.service.step == ServiceStep.FAILED
-            if failed and key not in self.fixed:
+            step = book.service.step if book is not None else None
+            if step == ServiceStep.FAILED and key not in self.fixed:
                 self.fixed.add(key)
                 self._ask(key, FIXED_IMAGE)
+            blocked = BLOCKED.search(book.service.message) if book is not None else None
+            if step == ServiceStep.DRAINING and blocked and blocked.group(0) not in self.released:
+                self.released.add(blocked.group(0))
+                namespace, name = blocked.groups()
+                set_budget(self.cluster, namespace, name, {"app": name}, allowed=1)
 
     def done(self, books: Mapping[str, Book]) -> bool:
         if self.started_at is None:

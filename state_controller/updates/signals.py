@@ -35,6 +35,9 @@ OWN_CURRENT_CONFIG = OWN + "current-config"
 OWN_UPDATE_STATE = OWN + "update-state"
 OWN_REASON = OWN + "update-reason"
 
+# on a Node the controller cordoned to service its host ("servicing"): the cordon is not
+# an update's, so the update adapters do not read it as one
+CORDONED_FOR = OWN + "cordoned-for"
 HOST_LABEL = OWN + "host"  # names the Host (in the Node's own words: "namespace/name" or name)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
@@ -51,6 +54,7 @@ ANNOTATIONS = (
     OWN_DESIRED_CONFIG,
     OWN_CURRENT_CONFIG,
     OWN_UPDATE_STATE,
+    CORDONED_FOR,
     OWN_REASON,
 )
 
@@ -179,7 +183,7 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
         host_label=str(labels.get(HOST_LABEL, "")),
         hostname=str(labels.get(HOSTNAME_LABEL, "")),
         provider_id=str(spec.get("providerID", "")),
-        unschedulable=bool(spec.get("unschedulable", False)),
+        unschedulable=bool(spec.get("unschedulable", False)) and CORDONED_FOR not in annotations,
         ready=ready,
         ready_since=ready_since,
         info=NodeInfo(

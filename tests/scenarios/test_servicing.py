@@ -10,13 +10,21 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, NODES, PDBS, PODS, Cluster
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet, host_manifest
+from state_controller.simulation.nodes import SimulatedNode, set_budget
+from state_controller.updates.signals import (
+    OWN_CURRENT_CONFIG,
+    OWN_DESIRED_CONFIG,
+    OWN_UPDATE_STATE,
+)
 from tests.conftest import wait_for
 from tests.support.scenarios import (
     NS,
+    WORKER,
+    allow_pods,
     condition,
     events_for,
     hoststate,
@@ -226,3 +234,66 @@ def address(index: int) -> str:
 def steps_of(cluster: Cluster, index: int) -> str:
     status = cluster.get(HOSTSTATES, NS, f"host-{index:04d}").get("status") or {}
     return str((status.get("servicing") or {}).get("step", ""))
+
+
+def test_a_serviced_hosts_node_is_drained_first_and_uncordoned_after(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    allow_pods(cluster)
+    sim = SimulatedProvisioner(timings=Timings(service=0.2, power=0.1))
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        node = SimulatedNode(
+            cluster, "worker-0", labels=WORKER, provider_id=f"metal3://{NS}/{HOST}/m-0"
+        )
+        node.register()
+        node.annotate({OWN_DESIRED_CONFIG: "a", OWN_CURRENT_CONFIG: "a", OWN_UPDATE_STATE: "Done"})
+        wait_for(lambda: hoststate(cluster, HOST)["spec"].get("node") == "worker-0", what="linked")
+        node.run_pod(NS, "web-0", {"app": "web"})
+        running_and_ready(cluster, node.run_pod(NS, "db-0", {"app": "db"}))
+        set_budget(cluster, NS, "db", {"app": "db"}, allowed=0)
+        ask(cluster, firmwareUpdates=[{"component": "bios", "url": FIRMWARE_URL}],
+            servicingPolicy="rolling")  # fmt: skip
+        blocked = "draining: 1 pod left, eviction blocked by PodDisruptionBudget fleet/db"
+        wait_for(
+            lambda: (
+                step(cluster) == "service draining"
+                and servicing_of(cluster)["message"].startswith(blocked)
+            ),
+            what="held by the budget",
+        )
+        assert cluster.get(NODES, None, "worker-0")["spec"]["unschedulable"] is True
+        assert [p["metadata"]["name"] for p in pods_on(cluster)] == ["db-0"]  # web-0 evicted
+        assert firmware_of(sim).runs == 0  # nothing is flashed under running pods
+
+        cluster.delete(PDBS, NS, "db")  # the application's owner lets it go
+        wait_for(lambda: step(cluster) == "serviced", timeout=30, what="serviced")
+        wait_for(
+            lambda: not cluster.get(NODES, None, "worker-0")["spec"].get("unschedulable"),
+            what="uncordoned",
+        )
+        wait_for(running.controller.idle)
+        assert pods_on(cluster) == [] and firmware_of(sim).runs == 1
+        annotations = cluster.get(NODES, None, "worker-0")["metadata"].get("annotations") or {}
+        assert "hoststate.io/cordoned-for" not in annotations
+        history = hoststate(cluster, HOST)["status"]["history"]
+        run = history[next(i for i, h in enumerate(history) if h["reason"] == "ServicingStarted") :]
+        assert [(h["from"], h["to"]) for h in run][:2] == [
+            ("provisioned", "service draining"),
+            ("service draining", "updating firmware"),
+        ]
+        assert "update" not in [c["name"] for c in hoststate(cluster, HOST)["status"]["chapters"]]
+
+
+def running_and_ready(cluster: Cluster, pod: dict[str, Any]) -> None:
+    """The pod's status as its kubelet would write it: the API server evicts a pod that is
+    not running whatever its budget says, so only a running pod can be held by one."""
+    pod["status"] = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}],
+    }
+    cluster.update_status(PODS, pod)
+
+
+def pods_on(cluster: Cluster) -> list[dict[str, Any]]:
+    return [p for p in cluster.list(PODS, NS)[0] if p["spec"].get("nodeName") == "worker-0"]

@@ -14,6 +14,8 @@ from state_controller.cluster.embedded import EmbeddedCluster, ReadOnlyStore, me
 from state_controller.cluster.interface import (
     HOSTS,
     NODES,
+    PDBS,
+    PODS,
     SECRETS,
     AlreadyExists,
     Conflict,
@@ -24,6 +26,7 @@ from state_controller.cluster.interface import (
     WatchEvent,
 )
 from state_controller.cluster.schema import prune, validators
+from state_controller.simulation.nodes import SimulatedNode, set_budget
 
 NS = "metal"
 
@@ -678,3 +681,19 @@ def test_events_beyond_the_limit_expire_oldest_first() -> None:
     names = [e["metadata"]["name"] for e in store.list(EVENTS)[0]]
     assert sorted(names) == ["e2", "e3", "e4"]
     store.close()
+
+
+def test_an_eviction_is_refused_while_a_budget_selecting_the_pod_allows_no_disruption(
+    cluster: EmbeddedCluster,
+) -> None:
+    node = SimulatedNode(cluster, "worker-0")
+    node.run_pod("apps", "db-0", {"app": "db"})
+    node.run_pod("apps", "web-0", {"app": "web"})
+    set_budget(cluster, "apps", "db", {"app": "db"}, allowed=0)
+    assert cluster.evict("apps", "web-0") is True  # no budget selects it
+    assert cluster.evict("apps", "db-0") is False
+    assert [p["metadata"]["name"] for p in cluster.list(PODS, "apps")[0]] == ["db-0"]
+    set_budget(cluster, "apps", "db", {"app": "db"}, allowed=1)
+    assert cluster.evict("apps", "db-0") is True
+    assert cluster.list(PODS, "apps")[0] == [] and cluster.evict("apps", "db-0") is True
+    assert len(cluster.list(PDBS, "apps")[0]) == 1

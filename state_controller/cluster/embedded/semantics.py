@@ -18,6 +18,7 @@ import orjson
 
 from state_controller.api.objects import Obj, to_json
 from state_controller.cluster.interface import Conflict, FieldCause, Invalid, Resource
+from state_controller.updates.drain import selects
 
 Key = tuple[str, str, str]  # (resource key, namespace, name)
 Record = tuple[int, bytes]  # (resourceVersion, serialized object)
@@ -242,3 +243,20 @@ def selector_matcher(field_selector: str, label_selector: str) -> FieldMatch | N
         return by_field or by_label
     first, second = by_field, by_label
     return lambda obj: first(obj) and second(obj)
+
+
+def eviction_allowed(pod: Obj, budgets: list[Obj]) -> bool:
+    """Whether the API server would let ``pod`` be evicted: no PodDisruptionBudget of its
+    namespace that selects it says it allows no disruption now (``disruptionsAllowed`` 0,
+    as the disruption controller wrote it)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    for budget in budgets:
+        if (budget.get("metadata") or {}).get("namespace") != meta.get("namespace"):
+            continue
+        status = budget.get("status")
+        if not isinstance(status, dict) or status.get("disruptionsAllowed", 1) != 0:
+            continue
+        if selects((budget.get("spec") or {}).get("selector"), labels):
+            return False
+    return True

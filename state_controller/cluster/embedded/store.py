@@ -3,7 +3,7 @@
 Writes are computed outside the lock and committed by compare-and-swap; each commit is handed
 to the watch hub and the sqlite file. The package docstring gives the design choices.
 
-About 450 lines, and one module on purpose: what is left is the one class whose verbs share
+About 470 lines, and one module on purpose: what is left is the one class whose verbs share
 the lock, the object map and the commit path (label selectors added to list and watch only
 pass their filter through to it; the matching lives in semantics.py); splitting it further
 would spread that lock discipline over files.
@@ -27,6 +27,7 @@ from state_controller.cluster.embedded.semantics import (
     Record,
     check_precondition,
     dumps,
+    eviction_allowed,
     finish_change,
     identify,
     is_removable,
@@ -40,6 +41,8 @@ from state_controller.cluster.embedded.semantics import (
 from state_controller.cluster.embedded.watch import EmbeddedWatch, WatchHub, parse_version
 from state_controller.cluster.interface import (
     EVENTS,
+    PDBS,
+    PODS,
     AlreadyExists,
     ApiError,
     EventType,
@@ -301,6 +304,18 @@ class EmbeddedCluster:
                 raise NotFound(f'{resource} "{name}" not found')
             self._delete_locked([(key, False)])
             self._flush_locked()
+
+    def evict(self, namespace: str, pod: str) -> bool:
+        """As the API server's eviction: refused while a budget selecting the pod allows no
+        disruption (the budget's status is the disruption controller's, not updated here)."""
+        try:
+            found = self.get(PODS, namespace, pod)
+            if not eviction_allowed(found, self.list(PDBS, namespace)[0]):
+                return False
+            self.delete(PODS, namespace, pod)
+        except NotFound:
+            pass  # gone already
+        return True
 
     # -- write machinery -------------------------------------------------------------------
 

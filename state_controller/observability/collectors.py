@@ -256,13 +256,14 @@ class BooksCollector(Collector):
                 per_error[namespace, cur.error_type.value] += 1
                 message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
                 f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
+        serviced = {ns for ns, _ in per_service}  # namespaces with a host ever serviced
         for namespace in sorted(namespaces):  # every state and type of a namespace, 0 or not
             for state in STATE_NAMES:
                 f.hosts.add_metric([namespace, state], per_state[namespace, state])
                 f.stuck.add_metric([namespace, state], stuck_per_state[namespace, state])
             for error in ErrorType:
                 f.in_error.add_metric([namespace, error.value], per_error[namespace, error.value])
-            if any(ns == namespace for ns, _ in per_service):
+            if namespace in serviced:
                 for service_step in ServiceStep:
                     count = per_service[namespace, service_step.value]
                     f.servicing.add_metric([namespace, service_step.value], count)

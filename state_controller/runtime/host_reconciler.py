@@ -132,22 +132,21 @@ class HostReconciler:
         inputs = gather(host, self.specs, self._secret, self._data_secret)
         self._notice_annotation_problems(book, annotations, now)
         node = self.nodes.nodes.node_on(key) if self.nodes is not None else None
-        remedy = self.remediator
+        remedy, pool = self.remediator, node.pool if node is not None else ""
+        asks: dict[str, Any] = {}  # what the runtime lends the machine: one copy of the inputs
         if remedy is not None and book.facts.remediation is not None:
             verdict = remedy.consider(book, node, deleting=deleting, now=now)
             if verdict is not None and verdict.action is Action.POWER_CYCLE:
-                inputs = replace(inputs, power_cycle=verdict.why)
-        pool = node.pool if node is not None else ""
+                asks["power_cycle"] = verdict.why
         if self.slots is not None:
             slots = self.slots
-            inputs = replace(inputs, service_slot=lambda: slots.may_start(key, pool))
+            asks["service_slot"] = lambda: slots.may_start(key, pool)
         if self.drainer is not None and node is not None:
             drainer, linked = self.drainer, node
-            inputs = replace(
-                inputs,
-                drain=lambda: drainer.drain(linked),
-                uncordon=lambda: drainer.uncordon(linked),
-            )
+            asks["drain"] = lambda: drainer.drain(linked)
+            asks["uncordon"] = lambda: drainer.uncordon(linked)
+        if asks:
+            inputs = replace(inputs, **asks)
         decision = self.machine.step(book, inputs, now, delivery.retry)
         if self.slots is not None:
             self.slots.settle(key, pool, active=book.service.step in SERVICE_ACTIVE)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...api.servicing import HardwareRAIDVolume, ServiceStep
-from ...servicing.plan import ServicePlan
+from ...servicing.plan import ServicePlan, ServiceTask
 from ..results import Result, complete, continuing, failed, retry_after
 from .attempt import UUID, Attempt, node_path
 from .client import Version
@@ -160,9 +160,9 @@ def _progress(at: Attempt, node: Node, plan: ServicePlan) -> tuple[ServiceStep, 
     return step, 0
 
 
-def _same_update(task: Any, current: dict[str, Any]) -> bool:
+def _same_update(task: ServiceTask, current: dict[str, Any]) -> bool:
     settings = (current.get("args") or {}).get("settings") or [{}]
-    return bool(task.update) and settings[0].get("component") == task.update.component
+    return task.update is not None and settings[0].get("component") == task.update.component
 
 
 def _recover(at: Attempt, node: Node) -> None:

@@ -27,11 +27,11 @@ from .base import (
     DNS_SUBDOMAIN,
     NAME_MAX,
     WORD_MAX,
-    Count,
     Matches,
     SpecModel,
 )
 from .bmc import ADDRESS_FIX, ADDRESS_PATTERN, parse_bmc_address
+from .disks import RootDeviceHints
 from .servicing import (
     SETTING_NAMES_RULE,
     SETTINGS_MAX,
@@ -171,20 +171,6 @@ class Image(SpecModel):
         if kind is not None and not checksum_fits(value, kind):  # else its own error says why
             raise ValueError(CHECKSUM_MESSAGE)
         return value
-
-
-_HINT = Field(max_length=256)
-
-
-class RootDeviceHints(SpecModel):
-    device_name: Annotated[str, _HINT] | None = None
-    hctl: Annotated[str, _HINT] | None = None
-    model: Annotated[str, _HINT] | None = None
-    vendor: Annotated[str, _HINT] | None = None
-    serial_number: Annotated[str, _HINT] | None = None
-    min_size_gigabytes: Count | None = None
-    wwn: Annotated[str, _HINT] | None = None
-    rotational: bool | None = None
 
 
 DATA_SECRET_NAME_FIX = (
@@ -391,8 +377,8 @@ class HostSpec(SpecModel):
     )
     raid: RAIDConfig | None = Field(
         default=None,
-        description="Hardware RAID volumes (as BareMetalHost's spec.raid); applied as "
-        "spec.servicingPolicy allows.",
+        description="RAID volumes, hardware or software (as BareMetalHost's spec.raid); "
+        "applied as spec.servicingPolicy allows.",
     )
     servicing_policy: ServicingPolicy = Field(
         default=ServicingPolicy.NEVER,

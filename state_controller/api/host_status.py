@@ -22,7 +22,7 @@ from .base import (
     StatusModel,
     Timestamp,
 )
-from .host import RootDeviceHints
+from .disks import RootDeviceHints
 from .states import ErrorType, OperationalStatus, ProvisioningState
 
 _VENDOR_VALUE_MAX = 1024

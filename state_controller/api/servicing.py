@@ -8,9 +8,9 @@ rather than in objects beside it (one per host, no shared schema object to conte
   ``spec.settings``; checked against the schema the BMC reports (``status.firmware``);
 * ``spec.firmwareUpdates`` — ``[{component, url}]``, as HostFirmwareComponents'
   ``spec.updates`` (components ``bios``, ``bmc``, ``nic:<id>``);
-* ``spec.raid`` — hardware RAID volumes, as BareMetalHost's ``spec.raid``
-  (``hardwareRAIDVolumes``; software RAID is built in-band by a deploy ramdisk, which a
-  running host does not boot, so it is not offered);
+* ``spec.raid`` — RAID volumes, as BareMetalHost's ``spec.raid``: ``hardwareRAIDVolumes``
+  built by the RAID controller, or ``softwareRAIDVolumes`` built by Linux md from the
+  agent ramdisk (one or two; the first, where the OS is written, a mirror);
 * ``spec.servicingPolicy`` — when they may be applied to a provisioned host: not at all
   (the default: at the next preparation, as baremetal-operator does without a
   HostUpdatePolicy), ``onReboot`` (the next reboot asked by annotation services the host
@@ -25,9 +25,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue, model_validator
 
 from .base import NAME_MAX, WORD_MAX, Count, Matches, SpecModel
+from .disks import RootDeviceHints
 
 FIRMWARE_COMPONENT_PATTERN = r"^(bios|bmc|nic:[A-Za-z0-9_.:-]{1,64})$"
 FIRMWARE_URL_PATTERN = r"^https?://\S+$"
@@ -133,13 +134,82 @@ class HardwareRAIDVolume(SpecModel):
     )
 
 
+class SoftwareRAIDVolume(SpecModel):
+    size_gibibytes: Count | None = Field(
+        default=None, description="The volume's size; absent: as large as the disks allow."
+    )
+    level: Literal["0", "1", "1+0"] = Field(description="The RAID level.")
+    physical_disks: list[RootDeviceHints] = Field(
+        default_factory=list,
+        max_length=64,
+        description="The disks, by root device hints; absent: every disk the ramdisk finds.",
+    )
+
+
+SOFTWARE_VOLUMES_MAX = 2
+RAID_KINDS = (
+    "spec.raid: give hardwareRAIDVolumes or softwareRAIDVolumes, not both (the RAID "
+    "controller or Linux md builds a host's volumes, never both)"
+)
+SOFTWARE_FIRST_MIRROR = (
+    "spec.raid.softwareRAIDVolumes: the first volume holds the OS and must be a mirror; "
+    'set its level to "1"'
+)
+SOFTWARE_DISKS = (
+    "spec.raid.softwareRAIDVolumes: a volume's physicalDisks needs at least two disks; "
+    "name two or more, or leave the list out for every disk"
+)
+
+
+def _raid_rules() -> list[JsonValue]:
+    """The CEL twins of :meth:`RAIDConfig._one_kind`."""
+    return [
+        {
+            "rule": "!has(self.hardwareRAIDVolumes) || !has(self.softwareRAIDVolumes)",
+            "message": RAID_KINDS,
+        },
+        {
+            "rule": "!has(self.softwareRAIDVolumes) || size(self.softwareRAIDVolumes) == 0 || "
+            "self.softwareRAIDVolumes[0].level == '1'",
+            "message": SOFTWARE_FIRST_MIRROR,
+            "fieldPath": ".softwareRAIDVolumes",
+        },
+        {
+            "rule": "!has(self.softwareRAIDVolumes) || self.softwareRAIDVolumes.all(v, "
+            "!has(v.physicalDisks) || size(v.physicalDisks) == 0 || size(v.physicalDisks) >= 2)",
+            "message": SOFTWARE_DISKS,
+            "fieldPath": ".softwareRAIDVolumes",
+        },
+    ]
+
+
 class RAIDConfig(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": _raid_rules()})
+
     hardware_raid_volumes: list[HardwareRAIDVolume] | None = Field(
         default=None,
         alias="hardwareRAIDVolumes",
         max_length=VOLUMES_MAX,
         description="Volumes the RAID controller builds; an empty list removes them all.",
     )
+    software_raid_volumes: list[SoftwareRAIDVolume] | None = Field(
+        default=None,
+        alias="softwareRAIDVolumes",
+        max_length=SOFTWARE_VOLUMES_MAX,
+        description="Volumes Linux md builds from the agent ramdisk (one or two, the first "
+        "a mirror: the OS is written there); an empty list removes them all.",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> RAIDConfig:
+        if self.hardware_raid_volumes is not None and self.software_raid_volumes is not None:
+            raise ValueError(RAID_KINDS)
+        volumes = self.software_raid_volumes or []
+        if volumes and volumes[0].level != "1":
+            raise ValueError(SOFTWARE_FIRST_MIRROR)
+        if any(len(v.physical_disks) == 1 for v in volumes):
+            raise ValueError(SOFTWARE_DISKS)
+        return self
 
 
 SETTING_NAME_FIX = (

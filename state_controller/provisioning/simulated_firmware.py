@@ -141,7 +141,10 @@ class SimulatedFirmware:
                 component = task.update.component
                 self.versions[component] = _bumped(self.versions.get(component, "1.0.0"))
             if task.step == ServiceStep.CONFIGURING_RAID:
-                self.volumes = [v.model_dump(by_alias=True) for v in task.volumes]
+                kind = {"controller": "software"} if task.software else {}
+                self.volumes = [
+                    {**v.model_dump(by_alias=True, exclude_none=True), **kind} for v in task.volumes
+                ]
 
 
 def fault_strikes(run: ServiceRun, done: int) -> bool:

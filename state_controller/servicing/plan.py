@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.host import HostSpec
-from ..api.servicing import FirmwareUpdate, HardwareRAIDVolume, ServiceStep
+from ..api.servicing import FirmwareUpdate, HardwareRAIDVolume, ServiceStep, SoftwareRAIDVolume
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,8 @@ class ServiceTask:
     label: str  # how history and status name it: "updating firmware bios (1 of 2)"
     settings: dict[str, int | str] = field(default_factory=dict)
     update: FirmwareUpdate | None = None
-    volumes: tuple[HardwareRAIDVolume, ...] = ()
+    volumes: tuple[HardwareRAIDVolume | SoftwareRAIDVolume, ...] = ()
+    software: bool = False  # the volumes are Linux md's, built from the agent ramdisk
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +52,32 @@ def plan_for(spec: HostSpec) -> ServicePlan:
     for index, update in enumerate(updates, start=1):
         label = f"updating firmware {update.component} ({index} of {len(updates)})"
         tasks.append(ServiceTask(ServiceStep.UPDATING_FIRMWARE, label, update=update))
-    raid = spec.raid.hardware_raid_volumes if spec.raid is not None else None
-    if raid is not None:
-        volumes = tuple(raid)
-        what = f"{len(volumes)} volume{'' if len(volumes) == 1 else 's'}" if volumes else "none"
-        tasks.append(
-            ServiceTask(ServiceStep.CONFIGURING_RAID, f"configuring RAID: {what}", volumes=volumes)
-        )
+    if spec.raid is not None:
+        task = _raid_task(spec.raid.hardware_raid_volumes, spec.raid.software_raid_volumes)
+        if task is not None:
+            tasks.append(task)
     if not tasks:
         return EMPTY
     return ServicePlan(tuple(tasks), _digest(tasks))
+
+
+def _raid_task(
+    hardware: list[HardwareRAIDVolume] | None, software: list[SoftwareRAIDVolume] | None
+) -> ServiceTask | None:
+    """The RAID task: None when neither list is given (an empty one removes the volumes)."""
+    volumes: tuple[HardwareRAIDVolume | SoftwareRAIDVolume, ...]
+    if software is not None:
+        volumes, kind = tuple(software), " software"
+    elif hardware is not None:
+        volumes, kind = tuple(hardware), ""
+    else:
+        return None
+    count = len(volumes)
+    what = f"{count}{kind} volume{'' if count == 1 else 's'}" if volumes else "none"
+    label = f"configuring RAID: {what}"
+    return ServiceTask(
+        ServiceStep.CONFIGURING_RAID, label, volumes=volumes, software=software is not None
+    )
 
 
 def _digest(tasks: list[ServiceTask]) -> str:
@@ -70,6 +87,7 @@ def _digest(tasks: list[ServiceTask]) -> str:
             "settings": task.settings,
             "update": task.update.model_dump(by_alias=True) if task.update else None,
             "volumes": [v.model_dump(by_alias=True, exclude_defaults=True) for v in task.volumes],
+            **({"software": True} if task.software else {}),
         }
 
     text = json.dumps([wire(t) for t in tasks], sort_keys=True, separators=(",", ":"))

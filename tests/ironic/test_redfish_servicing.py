@@ -150,7 +150,8 @@ def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run
     """The whole controller (in process, embedded store) over this Ironic: it takes over the
     deployed node, applies a BIOS setting, a BIOS image and a RAID volume as one servicing
     run that reaches the emulated system; a firmware image the BMC cannot fetch fails the
-    next run (Ironic: ``service failed``, in maintenance); a fixed URL recovers the node
+    next run (Ironic: ``service failed``, in maintenance), after software RAID is refused
+    before anything is sent (the node has no agent RAID interface); a fixed URL recovers the node
     (maintenance cleared, aborted) and runs again."""
     with taken_over(ironic, bmc, boot_iso, controller_config()) as cluster:
         (tmp_path / "bios-2.bin").write_bytes(FIRMWARE)
@@ -174,10 +175,31 @@ def test_the_controller_services_a_host_through_ironic_and_recovers_a_failed_run
             assert last["reason"] == "ServicingComplete", last
             assert last["message"].endswith(": bios 1.0.0 -> 1.1.0"), last
 
-            missing = [{"component": "bios", "url": f"{served.url}/missing.bin"}]
-            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": {"firmwareUpdates": missing}})
+            # Software RAID needs the agent RAID interface, which this node has not: refused
+            # before anything is sent, the node left active.
+            software = {"softwareRAIDVolumes": [{"level": "1"}], "hardwareRAIDVolumes": None}
+            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": {"raid": software}})
             wait_for(lambda: serviced(cluster, "service failed"), timeout=STEP_WAIT,
-                     what="failed")  # fmt: skip
+                     what="software RAID refused")  # fmt: skip
+            shown = cluster.get(HOSTSTATES, NS, SERVICED.name)["status"]["servicing"]
+            assert "needs Ironic's agent RAID interface" in shown["message"], shown
+            assert "has 'redfish'; set raid_interface: agent" in shown["message"], shown
+            found = IronicAPI(ironic.url).node(node) or {}
+            assert (found["provision_state"], found["maintenance"]) == ("active", False)
+
+            missing = [{"component": "bios", "url": f"{served.url}/missing.bin"}]
+            hardware = {**spec["raid"], "softwareRAIDVolumes": None}
+            patch = {"firmwareUpdates": missing, "raid": hardware}
+            cluster.patch(HOSTS, NS, SERVICED.name, {"spec": patch})
+            wait_for(
+                lambda: (
+                    serviced(cluster, "service failed")
+                    and (IronicAPI(ironic.url).node(node) or {}).get("provision_state")
+                    == "service failed"
+                ),
+                timeout=STEP_WAIT,
+                what="failed",
+            )
             status = cluster.get(HOSTS, NS, SERVICED.name)["status"]
             assert status["errorType"] == "servicing error", status
             found = IronicAPI(ironic.url).node(node) or {}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, NODES, PDBS, PODS, Cluster
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
@@ -297,3 +299,48 @@ def running_and_ready(cluster: Cluster, pod: dict[str, Any]) -> None:
 
 def pods_on(cluster: Cluster) -> list[dict[str, Any]]:
     return [p for p in cluster.list(PODS, NS)[0] if p["spec"].get("nodeName") == "worker-0"]
+
+
+def test_software_raid_is_built_by_a_run_and_a_volume_set_linux_md_cannot_build_is_refused(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """Two Linux md volumes, the first a mirror, built by one run and read back; a spec
+    mixing both kinds, one whose first volume is no mirror, or one naming a single disk
+    is refused by the API, the message naming the field and the fix."""
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim):
+        provisioned(cluster)
+        refused = {
+            r"give hardwareRAIDVolumes or softwareRAIDVolumes, not both": {
+                "hardwareRAIDVolumes": [{"level": "1"}],
+                "softwareRAIDVolumes": [{"level": "1"}],
+            },
+            r"softwareRAIDVolumes: the first volume holds the OS and must be a mirror": {
+                "softwareRAIDVolumes": [{"level": "0"}]
+            },
+            r"physicalDisks needs at least two disks": {
+                "softwareRAIDVolumes": [{"level": "1", "physicalDisks": [{"deviceName": "/a"}]}]
+            },
+        }
+        for message, raid in refused.items():
+            with pytest.raises(Exception, match=message):
+                ask(cluster, raid=raid, servicingPolicy="rolling")
+        mirror = {
+            "level": "1",
+            "sizeGibibytes": 50,
+            "physicalDisks": [{"deviceName": "/dev/sda"}, {"deviceName": "/dev/sdb"}],
+        }
+        ask(
+            cluster,
+            raid={"softwareRAIDVolumes": [mirror, {"level": "0"}]},
+            servicingPolicy="rolling",
+        )
+        wait_for(lambda: step(cluster) == "serviced", what="serviced")
+        volumes = firmware_of(sim).volumes
+        assert [(v["level"], v["controller"]) for v in volumes] == [
+            ("1", "software"),
+            ("0", "software"),
+        ]
+        assert volumes[0]["physicalDisks"] == mirror["physicalDisks"]
+        said = [r["message"] for r in records(cluster)]
+        assert any(m.endswith("configuring RAID: 2 software volumes") for m in said), said

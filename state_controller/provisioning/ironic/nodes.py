@@ -41,6 +41,7 @@ NODE_FIELDS = ",".join(
         "inspection_finished_at",
         "properties",
         "deploy_interface",
+        "raid_interface",
     )
 )
 

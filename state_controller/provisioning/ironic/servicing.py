@@ -6,6 +6,12 @@ Ironic's servicing (API 1.87 and newer) is one request, ``PUT /v1/nodes/{id}/sta
 ``service wait`` -> ``active``, or ``service failed``. The steps used need no ramdisk (the
 BMC does the work, as the ``redfish`` interfaces do): ``bios.apply_configuration``,
 ``firmware.update`` and ``raid.delete_configuration`` / ``raid.apply_configuration``.
+Software RAID is the one in-band step: the ``agent`` RAID interface's
+``raid.apply_configuration`` (deleting what is there first), run by the agent ramdisk that
+Ironic boots for the run. Ironic changes an active node's interfaces only in maintenance,
+so the node must already have that interface (the controller's node defaults), and the
+agent offers no step that only deletes: both are refused before the request, naming the
+fix.
 Measured on Ironic 39.0.0 against sushy-tools (tests/ironic/test_redfish_servicing.py):
 
 * a failed step leaves the node ``service failed``, powered off and in maintenance (fault
@@ -19,14 +25,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...api.servicing import HardwareRAIDVolume, ServiceStep
+from ...api.servicing import HardwareRAIDVolume, ServiceStep, SoftwareRAIDVolume
 from ...servicing.plan import ServicePlan, ServiceTask
 from ..results import Result, complete, continuing, failed, retry_after
 from .attempt import UUID, Attempt, node_path
 from .client import Version
 from .faults import Answer, readable
 from .memory import Memory
-from .nodes import Node
+from .nodes import Node, root_device
 
 SERVICE_VERSION: Version = (1, 87)
 BIOS_DETAIL_VERSION: Version = (1, 74)
@@ -79,6 +85,11 @@ def service_steps(plan: ServicePlan) -> list[dict[str, Any]]:
         elif task.step == ServiceStep.UPDATING_FIRMWARE and task.update is not None:
             update = {"component": task.update.component, "url": task.update.url}
             steps.append(_step("firmware", "update", settings=[update]))
+        elif task.step == ServiceStep.CONFIGURING_RAID and task.software:
+            disks = [_software_disk(v) for v in task.volumes]
+            config = {"logical_disks": disks}
+            steps.append(_step("raid", "apply_configuration", raid_config=config,
+                               delete_existing=True))  # fmt: skip
         elif task.step == ServiceStep.CONFIGURING_RAID:
             steps.append(_step("raid", "delete_configuration"))
             if task.volumes:
@@ -93,13 +104,50 @@ def _step(interface: str, step: str, **args: Any) -> dict[str, Any]:
     return {"interface": interface, "step": step, "args": args}
 
 
-def _logical_disk(volume: HardwareRAIDVolume, *, root: bool) -> dict[str, Any]:
+def _software_disk(volume: HardwareRAIDVolume | SoftwareRAIDVolume) -> dict[str, Any]:
+    """A Linux md volume in Ironic's words: controller ``software``, disks by their hints."""
+    disk: dict[str, Any] = {
+        "controller": "software",
+        "size_gb": volume.size_gibibytes if volume.size_gibibytes is not None else "MAX",
+        "raid_level": volume.level,
+    }
+    if isinstance(volume, SoftwareRAIDVolume) and volume.physical_disks:
+        hints = [h.model_dump(by_alias=True, exclude_none=True) for h in volume.physical_disks]
+        disk["physical_disks"] = [root_device(h) for h in hints]
+    return disk
+
+
+def software_raid_refusal(node: Node, plan: ServicePlan) -> str | None:
+    """Why Ironic cannot run the plan's software RAID on this node, or None."""
+    task = next((t for t in plan.tasks if t.software), None)
+    if task is None:
+        return None
+    if not task.volumes:
+        return (
+            "spec.raid.softwareRAIDVolumes: Ironic's agent RAID interface cannot only delete "
+            "software volumes on a running host (it can at preparation); name the volumes "
+            "to build, or remove the field"
+        )
+    interface = node.get("raid_interface")
+    if interface != "agent":
+        return (
+            f"spec.raid.softwareRAIDVolumes: software RAID needs Ironic's agent RAID interface "
+            f"and node {node['name']} has {interface!r}; set raid_interface: agent in the "
+            "controller's Ironic node defaults (Ironic changes an active node's interfaces "
+            "only in maintenance)"
+        )
+    return None
+
+
+def _logical_disk(volume: HardwareRAIDVolume | SoftwareRAIDVolume, *, root: bool) -> dict[str, Any]:
     """A volume in Ironic's words, as baremetal-operator writes it (the first is the root)."""
     disk: dict[str, Any] = {
         "size_gb": volume.size_gibibytes if volume.size_gibibytes is not None else "MAX",
         "raid_level": volume.level,
         "is_root_volume": root,
     }
+    if not isinstance(volume, HardwareRAIDVolume):
+        return disk
     if volume.name:
         disk["volume_name"] = volume.name
     if volume.rotational is not None:
@@ -139,6 +187,9 @@ def service(
                 f"offers 1.{at.client.version()[1]}; remove the servicing fields or upgrade"
             )
         )
+    refusal = software_raid_refusal(node, plan)
+    if refusal is not None:
+        return failed(refusal)
     body = {"target": "service", "service_steps": service_steps(plan)}
     at.request("PUT", node_path(uuid, UUID, "/states/provision"), body, route="states/provision")
     memory.service_asked(uuid, plan.digest)

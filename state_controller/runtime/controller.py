@@ -114,6 +114,7 @@ class HostController:
         self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
         self.mcps = Informer(cluster, MACHINECONFIGPOOLS, None, handlers=[self._on_mcp])
         follower = NodeFollower(self.node_index, self.drains)
+        self.slots = ServiceSlots(self.config.servicing_max_unavailable, self.queue.add)
         self.remediator = (
             Remediator(self.config, self.node_index)
             if self.config.remediation is not None and self.config.follow_nodes
@@ -130,7 +131,7 @@ class HostController:
             reporter=self.reporter,
             nodes=follower if self.config.follow_nodes else None,
             remediator=self.remediator,
-            slots=ServiceSlots(self.config.servicing_max_unavailable, self.queue.add),
+            slots=self.slots,
             drainer=ServiceDrainer(cluster, self.drains) if self.config.follow_nodes else None,
             clock=clock,
         )
@@ -239,6 +240,8 @@ class HostController:
 
     def _on_host(self, key: str, host: Obj | None) -> None:
         self.machines.secret(key, _secret_of(host))
+        if host is None:
+            self.slots.forget(key)
         self.queue.add(key)
         self._relink(self.machines.machine(key, host))
 

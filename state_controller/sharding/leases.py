@@ -1,7 +1,7 @@
 """A shard is a replica holding its own Lease; how alive it is, read from that Lease.
 
-Each replica holds a Lease named by its identity, labelled :data:`LEASE_LABEL`, renewed
-as leader election renews (the official client's, on a Lease of its own). From the Lease
+Each replica holds a Lease named ``hoststate-shard-<its shard name>``, renewed as leader
+election renews (the official client's, on a Lease of its own). From the Lease
 alone, at an instant:
 
 * ``Ready`` — renewed within its duration: it owns hosts and is given new ones;
@@ -20,7 +20,7 @@ from enum import StrEnum
 from ..api.objects import Obj
 from ..api.timefmt import parse_rfc3339
 
-LEASE_LABEL = "hoststate.io/shard-lease"  # on each replica's Lease: the ring it is part of
+LEASE_PREFIX = "hoststate-shard-"  # a replica's Lease: this, then its shard's name
 SHARD_LABEL = "hoststate.io/shard"  # on a Host and its HostState: the replica that owns it
 DRAIN_LABEL = "hoststate.io/drain"  # on a Host its owner must let go of before it moves
 
@@ -40,7 +40,7 @@ class Shard:
 
 def shard_of(lease: Obj, now: float) -> Shard:
     """A shard's health from its Lease at ``now``."""
-    name = str(lease["metadata"]["name"])
+    name = str(lease["metadata"]["name"]).removeprefix(LEASE_PREFIX)
     spec = lease.get("spec") or {}
     renewed = parse_rfc3339(spec.get("renewTime") or spec.get("acquireTime"))
     duration = float(spec.get("leaseDurationSeconds") or 0)

@@ -1,0 +1,134 @@
+"""The sharder on both backends (in process, and a real kube-apiserver): Hosts assigned to
+the ring's choice among the shards whose Leases are renewed; a dead shard's hosts moved at
+once and nobody else's; an expired shard's left where they are; a joining shard's share
+drained from its live owners, never relabelled under them, and assigned once they let go;
+a shard label a user edits put right."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from state_controller.cluster.interface import HOSTS, LEASES, Cluster
+from state_controller.runtime.sharder import Sharder
+from state_controller.sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LABEL
+from state_controller.sharding.ring import Ring
+from state_controller.simulation.fleet import create_fleet
+from tests.conftest import wait_for
+from tests.support.scenarios import NS
+
+HOSTS_N = 40
+NOW = 1_900_000_000.0  # the sharder's clock: the Leases are renewed relative to it
+
+
+def micro_time(ts: float) -> str:
+    """A Lease's MicroTime (RFC 3339 with six fraction digits, as the API server reads it)."""
+    whole, micro = divmod(round(ts * 1_000_000), 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{micro:06d}Z"
+
+
+def put_lease(cluster: Cluster, shard: str, renewed_ago: float) -> None:
+    name = LEASE_PREFIX + shard
+    spec = {
+        "holderIdentity": shard,
+        "leaseDurationSeconds": 15,
+        "renewTime": micro_time(NOW - renewed_ago),
+    }
+    try:
+        cluster.patch(LEASES, NS, name, {"spec": spec})
+    except Exception:
+        lease = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": spec,
+        }
+        cluster.create(LEASES, lease)
+
+
+def owners(cluster: Cluster) -> dict[str, tuple[str, bool]]:
+    hosts, _ = cluster.list(HOSTS, NS)
+    out = {}
+    for host in hosts:
+        labels = host["metadata"].get("labels") or {}
+        key = f"{NS}/{host['metadata']['name']}"
+        out[key] = (str(labels.get(SHARD_LABEL) or ""), DRAIN_LABEL in labels)
+    return out
+
+
+def placed_by(ring: Ring, cluster: Cluster) -> bool:
+    return all(owner == (ring.owner(key), False) for key, owner in owners(cluster).items())
+
+
+@pytest.fixture
+def sharder(cluster: Cluster) -> Iterator[Sharder]:
+    for shard in ("a", "b", "c"):
+        put_lease(cluster, shard, renewed_ago=1)
+    create_fleet(cluster, NS, HOSTS_N)
+    running = Sharder(cluster, lease_namespace=NS, namespaces=(NS,), resync=0.2, clock=lambda: NOW)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+        for lease in cluster.list(LEASES, NS)[0]:
+            cluster.delete(LEASES, NS, lease["metadata"]["name"])
+
+
+def test_hosts_go_to_live_shards_and_a_dead_shards_move_at_once(
+    cluster: Cluster, sharder: Sharder
+) -> None:
+    three = Ring.of(["a", "b", "c"])
+    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
+    before = owners(cluster)
+    assert {shard for shard, _ in before.values()} == {"a", "b", "c"}
+
+    rounds = sharder.rounds
+    put_lease(cluster, "b", renewed_ago=20)  # expired: maybe slow, maybe gone
+    wait_for(lambda: sharder.rounds >= rounds + 3, what="three rounds with b expired")
+    assert owners(cluster) == before
+
+    put_lease(cluster, "b", renewed_ago=31)  # dead: twice its duration without a renew
+    two = Ring.of(["a", "c"])
+    wait_for(lambda: placed_by(two, cluster), what="b's hosts moved to a and c")
+    after = owners(cluster)
+    moved = {key for key in before if before[key] != after[key]}
+    assert moved == {key for key, (shard, _) in before.items() if shard == "b"}
+
+
+def test_a_joining_shards_share_is_drained_first_then_assigned(
+    cluster: Cluster, sharder: Sharder
+) -> None:
+    three = Ring.of(["a", "b", "c"])
+    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
+    before = owners(cluster)
+    four = Ring.of(["a", "b", "c", "d"])
+    theirs = {key for key in before if four.owner(key) == "d"}
+    assert theirs, "the ring gives d none of 40 hosts"
+
+    put_lease(cluster, "d", renewed_ago=1)
+
+    def drained() -> bool:
+        now = owners(cluster)
+        return all(now[key] == (before[key][0], True) for key in theirs)
+
+    wait_for(drained, what="d's share drained, still labelled with its owner")
+    assert all(owners(cluster)[key] == before[key] for key in before if key not in theirs)
+
+    for key in theirs:  # each owner lets go, as its reconcile of the host comes round
+        name = key.split("/", 1)[1]
+        cluster.patch(HOSTS, NS, name, {"metadata": {"labels": {SHARD_LABEL: None,
+                                                                DRAIN_LABEL: None}}})  # fmt: skip
+    wait_for(lambda: placed_by(four, cluster), what="d's share assigned to d")
+
+
+def test_a_shard_label_a_user_edits_or_deletes_is_put_right(
+    cluster: Cluster, sharder: Sharder
+) -> None:
+    three = Ring.of(["a", "b", "c"])
+    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
+    cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"labels": {SHARD_LABEL: None}}})
+    cluster.patch(HOSTS, NS, "host-0001", {"metadata": {"labels": {SHARD_LABEL: "nobody"}}})
+    wait_for(lambda: placed_by(three, cluster), what="both labels put right")

@@ -46,5 +46,8 @@ class ControllerConfig:
     remediation_pools: frozenset[str] | None = None
     # servicing runs (spec.servicingPolicy rolling) under way at once in each node pool
     servicing_max_unavailable: int = 1
+    # this replica's shard (runtime/sharder.py): it reconciles only the Hosts labelled with
+    # it, and lets go of those drained; "" (the default): not sharded, every Host is its own
+    shard: str = ""
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER

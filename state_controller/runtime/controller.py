@@ -12,7 +12,7 @@ metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
 It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by key, which is why it is some 450 lines and grows by a handler
+source and one dispatch by key, which is why it is some 460 lines and grows by a handler
 for each source it reads. The indexes the handlers ask (machines by name and UID,
 Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
@@ -42,6 +42,7 @@ from ..cluster.interface import (
 )
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
+from ..sharding.leases import SHARD_LABEL
 from ..updates.signals import pool_of
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
@@ -83,8 +84,12 @@ class HostController:
         state_ns = ns
         if ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
             state_ns = (*ns, self.config.node_state_namespace)  # node-only HostStates
-        self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host])
-        self.hoststates = InformerSet(cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate])
+        # sharded: only this shard's Hosts and HostStates are watched and cached
+        mine = f"{SHARD_LABEL}={self.config.shard}" if self.config.shard else ""
+        self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host], label_selector=mine)
+        self.hoststates = InformerSet(
+            cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate], label_selector=mine
+        )
         # only the Secrets labelled as BMC credentials: no other Secret is read or cached
         self.secrets = InformerSet(
             cluster,
@@ -254,12 +259,19 @@ class HostController:
         """Machines of these names came or went: a Node may link anew."""
         for name in names:
             for linked in self.node_index.relink(name):
-                self.queue.add(self._queue_key(linked))
+                self._add(self._queue_key(linked))
 
     def _queue_key(self, key: str) -> str:
         """The queue key of a book a Node is linked to: a Host's is its own; an observed
         BareMetalHost's (with no Host of that key) is ``bmh:`` and the key."""
         return bmh_key(key) if self.machines.observed(key) else key
+
+    def _add(self, key: str) -> None:
+        """Queue a key; sharded, a Node's own book and a NodePool are not (yet) any one
+        replica's: a Node not linked to one of this shard's Hosts may be another's."""
+        if self.config.shard and (node_named_by(key) or pool_named_by(key)):
+            return
+        self.queue.add(key)
 
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
         if self.machines.is_host(key):
@@ -270,7 +282,7 @@ class HostController:
             return
         namespace, name = split_key(key)
         if namespace == self.config.node_state_namespace and self.node_index.key_of(name):
-            self.queue.add(node_key(name))  # a node-only HostState (the book key says whose)
+            self._add(node_key(name))  # a node-only HostState (the book key says whose)
 
     def _on_node(self, name: str, node: Obj | None) -> None:
         """Only a change of what a book reads from a Node goes further than this."""
@@ -278,7 +290,7 @@ class HostController:
         if not keys:
             return  # a heartbeat: not even the cordon changed
         for key in keys:
-            self.queue.add(self._queue_key(key))
+            self._add(self._queue_key(key))
         if self.remediator is not None and node is not None:
             pool = pool_of(node["metadata"].get("labels") or {}, self.config.pool_label)
             for held in self.remediator.held_in(pool):
@@ -288,18 +300,18 @@ class HostController:
 
     def _on_mcn(self, name: str, mcn: Obj | None) -> None:
         for key in self.node_index.observe_machine_config_node(name, mcn):
-            self.queue.add(self._queue_key(key))
+            self._add(self._queue_key(key))
 
     def _on_mcp(self, name: str, mcp: Obj | None) -> None:
-        self.queue.add(pool_key(name))  # the NodePool of the same name shows its counts
+        self._add(pool_key(name))  # the NodePool of the same name shows its counts
 
     def _on_nodepool(self, name: str, pool: Obj | None) -> None:
-        self.queue.add(pool_key(pool_of_object(name)))  # ours to write
+        self._add(pool_key(pool_of_object(name)))  # ours to write
 
     def _on_pods(self, node: str) -> None:
         key = self.node_index.key_of(node)
         if key is not None:
-            self.queue.add(self._queue_key(key))
+            self._add(self._queue_key(key))
 
     def _on_secret(self, key: str, secret: Obj | None) -> None:
         for host in self.machines.readers(key):
@@ -360,7 +372,7 @@ class HostController:
             outcome = self.reconciler.reconcile(key)
             followed = self.node_index.node_on(key)
         if followed is not None:  # its step may have moved: the pool's counts too
-            self.queue.add(pool_key(followed.pool))
+            self._add(pool_key(followed.pool))
         return outcome
 
     def _where(self, key: str) -> Where:

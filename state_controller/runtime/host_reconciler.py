@@ -38,7 +38,14 @@ from ..books.chapters import BOOTSTRAP_CHAPTER
 from ..books.journal import INVALID_ANNOTATION
 from ..books.projections import RECENT, host_status, host_status_differs
 from ..books.restore import confirmed_seq, restore
-from ..cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound, Resource
+from ..cluster.interface import (
+    HOSTS,
+    HOSTSTATES,
+    SECRETS,
+    Cluster,
+    NotFound,
+    Resource,
+)
 from ..provisioning.machine import HostMachine
 from ..provisioning.power_requests import annotation_problems as power_annotation_problems
 from ..remediation.policy import Action
@@ -59,6 +66,7 @@ from .reporting import Reporter
 from .results import DONE, ReconcileResult
 from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
+from .shard_member import Ownership, let_go, ownership
 from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
@@ -110,11 +118,16 @@ class HostReconciler:
     def reconcile(self, key: str) -> ReconcileResult:
         host = self.hosts.get(key)
         if host is None:
-            self.books.pop(key, None)
-            self.deliveries.pop(key, None)
-            self.specs.forget(key)
+            self._forget(key)
             return DONE
         meta = host["metadata"]
+        if self.config.shard:
+            owned = ownership(host, self.config.shard)
+            if owned is not Ownership.OURS:
+                self._forget(key)
+                if owned is Ownership.DRAINED:
+                    self.hosts.mutate(let_go(self.cluster, host, self.config.shard))
+                return DONE
         annotations: dict[str, str] = meta.get("annotations") or {}
         if ann.PAUSED in annotations:
             return DONE
@@ -160,7 +173,9 @@ class HostReconciler:
 
         host = owner = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host
-            self.writer.write_hoststate(key, book, delivery, now, lambda: hoststate_of_host(owner))
+            self.writer.write_hoststate(
+                key, book, delivery, now, lambda: hoststate_of_host(owner, self.config.shard)
+            )
             if decision.requeue_after is None and not decision.rate_limited:  # at rest
                 host = self._tidy_host_status(host, book, delivery)
         self.writer.report(host, book, delivery)
@@ -243,6 +258,11 @@ class HostReconciler:
         return found
 
     # -- the book -------------------------------------------------------------------------
+
+    def _forget(self, key: str) -> None:
+        self.books.pop(key, None)
+        self.deliveries.pop(key, None)
+        self.specs.forget(key)
 
     def _open(self, key: str, host: Obj, now: float) -> tuple[Book, Delivery, bool]:
         """The host's book and delivery record; rebuilt from the stored statuses on first use."""

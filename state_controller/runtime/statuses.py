@@ -23,6 +23,7 @@ from ..books.journal import STUCK
 from ..books.projections import hoststate_status
 from ..books.stuck import human_duration
 from ..cluster.interface import HOSTSTATES, AlreadyExists, Cluster, Conflict, NotFound, Resource
+from ..sharding.leases import SHARD_LABEL
 from .config import ControllerConfig
 from .delivery import Delivery
 from .informer import Informer, InformerSet
@@ -49,8 +50,9 @@ def hoststate_body(
     }
 
 
-def hoststate_of_host(host: Obj) -> Obj:
-    """A new HostState for a Host: same namespace and name, labelled and owned by it."""
+def hoststate_of_host(host: Obj, shard: str = "") -> Obj:
+    """A new HostState for a Host: same namespace and name, labelled and owned by it (and
+    labelled with its shard, when sharded, so that only its owner caches it)."""
     meta = host["metadata"]
     owner = {
         "apiVersion": API_VERSION,
@@ -60,9 +62,12 @@ def hoststate_of_host(host: Obj) -> Obj:
         "controller": True,
     }
     spec = {"host": meta["name"], "node": ""}
-    return hoststate_body(
+    body = hoststate_body(
         meta["namespace"], meta["name"], spec=spec, label=ann.HOST_LABEL, owner=owner
     )
+    if shard:
+        body["metadata"]["labels"][SHARD_LABEL] = shard
+    return body
 
 
 class BookWriter:

@@ -16,7 +16,8 @@ import socket
 import sys
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .api.reach import Reach
 from .books.stuck import StuckPolicy
@@ -36,7 +37,10 @@ from .provisioning.provisioner import Provisioner
 from .provisioning.simulated import SimulatedProvisioner, Timings
 from .remediation.policy import RemediationPolicy
 from .runtime.config import ControllerConfig
+from .runtime.controller import HostController
 from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
+from .runtime.sharder import SHARDER_LEASE, Sharder
+from .sharding.leases import LEASE_PREFIX
 from .updates.signals import DEFAULT_POOL_LABEL
 from .wiring import observed_controller
 
@@ -56,6 +60,7 @@ class RunOptions:
     metrics_cert_dir: str | None = None  # tls.crt and tls.key; None: self-signed
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
+    shard: str = ""  # one of several replicas sharing the Hosts (runtime/sharder.py)
     leader_election_namespace: str = "hoststate-system"
     leader_election_id: str = DEFAULT_LEASE
     lease_duration: int = 15
@@ -140,6 +145,7 @@ def run_controller(opts: RunOptions) -> int:
         observe_baremetalhosts=opts.observe_baremetalhosts,
         observe_machineconfignodes=opts.observe_machineconfignodes,
         reach=opts.reach,
+        shard=opts.shard,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
@@ -174,10 +180,13 @@ def run_controller(opts: RunOptions) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     scope = ", ".join(opts.namespaces) if opts.namespaces else "all namespaces"
+    sharder: Sharder | None = None
     try:
         controller.start_caches()
         log.info("caches synced for %s", scope)
-        if opts.leader_elect:
+        if opts.shard:
+            sharder = run_as_shard(api, cluster, opts, controller, lost=lost, stop=stop)
+        elif opts.leader_elect:
             identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
             log.info(
                 "campaigning for lease %s/%s as %s",
@@ -217,6 +226,8 @@ def run_controller(opts: RunOptions) -> int:
             controller.start_workers()
         stop.wait()
     finally:
+        if sharder is not None:
+            sharder.stop()
         controller.stop()
         observed.tracing.shutdown()  # send the spans still batched
         for server in servers:
@@ -225,3 +236,51 @@ def run_controller(opts: RunOptions) -> int:
     if lost.is_set():
         os._exit(1)  # the election thread cannot be stopped; leave at once
     return 0
+
+
+def run_as_shard(
+    api: Any,
+    cluster: KubeCluster,
+    opts: RunOptions,
+    controller: HostController,
+    *,
+    lost: threading.Event,
+    stop: threading.Event,
+) -> Sharder:
+    """Hold this shard's Lease (reconciling while it is held) and campaign for the
+    sharder's; losing either ends the process, as losing the leader's Lease does."""
+    identity = f"{opts.shard}_{uuid.uuid4().hex[:8]}"
+    election = LeaderElectionConfig(
+        namespace=opts.leader_election_namespace,
+        name=LEASE_PREFIX + opts.shard,
+        identity=identity,
+        lease_duration=opts.lease_duration,
+        renew_deadline=opts.renew_deadline,
+        retry_period=opts.retry_period,
+    )
+    sharder = Sharder(
+        cluster, lease_namespace=opts.leader_election_namespace, namespaces=opts.namespaces
+    )
+
+    def lose(what: str) -> None:
+        log.error("lost the %s Lease; stopping so that no host has two owners", what)
+        lost.set()
+        stop.set()
+
+    def shard_held() -> None:
+        log.info("holding shard %s's Lease; reconciling its hosts", opts.shard)
+        controller.start_workers()
+
+    def sharder_held() -> None:
+        log.info("elected to run the sharder")
+        sharder.start()
+
+    log.info("shard %s: campaigning for %s/%s", opts.shard, election.namespace, election.name)
+    run_for_leadership(api, election, on_started=shard_held, on_stopped=lambda: lose("shard"))
+    run_for_leadership(
+        api,
+        replace(election, name=SHARDER_LEASE),
+        on_started=sharder_held,
+        on_stopped=lambda: lose("sharder"),
+    )
+    return sharder

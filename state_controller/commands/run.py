@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from kubernetes.config import ConfigException
@@ -68,6 +69,15 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leader-elect", action="store_true", help="reconcile only as leader")
     p.add_argument("--leader-election-namespace", default="hoststate-system")
     p.add_argument("--leader-election-id", default="hoststate-controller")
+    p.add_argument(
+        "--shard",
+        metavar="NAME",
+        default="",
+        help="run as one of several replicas sharing the Hosts: reconcile only those the "
+        "sharder gives NAME, holding the Lease hoststate-shard-NAME in "
+        "--leader-election-namespace (the replica holding hoststate-sharder runs the "
+        "sharder); NAME is unique among the replicas, e.g. the pod's name",
+    )
     p.add_argument("--lease-duration", type=int, default=15, help="whole seconds")
     p.add_argument("--renew-deadline", type=int, default=10, help="whole seconds")
     p.add_argument("--retry-period", type=int, default=2, help="whole seconds")
@@ -149,6 +159,25 @@ def leader_election_problem(lease: int, renew: int, retry: int) -> str:
     return ""
 
 
+SHARD_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def shard_problem(shard: str, *, leader_elect: bool) -> str:
+    if not shard:
+        return ""
+    if not SHARD_NAME.match(shard):
+        return (
+            f"--shard {shard!r}: name it as a label value and a Lease name allow (lowercase "
+            "letters, digits and '-', up to 63, starting and ending with a letter or digit)"
+        )
+    if leader_elect:
+        return (
+            "--shard and --leader-elect: a shard holds its own Lease and the sharder is "
+            "elected among the shards; drop --leader-elect"
+        )
+    return ""
+
+
 def main(args: argparse.Namespace) -> int:
     from ..manager import RunOptions, run_controller
 
@@ -164,6 +193,7 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.servicing_max_unavailable < 1:
         problem = "--servicing-max-unavailable: give 1 or more"
+    problem = problem or shard_problem(args.shard, leader_elect=args.leader_elect)
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -181,6 +211,7 @@ def main(args: argparse.Namespace) -> int:
                 metrics_cert_dir=args.metrics_cert_dir,
                 health_probe_bind_address=args.health_probe_bind_address,
                 leader_elect=args.leader_elect,
+                shard=args.shard,
                 leader_election_namespace=args.leader_election_namespace,
                 leader_election_id=args.leader_election_id,
                 lease_duration=args.lease_duration,

@@ -33,6 +33,8 @@ from .outages import log_failure
 
 log = logging.getLogger(__name__)
 
+SHARDER_LEASE = "hoststate-sharder"  # held by the replica that runs the sharder
+
 
 def labels_of(host: Obj) -> Labels:
     labels = host["metadata"].get("labels") or {}

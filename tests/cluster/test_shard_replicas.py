@@ -1,0 +1,108 @@
+"""`state-controller run --shard` in processes of their own on a real control plane: each
+replica holds its shard's Lease, one of them the sharder's; the Hosts are shared out by
+label between them and each is provisioned; a replica killed with SIGKILL has its hosts
+given to the one left once its Lease has died (twice its duration without a renew),
+the sharder moving with it when the killed replica held that Lease too.
+
+Each replica here has its own simulated machines (in its memory), so the one left adopts
+the hosts it is given ("adopted the running host, not deployed") where a shared backend
+(Ironic) would carry on with them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from state_controller.cluster.interface import HOSTS, LEASES
+from state_controller.cluster.kube import KubeCluster
+from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
+from state_controller.sharding.ring import Ring
+from state_controller.simulation.fleet import create_fleet
+from tests.conftest import wait_for
+from tests.support.control_plane import ControlPlane
+from tests.support.kube import HOSTS_NS
+from tests.support.scenarios import wait_all_in
+
+NS = HOSTS_NS
+SA_NS = "hoststate-system"
+LEASE = 4  # seconds: a dead shard's hosts move 8 s after its last renew
+FLEET = 12
+
+
+class Shard:
+    """`state-controller run --shard NAME` in its own process."""
+
+    def __init__(self, plane: ControlPlane, workdir: Path, name: str) -> None:
+        self.name = name
+        self.log = workdir / f"shard-{name}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "state_controller.cli", "run",
+             "--kubeconfig", str(plane.kubeconfig), "--namespace", NS, "--no-nodes",
+             "--shard", name, "--leader-election-namespace", SA_NS,
+             "--lease-duration", str(LEASE), "--renew-deadline", "3", "--retry-period", "1",
+             "--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
+            stdout=subprocess.DEVNULL, stderr=self.log.open("w"), stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def holder(admin: KubeCluster, lease: str) -> str:
+    try:
+        return str(admin.get(LEASES, SA_NS, lease)["spec"].get("holderIdentity") or "")
+    except Exception:
+        return ""
+
+
+def owners(admin: KubeCluster) -> dict[str, str]:
+    return {
+        f"{NS}/{h['metadata']['name']}": (h["metadata"].get("labels") or {}).get(SHARD_LABEL, "")
+        for h in admin.list(HOSTS, NS)[0]
+    }
+
+
+def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    shards = {name: Shard(control_plane, tmp_path, name) for name in ("a", "b")}
+    try:
+        for name in shards:
+            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        sharder = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        create_fleet(admin, NS, FLEET)
+        two = Ring.of(shards)
+        wait_for(lambda: owners(admin) == {k: two.owner(k) for k in owners(admin)} and
+                 len(owners(admin)) == FLEET, timeout=60, what="hosts shared out")  # fmt: skip
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+        assert set(owners(admin).values()) == {"a", "b"}
+
+        killed = shards[sharder.split("_", 1)[0]]  # the one running the sharder too
+        left = next(name for name in shards if name != killed.name)
+        killed.kill()
+        began = time.monotonic()
+        wait_for(lambda: set(owners(admin).values()) == {left}, timeout=60,
+                 what=f"{killed.name}'s hosts given to {left}")  # fmt: skip
+        moved = time.monotonic() - began
+        print(f"shard {killed.name} killed; its hosts given to {left} in {moved:.1f}s")
+        assert holder(admin, SHARDER_LEASE).startswith(f"{left}_")
+        text = shards[left].log.read_text()
+        assert "elected to run the sharder" in text, text[-2000:]
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+    finally:
+        for shard in shards.values():
+            shard.kill()
+        for lease in admin.list(LEASES, SA_NS)[0]:
+            name = lease["metadata"]["name"]
+            if name.startswith(LEASE_PREFIX) or name == SHARDER_LEASE:
+                admin.delete(LEASES, SA_NS, name)

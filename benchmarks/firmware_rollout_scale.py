@@ -66,7 +66,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.node_scale import percentile, wait
-from benchmarks.remediation_scale import Phase, books_of, figures, host_name
+from benchmarks.remediation_scale import Phase, all_provisioned, books_of, figures, host_name
 from state_controller.api.servicing import ServiceStep
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
@@ -172,16 +172,7 @@ def main() -> None:
         phase = Phase(kube, registry)
         others = KubeCluster.from_kubeconfig(kubeconfig)
         create_fleet(others, NS, n)
-        wait(
-            lambda: (
-                all(
-                    b is not None and b.cursor.state.value == "provisioned"
-                    for b in books_of(controller, list(range(n)))
-                )
-                and controller.idle()
-            ),
-            "provisioning",
-        )
+        wait(lambda: all_provisioned(controller, n), "provisioning")
         others.close()
         print(f"\nprovisioned: {n} hosts in {phase.told()}", flush=True)
 

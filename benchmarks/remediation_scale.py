@@ -300,6 +300,13 @@ def books_of(controller: HostController, indices: list[int]) -> list[Any]:
     return [books.get(f"{NS}/{host_name(i)}") for i in indices]
 
 
+def all_provisioned(controller: HostController, n: int) -> bool:
+    """Every one of the fleet's N hosts provisioned in the books, and nothing queued."""
+    books = books_of(controller, list(range(n)))
+    provisioned = all(b is not None and b.cursor.state.value == "provisioned" for b in books)
+    return provisioned and controller.idle()
+
+
 def action_of(book: Any) -> str:
     known = book.facts.remediation if book is not None else None
     return "" if known is None else str(known.action)
@@ -364,16 +371,7 @@ def main() -> None:
         # 1. provisioned, then linked to their Nodes
         phase = Phase(kube, registry)
         create_fleet(others, NS, n)
-        wait(
-            lambda: (
-                all(
-                    b is not None and b.cursor.state.value == "provisioned"
-                    for b in books_of(controller, list(range(n)))
-                )
-                and controller.idle()
-            ),
-            "provisioning",
-        )
+        wait(lambda: all_provisioned(controller, n), "provisioning")
         print(f"\nprovisioned: {n} hosts in {phase.told()}", flush=True)
         phase = Phase(kube, registry)
         fleet.call("register")

@@ -21,6 +21,7 @@ from typing import Any
 
 from .api.reach import Reach
 from .books.stuck import StuckPolicy
+from .cluster.interface import LEASES, ApiError
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import (
     BindError,
@@ -181,6 +182,7 @@ def run_controller(opts: RunOptions) -> int:
         signal.signal(sig, lambda *_: stop.set())
     scope = ", ".join(opts.namespaces) if opts.namespaces else "all namespaces"
     sharder: Sharder | None = None
+    released = False
     try:
         controller.start_caches()
         log.info("caches synced for %s", scope)
@@ -232,9 +234,13 @@ def run_controller(opts: RunOptions) -> int:
         observed.tracing.shutdown()  # send the spans still batched
         for server in servers:
             server.stop()
+        released = bool(opts.shard) and not lost.is_set() and release_shard(cluster, opts)
         cluster.close()
     if lost.is_set():
         os._exit(1)  # the election thread cannot be stopped; leave at once
+    if released:  # before the election thread's next renew could take the Lease again
+        logging.shutdown()
+        os._exit(0)
     return 0
 
 
@@ -263,6 +269,8 @@ def run_as_shard(
     )
 
     def lose(what: str) -> None:
+        if stop.is_set():
+            return  # stopping anyway: the Lease given up (release_shard) on the way out
         log.error("lost the %s Lease; stopping so that no host has two owners", what)
         lost.set()
         stop.set()
@@ -284,3 +292,21 @@ def run_as_shard(
         on_stopped=lambda: lose("sharder"),
     )
     return sharder
+
+
+def release_shard(cluster: KubeCluster, opts: RunOptions) -> bool:
+    """On a clean stop, after the last reconcile: give up the shard's Lease, so that the
+    sharder moves its hosts at once rather than after twice the Lease's duration. The
+    election thread renews every ``--retry-period``; one renew that reads the Lease in
+    the instant before the process leaves takes it again, and the hosts then move when
+    it expires, as after a kill."""
+    name = LEASE_PREFIX + opts.shard
+    try:
+        cluster.patch(
+            LEASES, opts.leader_election_namespace, name, {"spec": {"holderIdentity": ""}}
+        )
+    except ApiError as err:
+        log.warning("could not release the Lease %s: %s; its hosts move when it expires", name, err)
+        return False
+    log.info("released the Lease %s: its hosts move now", name)
+    return True

@@ -2,7 +2,9 @@
 replica holds its shard's Lease, one of them the sharder's; the Hosts are shared out by
 label between them and each is provisioned; a replica killed with SIGKILL has its hosts
 given to the one left once its Lease has died (twice its duration without a renew),
-the sharder moving with it when the killed replica held that Lease too.
+the sharder moving with it when the killed replica held that Lease too; a third that
+joins has its share drained from the one left, and given back at once when it stops
+cleanly (it gives up its Lease).
 
 Each replica here has its own simulated machines (in its memory), so the one left adopts
 the hosts it is given ("adopted the running host, not deployed") where a shared backend
@@ -51,6 +53,11 @@ class Shard:
             start_new_session=True,
         )  # fmt: skip
 
+    def stop(self) -> int:
+        """SIGTERM, as Kubernetes stops a pod: the exit code."""
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        return self.proc.wait(timeout=30)
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -98,6 +105,21 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
         assert holder(admin, SHARDER_LEASE).startswith(f"{left}_")
         text = shards[left].log.read_text()
         assert "elected to run the sharder" in text, text[-2000:]
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+
+        # a third joins: its share drained from the one left, across processes
+        shards["c"] = Shard(control_plane, tmp_path, "c")
+        joined = Ring.of([left, "c"])
+        wait_for(lambda: owners(admin) == {k: joined.owner(k) for k in owners(admin)},
+                 timeout=60, what=f"c's share drained from {left} and given to c")  # fmt: skip
+        assert "c" in owners(admin).values()
+        # and leaves cleanly: its Lease given up, its hosts back at once, not at expiry
+        assert shards["c"].stop() == 0, shards["c"].log.read_text()[-2000:]
+        assert "released the Lease hoststate-shard-c" in shards["c"].log.read_text()
+        began = time.monotonic()
+        wait_for(lambda: set(owners(admin).values()) == {left}, timeout=60,
+                 what=f"c's hosts back with {left}")  # fmt: skip
+        print(f"shard c stopped; its hosts back with {left} in {time.monotonic() - began:.1f}s")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
     finally:
         for shard in shards.values():

@@ -21,6 +21,7 @@ from tests.support.scenarios import NS
 
 HOSTS_N = 40
 NOW = 1_900_000_000.0  # the sharder's clock: the Leases are renewed relative to it
+THREE = Ring.of(["a", "b", "c"])  # the shards the fixture starts with
 
 
 def micro_time(ts: float) -> str:
@@ -70,6 +71,7 @@ def sharder(cluster: Cluster) -> Iterator[Sharder]:
     running = Sharder(cluster, lease_namespace=NS, namespaces=(NS,), resync=0.2, clock=lambda: NOW)
     running.start()
     try:
+        wait_for(lambda: placed_by(THREE, cluster), what="every host on the ring of a, b, c")
         yield running
     finally:
         running.stop()
@@ -80,8 +82,6 @@ def sharder(cluster: Cluster) -> Iterator[Sharder]:
 def test_hosts_go_to_live_shards_and_a_dead_shards_move_at_once(
     cluster: Cluster, sharder: Sharder
 ) -> None:
-    three = Ring.of(["a", "b", "c"])
-    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
     before = owners(cluster)
     assert {shard for shard, _ in before.values()} == {"a", "b", "c"}
 
@@ -101,8 +101,6 @@ def test_hosts_go_to_live_shards_and_a_dead_shards_move_at_once(
 def test_a_joining_shards_share_is_drained_first_then_assigned(
     cluster: Cluster, sharder: Sharder
 ) -> None:
-    three = Ring.of(["a", "b", "c"])
-    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
     before = owners(cluster)
     four = Ring.of(["a", "b", "c", "d"])
     theirs = {key for key in before if four.owner(key) == "d"}
@@ -127,8 +125,6 @@ def test_a_joining_shards_share_is_drained_first_then_assigned(
 def test_a_shard_label_a_user_edits_or_deletes_is_put_right(
     cluster: Cluster, sharder: Sharder
 ) -> None:
-    three = Ring.of(["a", "b", "c"])
-    wait_for(lambda: placed_by(three, cluster), what="every host on the ring of a, b, c")
     cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"labels": {SHARD_LABEL: None}}})
     cluster.patch(HOSTS, NS, "host-0001", {"metadata": {"labels": {SHARD_LABEL: "nobody"}}})
-    wait_for(lambda: placed_by(three, cluster), what="both labels put right")
+    wait_for(lambda: placed_by(THREE, cluster), what="both labels put right")

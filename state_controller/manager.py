@@ -147,6 +147,7 @@ def run_controller(opts: RunOptions) -> int:
         observe_machineconfignodes=opts.observe_machineconfignodes,
         reach=opts.reach,
         shard=opts.shard,
+        lease_namespace=opts.leader_election_namespace,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics

@@ -56,15 +56,20 @@ def observed_controller(
     tracing = make_tracing(trace)
     tracer = tracing.tracer
     cluster = InstrumentedCluster(cluster, metrics, api_host(cluster), tracer)
+    instrumented = InstrumentedProvisioner(provisioner, metrics, tracer)
     controller = HostController(
         cluster,
-        InstrumentedProvisioner(provisioner, metrics, tracer),
+        instrumented,
         config=config,
         reporter=Observability(metrics, EventRecorder(cluster), tracer),
         queue_metrics=metrics,
+        provisioner_seen=instrumented.seen,
     )
+    if mode_since is not None:
+        controller.self_status.mode_since = mode_since
     metrics.watch_books(lambda: controller.books, config.stuck)
     metrics.watch_pools(controller.pool_reconciler.pools.items)
+    metrics.watch_controller(lambda: controller.self_status.status)
     metrics.watch_workers(
         config.workers,
         lambda: controller.active_workers,

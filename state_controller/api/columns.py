@@ -139,3 +139,32 @@ NODEPOOL_COLUMNS: tuple[Column, ...] = (
     Column("Config", ".status.desiredConfig", priority=1, description="Rolling to"),
     Column("Label", ".spec.label", priority=1, description="The Node label naming the pool"),
 )
+
+CONTROLLER_COLUMNS: tuple[Column, ...] = (
+    Column("Mode", ".status.mode", description="Bootstrap, or Cluster"),
+    Column("Replicas", ".status.replicas", "integer", description="Replicas reconciling"),
+    Column("Ready", ".status.readyReplicas", "integer", description="Synced, with a live Lease"),
+    Column("Hosts", ".status.hosts", "integer", description="Hosts followed"),
+    Column("Nodes", ".status.nodes", "integer", description="Nodes followed"),
+    Column("Stuck", ".status.stuck", "integer", description="Hosts and nodes stuck"),
+    Column("Failed", ".status.failed", "integer", description="Hosts in error"),
+    Column("Available", _condition("Available"), description="Every host has a live owner"),
+    Column("Degraded", _condition("Degraded"), description="Something is wrong with it"),
+    AGE,
+    Column("Progressing", _condition("Progressing"), priority=1, description="Hosts moving"),
+    Column("Provisioner", ".status.provisioner.backend", priority=1, description="Its backend"),
+    Column(
+        "Reachable",
+        ".status.provisioner.reachable",
+        "boolean",
+        priority=1,
+        description="The provisioner answers every replica",
+    ),
+    Column("Version", ".status.version", priority=1, description="The controller's version"),
+    Column(
+        "Message",
+        '.status.conditions[?(@.type=="Degraded")].message',
+        priority=1,
+        description="What is wrong, as the Degraded condition says",
+    ),
+)

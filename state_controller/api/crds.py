@@ -21,7 +21,14 @@ import yaml
 from pydantic import BaseModel
 
 from . import GROUP, VERSION
-from .columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
+from .columns import (
+    CONTROLLER_COLUMNS,
+    HOST_COLUMNS,
+    HOSTSTATE_COLUMNS,
+    NODEPOOL_COLUMNS,
+    Column,
+)
+from .controller_status import HostStateControllerSpec, HostStateControllerStatus
 from .host import HostSpec
 from .host_status import HostStatus
 from .hoststate import HostStateSpec, HostStateStatus
@@ -135,6 +142,10 @@ def _crd(
 ) -> dict[str, Any]:
     spec_schema = model_schema(spec)
     spec_schema["description"] = description
+    if spec_schema.get("properties") == {}:
+        # nothing to set: the API server stores no empty map, and a schema it would
+        # store differently makes every client-side apply of the CRD a change
+        del spec_schema["properties"]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -207,10 +218,21 @@ def generate() -> dict[str, dict[str, Any]]:
         description="Which label makes this pool; set by the controller.",
         scope="Cluster",
     )
+    controller = _crd(
+        kind="HostStateController",
+        plural="hoststatecontrollers",
+        short_names=["hsc"],
+        spec=HostStateControllerSpec,
+        status=HostStateControllerStatus,
+        columns=CONTROLLER_COLUMNS,
+        description="Nothing: the controller creates it and writes its status.",
+        scope="Cluster",
+    )
     return {
         f"{GROUP}_hosts.yaml": host,
         f"{GROUP}_hoststates.yaml": hoststate,
         f"{GROUP}_nodepools.yaml": nodepool,
+        f"{GROUP}_hoststatecontrollers.yaml": controller,
     }
 
 

@@ -43,6 +43,9 @@ class Resource:
 HOSTS = Resource("hoststate.io", "v1alpha1", "Host", "hosts")
 HOSTSTATES = Resource("hoststate.io", "v1alpha1", "HostState", "hoststates")
 NODEPOOLS = Resource("hoststate.io", "v1alpha1", "NodePool", "nodepools", namespaced=False)
+CONTROLLERS = Resource(
+    "hoststate.io", "v1alpha1", "HostStateController", "hoststatecontrollers", namespaced=False
+)
 SECRETS = Resource("", "v1", "Secret", "secrets", has_status=False)
 EVENTS = Resource("", "v1", "Event", "events", has_status=False)
 NODES = Resource("", "v1", "Node", "nodes", namespaced=False)

@@ -26,12 +26,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..api import crds
+from ..api.controller_status import HostStateControllerSpec
 from ..api.errors import describe
 from ..api.host import HostSpec
 from ..api.hoststate import HostStateSpec
 from ..api.nodepool import NodePoolSpec
 from ..api.objects import Obj
-from .interface import HOSTS, HOSTSTATES, NODEPOOLS, FieldCause, Invalid, Resource
+from .interface import CONTROLLERS, HOSTS, HOSTSTATES, NODEPOOLS, FieldCause, Invalid, Resource
 
 Schema = dict[str, Any]
 
@@ -163,4 +164,7 @@ def validators() -> dict[Resource, Callable[[Obj], None]]:
         HOSTS: SchemaAdmission("Host", _schemas()["Host"], HostSpec),
         HOSTSTATES: SchemaAdmission("HostState", _schemas()["HostState"], HostStateSpec),
         NODEPOOLS: SchemaAdmission("NodePool", _schemas()["NodePool"], NodePoolSpec),
+        CONTROLLERS: SchemaAdmission(
+            "HostStateController", _schemas()["HostStateController"], HostStateControllerSpec
+        ),
     }

@@ -35,6 +35,7 @@ def families() -> list[Family]:
     metrics = Metrics()
     metrics.watch_books(dict, StuckPolicy())
     metrics.watch_pools(list)
+    metrics.watch_controller(dict)
     metrics.watch_workers(1, float, float, float)
     found: list[Family] = []
     for collector in list(metrics.registry._collector_to_names):

@@ -333,3 +333,42 @@ class PoolsCollector(Collector):
                 family.add_metric([name], float(status.get(field_name) or 0))
             disagree.add_metric([name], 1 if sources_disagree(pool) else 0)
         return families
+
+
+class ControllerCollector(Collector):
+    """The controller's own status as the replica last wrote or read it (``kubectl get
+    hoststatecontrollers``): its conditions and each shard's share. Every replica shows
+    the same object, so a query takes ``max`` over the replicas."""
+
+    def __init__(self, status: Callable[[], Mapping[str, Any]]) -> None:
+        self.status = status
+
+    def describe(self) -> Iterable[Any]:
+        return self._families()
+
+    @staticmethod
+    def _families() -> list[GaugeMetricFamily]:
+        return [
+            GaugeMetricFamily(
+                "hoststate_controller_condition",
+                "The controller's own conditions (HostStateController): 1 while the "
+                "condition is True, else 0, with its reason; one series per condition.",
+                labels=["condition", "reason"],
+            ),
+            GaugeMetricFamily(
+                "hoststate_controller_shard_hosts",
+                "Hosts each replica keeps a book for (its shard's share, when sharded), as "
+                "the controller's status lists them.",
+                labels=["member"],
+            ),
+        ]
+
+    def collect(self) -> Iterable[Any]:
+        conditions, shares = families = self._families()
+        status = self.status()
+        for condition in status.get("conditions") or []:
+            labels = [str(condition.get("type")), str(condition.get("reason"))]
+            conditions.add_metric(labels, 1 if condition.get("status") == "True" else 0)
+        for member in status.get("members") or []:
+            shares.add_metric([str(member.get("name"))], float(member.get("hosts") or 0))
+        return families

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 
-from ..provisioning.provisioner import HostView, Provisioner
+from ..health.summary import ProvisionerSeen
+from ..provisioning.provisioner import HostView, Provisioner, Versioned
 from ..provisioning.results import Outcome, Result
 from ..runtime.outages import Outage
 from ..servicing.plan import ServicePlan
@@ -33,6 +34,19 @@ class InstrumentedProvisioner:
         for operation in OPERATIONS:  # every outcome starts at 0: failure rates are never "no data"
             for outcome in Outcome:
                 metrics.child(metrics.provisioner_requests, self.backend, operation, outcome.value)
+
+    def seen(self) -> ProvisionerSeen:
+        """The provisioner as this replica's calls found it, for the controller's status."""
+        outage = self.outage
+        version = self.inner.microversion if isinstance(self.inner, Versioned) else None
+        return ProvisionerSeen(
+            backend=self.backend,
+            api_version=version or "",
+            reachable=not outage.down,
+            outage_started=outage.started_at,
+            outage_ended=outage.ended_at,
+            outage_message=outage.message,
+        )
 
     def _call(self, operation: str, host: HostView, call: Callable[[], Result]) -> Result:
         started = time.perf_counter()

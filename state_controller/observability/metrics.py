@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterable, Mapping
-from importlib import metadata
 from typing import Any
 
 from prometheus_client import (
@@ -42,8 +41,9 @@ from ..books.chapters import SERVICING_CHAPTER, UPDATE_CHAPTER
 from ..books.journal import STUCK, Notice
 from ..books.records import POWER_CYCLED, REMEDIATED, Transition
 from ..books.stuck import StuckPolicy
+from ..health.share import controller_version
 from ..remediation.situation import EXHAUSTED, HELD
-from .collectors import BooksCollector, PoolsCollector, state_label
+from .collectors import BooksCollector, ControllerCollector, PoolsCollector, state_label
 
 STATE_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200)
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -63,7 +63,12 @@ SERVICING_OUTCOMES = {
     SERVICING_WITHDRAWN: "withdrawn",
 }
 RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
-WRITTEN_RESOURCES = ("hosts", "hoststates", "nodepools")  # whose status the controller writes
+WRITTEN_RESOURCES = (
+    "hosts",
+    "hoststates",
+    "nodepools",
+    "hoststatecontrollers",
+)  # whose status the controller writes
 WRITE_OUTCOMES = ("written", "conflict", "unchanged")
 PROVISIONING_DONE = (ProvisioningState.PROVISIONING.value, ProvisioningState.PROVISIONED.value)
 UPDATE_OUTCOMES = {UPDATE_COMPLETE: "completed", UPDATE_DEGRADED: "degraded"}
@@ -74,13 +79,6 @@ REMEDIATION_OUTCOMES = {
     HELD: "held",
     EXHAUSTED: "exhausted",
 }
-
-
-def _version() -> str:
-    try:
-        return metadata.version("hoststate")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
 
 
 CONTROLLER = "host"  # the controller label of the controller-runtime families
@@ -192,7 +190,7 @@ class Metrics:
             ["version", "python_version"],
             registry=r,
         )
-        self.build_info.labels(_version(), platform.python_version()).set(1)
+        self.build_info.labels(controller_version(), platform.python_version()).set(1)
         self.mode = Gauge(
             "hoststate_controller_mode",
             "1 for the mode the controller runs in, 0 for the other: Bootstrap (state-controller "
@@ -353,6 +351,9 @@ class Metrics:
 
     def watch_pools(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
         self.registry.register(PoolsCollector(pools))
+
+    def watch_controller(self, status: Callable[[], Mapping[str, Any]]) -> None:
+        self.registry.register(ControllerCollector(status))
 
     def watch_workers(
         self,

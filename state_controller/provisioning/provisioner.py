@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..api.bmc import BMCAddress
 from ..servicing.plan import ServicePlan
@@ -183,3 +183,12 @@ class CheckedBackend(Provisioner, Protocol):
     def check(self) -> str: ...
 
     def node_names(self) -> list[str]: ...
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """A backend with an API version of its own (Ironic's microversion): shown in the
+    controller's status once it is known."""
+
+    @property
+    def microversion(self) -> str | None: ...

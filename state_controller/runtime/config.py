@@ -49,5 +49,13 @@ class ControllerConfig:
     # this replica's shard (runtime/sharder.py): it reconciles only the Hosts labelled with
     # it, and lets go of those drained; "" (the default): not sharded, every Host is its own
     shard: str = ""
+    # the controller's namespace: where its Leases are, and the name of its own status
+    # object (HostStateController, cluster-scoped, one per installation)
+    lease_namespace: str = "hoststate-system"
+    # this replica's name in that object when it is not sharded (a shard is named by its
+    # shard); "": the host's name (a pod's)
+    replica: str = ""
+    # seconds between looks at the controller's own status (written only on a change)
+    controller_status_interval: float = 5.0
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER

@@ -20,6 +20,7 @@ Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -40,9 +41,11 @@ from ..cluster.interface import (
     Cluster,
     split_key,
 )
+from ..health.share import controller_version, share_of
+from ..health.summary import ProvisionerSeen, Share
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
-from ..sharding.leases import SHARD_LABEL
+from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
 from ..updates.signals import pool_of
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
@@ -58,6 +61,7 @@ from .pool_reconciler import PoolReconciler, pool_of_object
 from .remediator import Remediator
 from .reporting import NOWHERE, NoReporter, Reporter, Where
 from .results import ReconcileResult
+from .self_status import SelfStatus
 from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
 from .workqueue import QueueMetricsSink, WorkQueue
@@ -74,6 +78,7 @@ class HostController:
         config: ControllerConfig | None = None,
         reporter: Reporter | None = None,
         queue_metrics: QueueMetricsSink | None = None,
+        provisioner_seen: Callable[[], ProvisionerSeen] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config or ControllerConfig()
@@ -179,6 +184,21 @@ class HostController:
         self._reconciled: dict[str, int] = {}
         self._counts_lock = threading.Lock()  # += on an attribute is not atomic across threads
         self.synced = False
+        self.self_status = SelfStatus(
+            cluster,
+            name=self.config.lease_namespace,
+            member=self.config.shard or self.config.replica or socket.gethostname(),
+            shard=self.config.shard,
+            lease_namespace=self.config.lease_namespace,
+            share=self._share,
+            synced=lambda: self.synced,
+            provisioner=provisioner_seen or (lambda: ProvisionerSeen(provisioner.backend)),
+            mode=self.config.mode,
+            version=controller_version(),
+            reporter=self.reporter,
+            interval=self.config.controller_status_interval,
+            clock=clock,
+        )
 
     @property
     def books(self) -> dict[str, Book]:
@@ -225,8 +245,10 @@ class HostController:
             worker = threading.Thread(target=self._work, name=f"worker-{index}", daemon=True)
             worker.start()
             self._workers.append(worker)
+        self.self_status.start()
 
     def stop(self) -> None:
+        self.self_status.stop()
         self.queue.shutdown()
         for worker in self._workers:
             worker.join(timeout=10)
@@ -415,6 +437,15 @@ class HostController:
         if outcome.wake_after is not None:
             self.queue.add_after(key, outcome.wake_after + 0.001)
         return result
+
+    def _share(self, now: float) -> Share:
+        """What this replica keeps, for its entry in the controller's status."""
+        draining = sum(
+            1
+            for host in self.hosts.items()
+            if DRAIN_LABEL in (host["metadata"].get("labels") or {})
+        )
+        return share_of(self.books.values(), self.config.stuck, now, draining=draining)
 
     # -- waiting (tests, demo) ----------------------------------------------------------
 

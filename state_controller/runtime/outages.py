@@ -40,8 +40,10 @@ class Outage:
         remind_every: float = REMIND_EVERY,
         settle: float = SETTLE,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
+        self.wall = wall
         self.remind_every = remind_every
         self.settle = settle
         self.clock = clock
@@ -50,14 +52,20 @@ class Outage:
         self._answered: float | None = None  # the first answer since the last failure
         self._failures = 0
         self._lock = threading.Lock()
+        # the last outage in epoch seconds, for the controller's status: begun, ended, why
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self.message = ""
 
     def failed(self, error: BaseException | str) -> None:
         now = self.clock()
         with self._lock:
             self._failures += 1
             self._answered = None
+            self.message = _one_line(error)
             if not self.down:
                 self.down, self._since, self._reminded, self._failures = True, now, now, 1
+                self.started_at, self.ended_at = self.wall(), None
                 log.error(
                     "%s unreachable: %s",
                     self.name,
@@ -105,6 +113,7 @@ class Outage:
     def _end(self) -> None:
         assert self._answered is not None
         self.down = False
+        self.ended_at = self.wall() - (self.clock() - self._answered)  # its first answer
         log.warning(
             "%s reachable again after %s (%d failed calls)",
             self.name,

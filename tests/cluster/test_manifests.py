@@ -40,6 +40,7 @@ OWN = f"{PART_OF},app.kubernetes.io/component!=metrics-reader"
 HOSTS = "hosts.hoststate.io"
 HOSTSTATES = "hoststates.hoststate.io"
 NODEPOOLS = "nodepools.hoststate.io"
+CONTROLLERS = "hoststatecontrollers.hoststate.io"
 LEASES = "leases.coordination.k8s.io"
 OUR_LEASE = f"{LEASES}/{DEFAULT_LEASE}"  # the one Lease read and written: leader election
 
@@ -63,6 +64,9 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("policy", "poddisruptionbudgets", None): {"list", "watch"},
     ("hoststate.io", "nodepools", None): {"get", "list", "watch", "create", "delete"},
     ("hoststate.io", "nodepools/status", None): {"update"},
+    # the controller's own status (one HostStateController)
+    ("hoststate.io", "hoststatecontrollers", None): {"get", "list", "watch", "create"},
+    ("hoststate.io", "hoststatecontrollers/status", None): {"update"},
     # who may read /metrics: the API server reviews each scraper's token
     ("authentication.k8s.io", "tokenreviews", None): {"create"},
     ("authorization.k8s.io", "subjectaccessreviews", None): {"create"},
@@ -164,16 +168,17 @@ def test_the_crd_folder_applies_as_a_plain_folder(
     nothing but CRDs (its kustomization lives in api/, for manifests/ to include)."""
     result = _kubectl(cp, "apply", "-f", str(ROOT / "api" / "v1alpha1"))
     applied_crds = sorted(line.split()[0] for line in result.stdout.splitlines())
-    assert applied_crds == [
+    assert applied_crds == sorted(
         f"customresourcedefinition.apiextensions.k8s.io/{crd}"
-        for crd in (HOSTS, HOSTSTATES, NODEPOOLS)
-    ], result.stdout
+        for crd in (HOSTS, HOSTSTATES, NODEPOOLS, CONTROLLERS)
+    ), result.stdout
     assert "error" not in result.stderr.lower(), result.stderr
     # and manifests/ still takes the CRDs through api/kustomization.yaml
     kinds = [(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)]
     assert ("CustomResourceDefinition", HOSTS) in kinds
     assert ("CustomResourceDefinition", HOSTSTATES) in kinds
     assert ("CustomResourceDefinition", NODEPOOLS) in kinds
+    assert ("CustomResourceDefinition", CONTROLLERS) in kinds
     _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
 
 
@@ -398,6 +403,8 @@ ALLOWED = [
     ("watch", "nodes"),
     ("watch", "pods", "--all-namespaces"),
     ("list", "poddisruptionbudgets.policy", "--all-namespaces"),
+    ("create", CONTROLLERS),
+    ("update", CONTROLLERS, "--subresource=status"),
 ]
 
 DENIED = [

@@ -12,6 +12,7 @@ the hosts it is given ("adopted the running host, not deployed") where a shared 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from state_controller.cluster.interface import HOSTS, LEASES
+from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
@@ -71,6 +72,15 @@ def holder(admin: KubeCluster, lease: str) -> str:
         return ""
 
 
+def shares(admin: KubeCluster) -> dict[str, int]:
+    """Each replica's hosts, as the controller's own status lists them."""
+    try:
+        status = admin.get(CONTROLLERS, None, SA_NS).get("status") or {}
+    except NotFound:
+        return {}
+    return {m["name"]: m["hosts"] for m in status.get("members") or []}
+
+
 def owners(admin: KubeCluster) -> dict[str, str]:
     return {
         f"{NS}/{h['metadata']['name']}": (h["metadata"].get("labels") or {}).get(SHARD_LABEL, "")
@@ -93,6 +103,9 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
                  len(owners(admin)) == FLEET, timeout=60, what="hosts shared out")  # fmt: skip
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         assert set(owners(admin).values()) == {"a", "b"}
+        counts = {name: list(owners(admin).values()).count(name) for name in shards}
+        wait_for(lambda: shares(admin) == counts, timeout=30,
+                 what=f"the controller's status showing the shares {counts}")  # fmt: skip
 
         killed = shards[sharder.split("_", 1)[0]]  # the one running the sharder too
         left = next(name for name in shards if name != killed.name)
@@ -106,6 +119,8 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
         text = shards[left].log.read_text()
         assert "elected to run the sharder" in text, text[-2000:]
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+        wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
+                 what=f"the status showing {left} alone, with every host")  # fmt: skip
 
         # a third joins: its share drained from the one left, across processes
         shards["c"] = Shard(control_plane, tmp_path, "c")
@@ -113,6 +128,8 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
         wait_for(lambda: owners(admin) == {k: joined.owner(k) for k in owners(admin)},
                  timeout=60, what=f"c's share drained from {left} and given to c")  # fmt: skip
         assert "c" in owners(admin).values()
+        wait_for(lambda: set(shares(admin)) == {left, "c"} and sum(shares(admin).values()) == FLEET,
+                 timeout=30, what="the status showing c beside the one left")  # fmt: skip
         # and leaves cleanly: its Lease given up, its hosts back at once, not at expiry
         assert shards["c"].stop() == 0, shards["c"].log.read_text()[-2000:]
         assert "released the Lease hoststate-shard-c" in shards["c"].log.read_text()
@@ -121,6 +138,8 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
                  what=f"c's hosts back with {left}")  # fmt: skip
         print(f"shard c stopped; its hosts back with {left} in {time.monotonic() - began:.1f}s")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+        wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
+                 what="c gone from the status once its Lease is given up")  # fmt: skip
     finally:
         for shard in shards.values():
             shard.kill()
@@ -128,3 +147,5 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
             name = lease["metadata"]["name"]
             if name.startswith(LEASE_PREFIX) or name == SHARDER_LEASE:
                 admin.delete(LEASES, SA_NS, name)
+        with contextlib.suppress(NotFound):
+            admin.delete(CONTROLLERS, None, SA_NS)

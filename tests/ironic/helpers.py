@@ -155,7 +155,9 @@ def running(
     workers: int = 2,
     reach: Reach | None = None,
 ) -> Iterator[Observed]:
-    config = ControllerConfig(workers=workers, backoff=BACKOFF, reach=reach or Reach())
+    config = ControllerConfig(
+        workers=workers, backoff=BACKOFF, reach=reach or Reach(), controller_status_interval=0.5
+    )
     observed = observed_controller(cluster, prov, config, trace=trace)
     observed.controller.start()
     try:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
+from state_controller.cluster.interface import CONTROLLERS, HOSTS, SECRETS, Cluster, NotFound
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
@@ -67,6 +68,18 @@ def test_ironic_stopped_mid_deploy(slow_ironic: IronicServer) -> None:
             )
         message = condition(cluster, ns, "host-0000", "Degraded")["message"]
         assert f"Ironic at {slow_ironic.url} is unreachable" in message
+        # the controller's own status says it once, for all of them
+        eventually(
+            lambda: (
+                controller_condition(cluster, "Degraded").get("reason") == "ProvisionerUnreachable"
+            ),
+            what="the controller Degraded: ProvisionerUnreachable",
+        )
+        seen = controller_status(cluster)["provisioner"]
+        assert seen["backend"] == "ironic" and seen["reachable"] is False
+        assert seen["apiVersion"].startswith("1.")
+        assert "ended" not in seen["lastOutage"]
+        assert slow_ironic.url in controller_condition(cluster, "Degraded")["message"]
         assert state_of(cluster, ns, "host-0000") == "provisioning"  # nothing moved
         time.sleep(max(0.0, 3.0 - (time.monotonic() - down)))  # stay down a while
         transient = requests(observed, "register", "transient")
@@ -83,6 +96,27 @@ def test_ironic_stopped_mid_deploy(slow_ironic: IronicServer) -> None:
             assert moves(history)[-2:] == ["provisioning", "provisioned"]
             assert host_status(cluster, ns, name)["errorCount"] == 0
             assert condition(cluster, ns, name, "Degraded")["status"] == "False"
+        eventually(  # once Ironic has answered for a while (outages.SETTLE)
+            lambda: controller_condition(cluster, "Degraded").get("status") == "False",
+            what="the controller no longer Degraded",
+        )
+        seen = controller_status(cluster)["provisioner"]
+        assert seen["reachable"] is True
+        outage = seen["lastOutage"]
+        assert outage["started"] <= outage["ended"]
+        assert controller_status(cluster)["hosts"] == len(names)
+
+
+def controller_status(cluster: Cluster) -> dict[str, Any]:
+    return dict(cluster.get(CONTROLLERS, None, "hoststate-system").get("status") or {})
+
+
+def controller_condition(cluster: Cluster, kind: str) -> dict[str, Any]:
+    try:
+        conditions = controller_status(cluster).get("conditions") or []
+    except NotFound:
+        return {}
+    return next((c for c in conditions if c["type"] == kind), {})
 
 
 def test_ironic_database_lost_hosts_are_adopted(

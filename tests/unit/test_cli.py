@@ -141,6 +141,7 @@ GENERATED = [
     "api/v1alpha1/hoststate.io_hosts.yaml",
     "api/v1alpha1/hoststate.io_hoststates.yaml",
     "api/v1alpha1/hoststate.io_nodepools.yaml",
+    "api/v1alpha1/hoststate.io_hoststatecontrollers.yaml",
     "manifests/base/prometheusrule.yaml",
     "dashboards/hoststate-controller.json",
     "dashboards/hoststate-fleet.json",

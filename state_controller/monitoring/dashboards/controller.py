@@ -32,6 +32,38 @@ def dashboard() -> Dashboard:
                 f'controller_runtime_reconcile_total{{controller="{CONTROLLER_NAME}"}}',
             )
         )
+        .with_row(row("Status (HostStateController)"))
+        .with_panel(
+            number(
+                "Available",
+                'max(hoststate_controller_condition{condition="Available"})',
+                about="1: every host has a live owner. 0: see the reason (kubectl get "
+                "hoststatecontrollers -o wide).",
+                width=4,
+            )
+        )
+        .with_panel(
+            number(
+                "Degraded",
+                [
+                    (
+                        'max by (reason) (hoststate_controller_condition{condition="Degraded"})',
+                        "{{reason}}",
+                    )
+                ],
+                about="1: the provisioner does not answer, or a shard stopped renewing its "
+                "Lease (the reason says which).",
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Hosts per replica (shard)",
+                [("max by (member) (hoststate_controller_shard_hosts)", "{{member}}")],
+                about="Each replica's share of the hosts, as the controller's status lists "
+                "it: shares move when a shard joins or leaves.",
+            )
+        )
         .with_row(row("Reconciles"))
         .with_panel(
             graph(

@@ -1,0 +1,206 @@
+"""Keep the ``HostStateController`` object: this replica's entry in it, and the whole
+status around that entry (:mod:`..health.summary`).
+
+Every replica that reconciles runs one, on a thread of its own: every ``interval``
+seconds it counts its books, reads the object (and, sharded, the shards' Leases) from
+its caches, and writes the status if it differs, with the resourceVersion it was read
+at; on a conflict (another replica wrote first) it reads again and decides anew, never
+writing over an entry it has not seen. So a count that moves is written at most once
+per interval, and a controller at rest writes nothing. A Lease that expires or dies
+changes the status by time alone, which the periodic look notices.
+
+An installation whose CRDs predate the object (no ``hoststatecontrollers`` resource)
+is told so once, and the controller runs on without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..api import API_VERSION
+from ..api.hoststate import Mode
+from ..api.objects import Obj
+from ..cluster.interface import (
+    CONTROLLERS,
+    LEASES,
+    AlreadyExists,
+    ApiError,
+    Cluster,
+    Conflict,
+    NotFound,
+)
+from ..health.summary import ProvisionerSeen, Share, controller_status, member_entry
+from ..sharding.leases import LEASE_PREFIX, Shard, shard_of
+from .informer import Informer
+from .outages import log_failure
+from .reporting import Reporter
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL = 5.0  # seconds between looks: a count on the object is this late at most
+
+
+class SelfStatus:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        name: str,
+        member: str,
+        shard: str,
+        lease_namespace: str,
+        share: Callable[[float], Share],
+        synced: Callable[[], bool],
+        provisioner: Callable[[], ProvisionerSeen],
+        mode: Mode,
+        version: str,
+        reporter: Reporter,
+        interval: float = DEFAULT_INTERVAL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self.name = name  # the object's: one per installation
+        self.member = member  # this replica's entry
+        self.shard = shard
+        self.share = share
+        self.synced = synced
+        self.provisioner = provisioner
+        self.mode = mode
+        self.mode_since = clock()
+        self.version = version
+        self.reporter = reporter
+        self.interval = interval
+        self.clock = clock
+        self.objects = Informer(cluster, CONTROLLERS, None)
+        self.leases = Informer(cluster, LEASES, lease_namespace) if shard else None
+        self.since = clock()
+        self.status: dict[str, Any] = {}  # the status last written or found (metrics read it)
+        self.writes = 0
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self._installed():
+            return
+        self.since = self.clock()
+        informers = [self.objects] + ([self.leases] if self.leases is not None else [])
+        for informer in informers:
+            informer.start()
+        self._thread = threading.Thread(target=self._run, name="self-status", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.objects.stop()
+        if self.leases is not None:
+            self.leases.stop()
+
+    def _installed(self) -> bool:
+        try:
+            self.cluster.list(CONTROLLERS, None)
+        except NotFound:
+            log.warning(
+                "no %s resource on the API server (CRDs older than this controller): its "
+                "own status is not written; apply api/v1alpha1 to have it",
+                CONTROLLERS,
+            )
+            return False
+        except ApiError:
+            pass  # unreachable now: the informers retry, and the outage is told once
+        return True
+
+    def _run(self) -> None:
+        informers = [self.objects] + ([self.leases] if self.leases is not None else [])
+        while not self._stopping.is_set():
+            if all(i.wait_synced(0) for i in informers):
+                try:
+                    again = self.tick()
+                except Exception as err:
+                    log_failure(log, err, "writing the controller's status failed; retrying")
+                    again = False
+                if again:
+                    continue  # lost a race to another replica: decide again at once
+            self._stopping.wait(self.interval)
+
+    def tick(self) -> bool:
+        """Write the status if it differs from the object's. True: another replica wrote
+        in between (a conflict), so look again now."""
+        now = self.clock()
+        current = self.objects.get(self.name)
+        before = (current or {}).get("status") or None
+        mine = member_entry(
+            name=self.member,
+            shard=self.shard,
+            since=self.since,
+            synced=self.synced(),
+            share=self.share(now),
+            version=self.version,
+            provisioner=self.provisioner(),
+        )
+        status = controller_status(
+            mine=mine,
+            others=list((before or {}).get("members") or []),
+            shards=self._shards(now),
+            mode=self.mode,
+            mode_since=self.mode_since,
+            version=self.version,
+            before=before,
+            now=now,
+        )
+        if before == status:
+            self.status = status
+            return False
+        if current is None:
+            current = self._create()
+        meta = current["metadata"]
+        body: Obj = {
+            "apiVersion": API_VERSION,
+            "kind": CONTROLLERS.kind,
+            "metadata": {"name": self.name, "resourceVersion": meta.get("resourceVersion", "")},
+            "status": status,
+        }
+        try:
+            written = self.cluster.update_status(CONTROLLERS, body)
+        except Conflict:
+            self.objects.mutate(self.cluster.get(CONTROLLERS, None, self.name))
+            self.reporter.status_write(CONTROLLERS.plural, "conflict")
+            return True
+        except NotFound:  # deleted by someone: made again at the next look
+            self.objects.forget(self.name)
+            return False
+        self.objects.mutate(written)
+        self.status = status
+        self.writes += 1
+        self.reporter.status_write(CONTROLLERS.plural, "written")
+        return False
+
+    def _shards(self, now: float) -> dict[str, Shard] | None:
+        if self.leases is None:
+            return None
+        leases = (lease for lease in self.leases.items() if _is_shard(lease))
+        shards = (shard_of(lease, now) for lease in leases)
+        return {shard.name: shard for shard in shards}
+
+    def _create(self) -> Obj:
+        body = {
+            "apiVersion": API_VERSION,
+            "kind": CONTROLLERS.kind,
+            "metadata": {"name": self.name},
+            "spec": {},
+        }
+        try:
+            created = self.cluster.create(CONTROLLERS, body)
+        except AlreadyExists:
+            created = self.cluster.get(CONTROLLERS, None, self.name)
+        self.objects.mutate(created)
+        return created
+
+
+def _is_shard(lease: Obj) -> bool:
+    return str(lease["metadata"]["name"]).startswith(LEASE_PREFIX)

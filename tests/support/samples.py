@@ -77,6 +77,10 @@ KUBECTL = tuple(
         program="kubectl")
     for kind in ("hoststates", "hosts")
     for wide in ((), ("-o", "wide"))
+) + tuple(
+    Run(f"kubectl-get-hoststatecontrollers{'-wide' if wide else ''}",
+        ("get", "hoststatecontrollers", *wide), program="kubectl")
+    for wide in ((), ("-o", "wide"))
 )  # fmt: skip
 # The Host's conditions, and kubectl waiting on one (docs/hosts.md)
 CONDITIONS = '{range .status.conditions[*]}{.type}={.status} {.reason}{"\\n"}{end}'
@@ -177,7 +181,8 @@ def slow_samples(workdir: Path) -> dict[str, str]:
 
 
 def _wait_taken_over(kubectl: Path, workdir: Path, controller: subprocess.Popen[bytes]) -> None:
-    """Until every HostState says its book is kept in the cluster and its Host is ready."""
+    """Until every HostState says its book is kept in the cluster and its Host is ready,
+    and the controller's own status counts them all."""
     query = '{range .items[*]}{.status.mode}/{.status.conditions[?(@.type=="Ready")].status} '
     deadline = time.monotonic() + 60
     seen: list[str] = []
@@ -187,11 +192,26 @@ def _wait_taken_over(kubectl: Path, workdir: Path, controller: subprocess.Popen[
              "-o", f"jsonpath={query}{{end}}"],
             cwd=workdir, capture_output=True, text=True, timeout=30,
         ).stdout.split()  # fmt: skip
-        if seen and all(one == "Cluster/True" for one in seen):
+        if (
+            seen
+            and all(one == "Cluster/True" for one in seen)
+            and _counted(kubectl, workdir, len(seen))
+        ):
             return
         time.sleep(0.5)
     log = (workdir / "run.log").read_text()[-2000:]
     raise RuntimeError(f"the cluster's controller did not take the hosts over ({seen}):\n{log}")
+
+
+def _counted(kubectl: Path, workdir: Path, hosts: int) -> bool:
+    """Whether the controller's own status counts every host, available."""
+    query = '{.status.hosts}/{.status.conditions[?(@.type=="Available")].status}'
+    shown = subprocess.run(
+        [str(kubectl), "--kubeconfig", KUBECONFIG, "get", "hoststatecontrollers",
+         "hoststate-system", "-o", f"jsonpath={query}"],
+        cwd=workdir, capture_output=True, text=True, timeout=30,
+    ).stdout  # fmt: skip
+    return shown == f"{hosts}/True"
 
 
 # -- comparing ------------------------------------------------------------------------

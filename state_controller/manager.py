@@ -266,7 +266,10 @@ def run_as_shard(
         retry_period=opts.retry_period,
     )
     sharder = Sharder(
-        cluster, lease_namespace=opts.leader_election_namespace, namespaces=opts.namespaces
+        cluster,
+        lease_namespace=opts.leader_election_namespace,
+        namespaces=opts.namespaces,
+        identity=identity,
     )
 
     def lose(what: str) -> None:

@@ -11,6 +11,11 @@ decides:
 * a drain sets the Host's drain label; the owner lets go (removes both labels) when its
   reconcile of the host comes round, and the host is then assigned.
 
+Before the hosts of a shard that died by time move, its Lease is taken (``sharding.leases``
+says why); a shard whose Lease could not be taken keeps its hosts for the round, as an
+expired one does. A taken Lease is deleted once it has expired again and no host names
+its shard.
+
 Each write carries the resourceVersion it was decided on: a Host that changed since is
 decided again on the next round, never written blind. One sharder acts at a time (the
 replicas elect it by Lease); it keeps no state of its own, so a new one takes over from
@@ -22,12 +27,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, HOSTSTATES, LEASES, ApiError, Cluster, split_key
 from ..sharding.assign import Act, Labels, Move, moves
-from ..sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LABEL, Shard, shard_of
+from ..sharding.leases import (
+    DRAIN_LABEL,
+    LEASE_PREFIX,
+    SHARD_LABEL,
+    TAKEN_PREFIX,
+    Health,
+    Shard,
+    micro_time,
+    shard_of,
+)
 from .informer import Informer, InformerSet
 from .outages import log_failure
 
@@ -49,9 +64,12 @@ class Sharder:
         lease_namespace: str,
         namespaces: tuple[str, ...] | None = None,
         resync: float = 2.0,
+        identity: str = "sharder",
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
+        self.lease_namespace = lease_namespace
+        self.identity = identity  # who takes a dead shard's Lease: sharder/<identity>
         self.resync = resync
         self.clock = clock
         self.hosts = InformerSet(cluster, HOSTS, namespaces, handlers=[self._on_host])
@@ -118,11 +136,66 @@ class Sharder:
         """Decide from the caches and write the moves; the moves written."""
         with self._seen_lock:
             seen = dict(self._seen)
-        decided = moves({key: labels for key, (labels, _) in seen.items()}, self.shards())
+        hosts = {key: labels for key, (labels, _) in seen.items()}
+        shards = self.shards()
+        holding = {s.name for s in shards if s.died_holding and not self._take(s)}
+        # a Lease not taken: its hosts wait a round, as an expired shard's do
+        shards = [replace(s, health=Health.EXPIRED) if s.name in holding else s for s in shards]
+        decided = moves(hosts, shards)
         done = [move for move in decided if self._write(move, seen[move.key][1])]
+        self._forget_taken(shards, hosts)
         self.rounds += 1
         self.written += len(done)
         return done
+
+    def _take(self, shard: Shard) -> bool:
+        """Hold a dead shard's Lease (with the resourceVersion it was judged dead at)."""
+        name = LEASE_PREFIX + shard.name
+        lease = self.leases.get(f"{self.lease_namespace}/{name}")
+        if lease is None:
+            return False
+        now = micro_time(self.clock())
+        spec = lease.get("spec") or {}
+        taken = {
+            "holderIdentity": TAKEN_PREFIX + self.identity,
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": int(spec.get("leaseTransitions") or 0) + 1,
+        }
+        version = lease["metadata"]["resourceVersion"]
+        patch = {"metadata": {"resourceVersion": version}, "spec": taken}
+        try:
+            written = self.cluster.patch(LEASES, self.lease_namespace, name, patch)
+        except ApiError as err:  # renewed or changed since it was read: judged again
+            log.info("shard %s: its Lease not taken (%s); its hosts stay", shard.name, err)
+            return False
+        self.leases.mutate(written)
+        log.warning(
+            "shard %s: no renew since %s; took its Lease (held by %s) to move its hosts",
+            shard.name,
+            spec.get("renewTime") or "ever",
+            shard.holder,
+        )
+        return True
+
+    def _forget_taken(self, shards: list[Shard], hosts: Mapping[str, Labels]) -> None:
+        """Delete the Leases taken once they expired and no host names their shard."""
+        named = {labels.shard for labels in hosts.values()}
+        now = self.clock()
+        for shard in shards:
+            if not shard.taken or shard.name in named:
+                continue
+            lease = self.leases.get(f"{self.lease_namespace}/{LEASE_PREFIX}{shard.name}")
+            duration = float(((lease or {}).get("spec") or {}).get("leaseDurationSeconds") or 0)
+            if lease is None or shard.renewed is None or now < shard.renewed + duration:
+                continue
+            try:
+                self.cluster.delete(LEASES, self.lease_namespace, LEASE_PREFIX + shard.name)
+            except ApiError as err:
+                log.debug("shard %s: its Lease not deleted: %s", shard.name, err)
+                continue
+            self.leases.forget(f"{self.lease_namespace}/{LEASE_PREFIX}{shard.name}")
+            log.info("shard %s: no host left; its Lease deleted", shard.name)
 
     def _write(self, move: Move, version: str) -> bool:
         namespace, name = split_key(move.key)

@@ -568,6 +568,53 @@ def test_ironic_overlay_changes_only_the_deployment_and_its_flags_parse(
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "ironic"), "--server-side", "--dry-run=server")
 
 
+# -- (d2) the sharded overlay ---------------------------------------------------------
+
+
+def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespaces_leases(
+    cp: ControlPlane, applied: object
+) -> None:
+    """The Deployment becomes a StatefulSet of three (stable pod names: stable shards)
+    whose replicas run --shard with their pod's name, never --leader-elect; one Role adds
+    the Leases of the controller's namespace, and nothing anywhere else."""
+    from state_controller.cli import build_parser
+    from state_controller.commands.run import shard_problem
+
+    base = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp)}
+    overlay = {(d["kind"], d["metadata"]["name"]): d for d in _rendered(cp, MANIFESTS / "sharded")}
+    assert sorted(set(overlay) - set(base)) == [
+        ("Role", "hoststate-controller-shards"),
+        ("RoleBinding", "hoststate-controller-shards"),
+        ("StatefulSet", SA),
+    ]
+    assert sorted(set(base) - set(overlay)) == [("Deployment", SA)]
+    shards = overlay[("StatefulSet", SA)]["spec"]
+    assert shards["replicas"] == 3 and shards["podManagementPolicy"] == "Parallel"
+    (container,) = shards["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}) for e in container["env"]}
+    assert env["POD_NAME"] == {"fieldPath": "metadata.name"}
+    # the args as the kubelet expands them for the first pod
+    expanded = [a.replace("$(POD_NAME)", f"{SA}-0") for a in container["args"]]
+    args = build_parser().parse_args(expanded)
+    assert args.shard == f"{SA}-0" and not args.leader_elect
+    assert shard_problem(args.shard, leader_elect=args.leader_elect) == ""
+
+    _kubectl(cp, "apply", "-k", str(MANIFESTS / "sharded"), "--server-side", "--dry-run=server")
+    rbac = str(MANIFESTS / "sharded" / "rbac-sharded.yaml")
+    _kubectl(cp, "apply", "-f", rbac, "--server-side")
+    try:
+        for verb in ("get", "list", "watch", "create", "update", "patch"):
+            assert _can_i(cp, verb, LEASES, "-n", CONTROLLER_NS), verb
+        for verb, where in (
+            ("list", HOSTS_NS),
+            ("update", "kube-system"),
+            ("delete", CONTROLLER_NS),
+        ):
+            assert not _can_i(cp, verb, LEASES, "-n", where), (verb, where)
+    finally:
+        _kubectl(cp, "delete", "-f", rbac)
+
+
 # -- (e) the metal3 overlay: observing BareMetalHosts, never writing them -----------
 
 

@@ -96,6 +96,22 @@ def test_hosts_go_to_live_shards_and_a_dead_shards_move_at_once(
     after = owners(cluster)
     moved = {key for key in before if before[key] != after[key]}
     assert moved == {key for key, (shard, _) in before.items() if shard == "b"}
+    # b's Lease was taken before any of its hosts moved: a holder that comes back fails
+    # to renew it (the API server orders both writes: one store, one resourceVersion)
+    lease = cluster.get(LEASES, NS, LEASE_PREFIX + "b")
+    assert lease["spec"]["holderIdentity"] == "sharder/sharder"
+    relabelled = [cluster.get(HOSTS, NS, key.split("/", 1)[1]) for key in moved]
+    first_move = min(int(h["metadata"]["resourceVersion"]) for h in relabelled)
+    assert int(lease["metadata"]["resourceVersion"]) < first_move
+
+    # once it has expired again with no host left on b, the Lease goes
+    sharder.clock = lambda: NOW + 16
+    wait_for(lambda: LEASE_PREFIX + "b" not in leases(cluster), what="b's Lease deleted")
+    assert {LEASE_PREFIX + s for s in ("a", "c")} <= leases(cluster)
+
+
+def leases(cluster: Cluster) -> set[str]:
+    return {lease["metadata"]["name"] for lease in cluster.list(LEASES, NS)[0]}
 
 
 def test_a_joining_shards_share_is_drained_first_then_assigned(

@@ -5,6 +5,7 @@ the others, which finish them; no transition is lost or recorded twice."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -12,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS, HOSTSTATES, LEASES, Cluster
+from state_controller.cluster.interface import (
+    CONTROLLERS,
+    HOSTS,
+    HOSTSTATES,
+    LEASES,
+    Cluster,
+    NotFound,
+)
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
@@ -49,7 +57,12 @@ def replicas(
         stack.callback(sharder.stop)
         for shard in SHARDS:
             config = ControllerConfig(
-                workers=2, backoff=FAST_BACKOFF, namespaces=(NS,), follow_nodes=False, shard=shard
+                workers=2,
+                backoff=FAST_BACKOFF,
+                namespaces=(NS,),
+                follow_nodes=False,
+                shard=shard,
+                lease_namespace=NS,
             )
             controller = observed_controller(cluster, machines, config).controller
             controller.start()
@@ -58,6 +71,8 @@ def replicas(
         yield running
     for lease in cluster.list(LEASES, NS)[0]:
         cluster.delete(LEASES, NS, lease["metadata"]["name"])
+    with contextlib.suppress(NotFound):  # the replicas' status, cluster-scoped
+        cluster.delete(CONTROLLERS, None, NS)
 
 
 def history(cluster: Cluster, name: str) -> list[dict[str, Any]]:

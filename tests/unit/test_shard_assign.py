@@ -30,6 +30,14 @@ def test_a_lease_is_ready_then_expired_then_dead_and_a_released_one_dead_at_once
     assert shard_of(lease("a", 1.0, holder=""), NOW).health == Health.DEAD
 
 
+def test_a_lease_the_sharder_took_is_dead_however_fresh_and_only_a_held_dead_one_is_taken() -> None:
+    taken = shard_of(lease("a", 0.5, holder="sharder/b_1234"), NOW)
+    assert taken.health == Health.DEAD and taken.taken and not taken.died_holding
+    assert shard_of(lease("a", 30.1), NOW).died_holding  # its holder may come back
+    assert not shard_of(lease("a", 1.0, holder=""), NOW).died_holding  # released: nobody
+    assert not shard_of(lease("a", 20.0), NOW).died_holding  # expired: not yet
+
+
 def shards(**health: Health) -> list[Shard]:
     return [Shard(name, h, NOW) for name, h in health.items()]
 

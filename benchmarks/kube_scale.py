@@ -8,6 +8,11 @@ restart's time to ready and writes. The fleet is created through a separate
 client, so the request counts are the controller's own.
 
     .venv/bin/python benchmarks/kube_scale.py [--hosts 1000] [--idle 60] [--workers 4]
+        [--timings zero|demo]
+
+``--timings demo`` runs each state as long as the demo does (seconds, not zero), so
+every transition is its own reconcile and nothing is coalesced: the floor of writes
+per transition, reported with and without Events and split by what was written.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.cluster.kube import KubeCluster
 from state_controller.observability.metrics import Metrics
-from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.provisioning.simulated import TIMINGS, SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import create_fleet
@@ -51,6 +56,27 @@ def transitions(metrics: Metrics) -> float:
     )
 
 
+def counted(counter: object) -> float:
+    """The sum of a counter's ``_total`` samples."""
+    return sum(
+        s.value
+        for family in counter.collect()  # type: ignore[attr-defined]
+        for s in family.samples
+        if s.name.endswith("_total")
+    )
+
+
+def counted_by(counter: object, written: str) -> dict[frozenset[tuple[str, str]], float]:
+    """A counter's ``_total`` samples whose ``outcome`` is not ``unchanged``, by labels."""
+    out: dict[frozenset[tuple[str, str]], float] = {}
+    for family in counter.collect():  # type: ignore[attr-defined]
+        for s in family.samples:
+            if s.name.endswith("_total") and s.labels.get(written) != "unchanged" and s.value:
+                key = frozenset((k, v) for k, v in s.labels.items() if k != written)
+                out[key] = out.get(key, 0.0) + s.value
+    return out
+
+
 def settled(controller: HostController, n: int) -> bool:
     books = list(controller.books.values())
     return (
@@ -74,11 +100,12 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--timings", choices=TIMINGS, default="zero")
     args = parser.parse_args()
     n = args.hosts
     with started_control_plane(Path(tempfile.mkdtemp(prefix="kube-scale-"))) as plane:
         kubeconfig = str(plane.kubeconfig)
-        sim = SimulatedProvisioner()
+        sim = SimulatedProvisioner(timings=Timings.named(args.timings))
         controller, kube, metrics = controller_for(kubeconfig, args.workers, sim)
         fleet = KubeCluster.from_kubeconfig(kubeconfig)
         controller.start()
@@ -100,6 +127,15 @@ def main() -> None:
         print(
             f"  writes per transition: {writes / count:.2f} "
             f"({writes} writes, {count:.0f} transitions)"
+        )
+        told = counted(metrics.events)
+        statuses = {
+            dict(labels)["resource"]: value
+            for labels, value in counted_by(metrics.status_writes, "outcome").items()
+        }
+        print(
+            f"  without Events: {(writes - told) / count:.2f} ({told:.0f} Events); per host: "
+            + ", ".join(f"{r} status {v / n:.2f}" for r, v in sorted(statuses.items()))
         )
         print(
             f"  CPU {cpu:.1f}s (the process also created the fleet), peak RSS "

@@ -12,19 +12,22 @@ Four phases over N Nodes (node-only HostStates, reported through the
    ``--step-delay`` paces them so that every step is seen): the
    controller's writes per recorded step transition (target ≤ 1.2) and the
    time from each node's last step to its HostState showing it (p50, p99);
-4. a fleet-wide cordon: one pod watch per cordoned Node, all N at once — the
-   time to open and list them, the threads and memory they hold, the CPU
-   they cost while idle — then the uncordon that closes them.
+4. a fleet-wide cordon of all N at once, with ``--pods-per-node`` pods on each: the
+   first 16 get a pod watch each, the rest share one watch of every scheduled pod —
+   the time until every node's pods are listed, the threads and memory they hold,
+   the CPU they cost while idle — then the uncordon that closes them.
 
 The kubelets and the agent run in a child process with their own client, so
 the request counts and CPU measured here are the controller's own.
 
     .venv/bin/python benchmarks/node_scale.py [--nodes 1000] [--minutes 5] [--agents 16]
+        [--pods-per-node 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing as mp
 import statistics
 import sys
@@ -39,11 +42,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from state_controller.cluster.interface import HOSTSTATES, NODEPOOLS, NotFound
+from state_controller.cluster.interface import (
+    HOSTSTATES,
+    NODEPOOLS,
+    AlreadyExists,
+    NotFound,
+    Resource,
+)
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.runtime.drains import PER_NODE_WATCHES
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
 from tests.support.kube import started_control_plane
@@ -52,13 +62,22 @@ NODE_STATES = "hoststate-system"
 WRITES = ("create", "update", "update_status", "patch", "delete")
 OLD, NEW = "rendered-worker-1", "rendered-worker-2"
 WORKER = {"node-role.kubernetes.io/worker": ""}
+APPS = "apps"  # the namespace of the pods on the nodes
+NAMESPACES = Resource("", "v1", "Namespace", "namespaces", namespaced=False, has_status=False)
+SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
 
 
 # -- the fleet's side: kubelets and an update agent, in a child process ----------------------
 
 
 def fleet(
-    kubeconfig: str, n: int, minutes: float, agents: int, step_delay: float, pipe: Connection
+    kubeconfig: str,
+    n: int,
+    minutes: float,
+    agents: int,
+    step_delay: float,
+    pods: int,
+    pipe: Connection,
 ) -> None:
     kube = KubeCluster.from_kubeconfig(kubeconfig)
     nodes = [SimulatedNode(kube, f"node-{i:04d}", labels=WORKER) for i in range(n)]
@@ -78,6 +97,15 @@ def fleet(
     pipe.send(("rollout", rollout(kube, nodes, pool, step_delay)))
 
     assert pipe.recv() == "cordon"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": APPS}}
+    with contextlib.suppress(AlreadyExists):
+        kube.create(NAMESPACES, namespace)
+    account = {"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "default", "namespace": APPS}}  # fmt: skip
+    with contextlib.suppress(AlreadyExists):
+        kube.create(SERVICE_ACCOUNTS, account)
+    list(pool.map(lambda node: [node.run_pod(APPS, f"{node.name}-{j}") for j in range(pods)],
+                  nodes))  # fmt: skip
     began = time.monotonic()
     list(pool.map(lambda node: node.cordon(), nodes))
     pipe.send(("cordoned", time.monotonic() - began))
@@ -242,6 +270,9 @@ def main() -> None:
     parser.add_argument(
         "--step-delay", type=float, default=0.0, help="seconds between an update's steps"
     )
+    parser.add_argument(
+        "--pods-per-node", type=int, default=3, help="pods on each node when all are cordoned"
+    )
     args = parser.parse_args()
     n = args.nodes
     with started_control_plane(Path(tempfile.mkdtemp(prefix="node-scale-"))) as plane:
@@ -256,7 +287,15 @@ def main() -> None:
         ours, theirs = mp.get_context("spawn").Pipe()
         child = mp.get_context("spawn").Process(
             target=fleet,
-            args=(kubeconfig, n, args.minutes, args.agents, args.step_delay, theirs),
+            args=(
+                kubeconfig,
+                n,
+                args.minutes,
+                args.agents,
+                args.step_delay,
+                args.pods_per_node,
+                theirs,
+            ),
         )
         child.start()
 
@@ -327,11 +366,14 @@ def main() -> None:
         ours.send("uncordon")
         ours.recv()
         closed = wait(lambda: not controller.drains.watched(), "pod watches closed")
+        wait(lambda: threading.active_count() <= threads0, "their threads ended")
         kinds1 = by_resource(observed.metrics.registry)
         kinds = {k: int(v - kinds0[k]) for k, v in kinds1.items()}
         print(
-            f"fleet-wide cordon: {n} pod watches open and listed {opened:.1f}s after the "
-            f"cordons ({cordon_seconds:.1f}s to write them); +{threads1 - threads0} threads, "
+            f"fleet-wide cordon: the pods of {n} nodes ({args.pods_per_node} each) listed "
+            f"{opened:.1f}s after the cordons ({cordon_seconds:.1f}s to write them), "
+            f"{min(n, PER_NODE_WATCHES)} watched each on its own, the rest on one shared "
+            f"watch; +{threads1 - threads0} threads, "
             f"+{rss1 - rss0:.0f} MB RSS; idle CPU {idle_cpu:.2f}s per minute with all open; "
             f"closed {closed:.1f}s after the uncordons; controller writes {writes(kube) - w0} "
             f"{kinds}",

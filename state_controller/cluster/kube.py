@@ -28,6 +28,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from ..api.objects import Obj
 from .interface import (
+    PODS,
     AlreadyExists,
     ApiError,
     Conflict,
@@ -151,6 +152,7 @@ class KubeCluster:
         self._stats = dict.fromkeys(
             ("create", "update", "update_status", "patch", "delete", "get", "list", "watch"), 0
         )
+        self._writes: dict[tuple[str, str], int] = {}  # (verb, resource plural) -> writes
 
     @classmethod
     def from_kubeconfig(
@@ -163,6 +165,12 @@ class KubeCluster:
         """Requests made, by verb (for tests and benchmarks)."""
         with self._stats_lock:
             return dict(self._stats)
+
+    @property
+    def writes(self) -> dict[tuple[str, str], int]:
+        """Writes made, by verb and resource (plural)."""
+        with self._stats_lock:
+            return dict(self._writes)
 
     def close(self) -> None:
         self.api.close()
@@ -185,9 +193,12 @@ class KubeCluster:
 
     # -- transport --------------------------------------------------------------------------
 
-    def _count(self, verb: str) -> None:
+    def _count(self, verb: str, resource: Resource | None = None) -> None:
         with self._stats_lock:
             self._stats[verb] += 1
+            if resource is not None:
+                key = (verb, resource.plural)
+                self._writes[key] = self._writes.get(key, 0) + 1
 
     def _send(
         self,
@@ -270,7 +281,7 @@ class KubeCluster:
         return KubeWatch(self, url)
 
     def create(self, resource: Resource, obj: Obj) -> Obj:
-        self._count("create")
+        self._count("create", resource)
         body = self._with_kind(resource, dict(obj))
         namespace = body.get("metadata", {}).get("namespace")
         return self._json(
@@ -281,7 +292,7 @@ class KubeCluster:
         )
 
     def update(self, resource: Resource, obj: Obj) -> Obj:
-        self._count("update")
+        self._count("update", resource)
         meta = obj["metadata"]
         return self._json(
             "PUT",
@@ -291,7 +302,7 @@ class KubeCluster:
         )
 
     def update_status(self, resource: Resource, obj: Obj) -> Obj:
-        self._count("update_status")
+        self._count("update_status", resource)
         meta = obj["metadata"]
         return self._json(
             "PUT",
@@ -301,7 +312,7 @@ class KubeCluster:
         )
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch: Obj) -> Obj:
-        self._count("patch")
+        self._count("patch", resource)
         return self._json(
             "PATCH",
             self.path(resource, namespace, name),
@@ -311,7 +322,7 @@ class KubeCluster:
         )
 
     def evict(self, namespace: str, pod: str) -> bool:
-        self._count("create")
+        self._count("create", PODS)
         body = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",
@@ -329,7 +340,7 @@ class KubeCluster:
         return True
 
     def delete(self, resource: Resource, namespace: str | None, name: str) -> None:
-        self._count("delete")
+        self._count("delete", resource)
         self._json("DELETE", self.path(resource, namespace, name))
 
     @staticmethod

@@ -115,6 +115,7 @@ class EmbeddedCluster:
         self._uids: dict[str, Key] = {}
         self._owned: dict[str, set[Key]] = {}
         self._stats = dict.fromkeys(_VERBS, 0)
+        self._writes: dict[tuple[str, str], int] = {}  # (verb, resource plural) -> writes
         self._rv = 0
         self._read_only = read_only
         self.path = Path(path) if path is not None else None  # None: in memory only
@@ -168,6 +169,18 @@ class EmbeddedCluster:
     def stats(self) -> dict[str, int]:
         """Calls per verb since creation (a copy), for benchmarks and tests."""
         return dict(self._stats)
+
+    @property
+    def writes(self) -> dict[tuple[str, str], int]:
+        """Writes per verb and resource (plural) since creation (a copy)."""
+        with self._lock:
+            return dict(self._writes)
+
+    def _wrote(self, verb: str, resource: Resource) -> None:
+        """Count a write (under the lock)."""
+        self._stats[verb] += 1
+        key = (verb, resource.plural)
+        self._writes[key] = self._writes.get(key, 0) + 1
 
     @property
     def resource_version(self) -> str:
@@ -238,7 +251,7 @@ class EmbeddedCluster:
             with self._lock:
                 self._check_writable()
                 if not counted:
-                    self._stats["create"] += 1  # counted under the lock the commit takes anyway
+                    self._wrote("create", resource)  # under the lock the commit takes anyway
                     counted = True
                 if (key[1], key[2]) in self._objects.get(key[0], {}):
                     if generated:
@@ -299,7 +312,7 @@ class EmbeddedCluster:
         key = (str(resource), namespace_of(resource, namespace), name)
         with self._lock:
             self._check_writable()
-            self._stats["delete"] += 1
+            self._wrote("delete", resource)
             if (key[1], key[2]) not in self._objects.get(key[0], {}):
                 raise NotFound(f'{resource} "{name}" not found')
             self._delete_locked([(key, False)])
@@ -336,7 +349,7 @@ class EmbeddedCluster:
         while True:
             with self._lock:
                 if first:
-                    self._stats[verb] += 1
+                    self._wrote(verb, resource)
                     first = False
                 record = self._objects.get(key[0], {}).get((ns, name))
             if record is None:

@@ -159,8 +159,10 @@ class HostStatus(StatusModel):
     recent_transitions: list[TransitionRecord] = Field(
         default_factory=list,
         max_length=HISTORY_MAX_ITEMS,
-        description="Transitions not yet in the HostState's history; never more than that "
-        f"history holds (HostState.status.history, at most {HISTORY_MAX_ITEMS}).",
+        description="Transitions this status was written with that the HostState's history "
+        "did not hold yet (it may by now: the next write keeps only those it still lacks); "
+        f"never more than that history holds (HostState.status.history, at most "
+        f"{HISTORY_MAX_ITEMS}).",
     )
     observed_generation: Count = 0
     conditions: list[Condition] = Field(

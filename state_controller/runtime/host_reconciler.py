@@ -36,7 +36,7 @@ from ..api.states import ProvisioningState
 from ..books.book import Book
 from ..books.chapters import BOOTSTRAP_CHAPTER
 from ..books.journal import INVALID_ANNOTATION
-from ..books.projections import RECENT, host_status, host_status_differs
+from ..books.projections import host_status, host_status_differs
 from ..books.restore import confirmed_seq, restore
 from ..cluster.interface import (
     HOSTS,
@@ -176,8 +176,6 @@ class HostReconciler:
             self.writer.write_hoststate(
                 key, book, delivery, now, lambda: hoststate_of_host(owner, self.config.shard)
             )
-            if decision.requeue_after is None and not decision.rate_limited:  # at rest
-                host = self._tidy_host_status(host, book, delivery)
         self.writer.report(host, book, delivery)
 
         removals = set(decision.remove_annotations)
@@ -346,26 +344,12 @@ class HostReconciler:
 
     # -- writing ------------------------------------------------------------------------
 
-    def _write_host_status(
-        self, host: Obj, book: Book, delivery: Delivery, *, tidy: bool = False
-    ) -> Obj:
+    def _write_host_status(self, host: Obj, book: Book, delivery: Delivery) -> Obj:
         projected = host_status(book, delivery.confirmed_seq)
-        if not host_status_differs(projected, host.get("status"), tidy=tidy):
+        if not host_status_differs(projected, host.get("status")):
             self.reporter.status_write(HOSTS.plural, "unchanged")
             return host
         return self.writer.update_status(HOSTS, self.hosts, host, projected)
-
-    def _tidy_host_status(self, host: Obj, book: Book, delivery: Delivery) -> Obj:
-        """Drop the transitions the HostState has confirmed from a resting Host's status.
-
-        Costs one write per host each time it comes to rest after moving (the
-        transitions must be in Host.status until the HostState holds them:
-        that is what lets a controller that dies between the two writes lose
-        nothing); while a host is busy, its next write drops them anyway.
-        """
-        if not (host.get("status") or {}).get(RECENT):
-            return host
-        return self._write_host_status(host, book, delivery, tidy=True)
 
     def _patch(
         self, resource: Resource, obj: Obj, metadata: dict[str, Any], *, precondition: bool = False

@@ -46,7 +46,7 @@ MUTANTS = (
     Mutant(
         "write-only-on-difference-broken",
         "state_controller/runtime/host_reconciler.py",
-        'if not host_status_differs(projected, host.get("status"), tidy=tidy):',
+        'if not host_status_differs(projected, host.get("status")):',
         "if False:",
     ),
     Mutant(

@@ -12,12 +12,49 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+from urllib3.exceptions import HTTPError
 
 log = logging.getLogger(__name__)
+
+UNREACHABLE = (HTTPError, OSError)  # no answer from the API server, as urllib3 raises it
+
+
+class AnsweringLeaseLock(LeaseLock):
+    """The official ``LeaseLock``, whose calls fail like an API error when the API server
+    cannot be reached.
+
+    The official client's election catches only ``ApiException``: a refused or reset
+    connection raised out of its thread, which ended silently, so ``onstopped_leading``
+    never ran and the process went on reconciling without renewing its Lease. Found by
+    cutting a shard off from the API server (tests/cluster/test_shard_replicas.py): it
+    reconciled on while the sharder gave its hosts away. With these answers a renew that
+    cannot reach the server fails, the election gives up after ``renew_deadline``, and
+    the process exits before the Lease expires.
+    """
+
+    def get(self, name: str, namespace: str) -> tuple[bool, Any]:
+        try:
+            return super().get(name, namespace)  # type: ignore[no-any-return]
+        except UNREACHABLE as err:
+            return False, ApiException(status=0, reason=f"API server unreachable: {err}")
+
+    def create(self, name: str, namespace: str, election_record: Any) -> bool:
+        try:
+            return super().create(name, namespace, election_record)  # type: ignore[no-any-return]
+        except UNREACHABLE:
+            return False
+
+    def update(self, name: str, namespace: str, updated_record: Any) -> bool:
+        try:
+            return super().update(name, namespace, updated_record)  # type: ignore[no-any-return]
+        except UNREACHABLE:
+            return False
 
 
 DEFAULT_LEASE = "hoststate-controller"
@@ -40,9 +77,19 @@ def run_for_leadership(
     on_started: Callable[[], None],
     on_stopped: Callable[[], None],
 ) -> threading.Thread:
-    """Campaign in a daemon thread; ``on_started`` runs once this process leads."""
+    """Campaign in a daemon thread; ``on_started`` runs once this process leads. An
+    election that fails in a way its library does not handle ends as a lost one
+    (``on_stopped``): a process must never act on without knowing it holds the Lease."""
     election = campaign(api, cfg, on_started=on_started, on_stopped=on_stopped)
-    thread = threading.Thread(target=election.run, name="leader-election", daemon=True)
+
+    def run() -> None:
+        try:
+            election.run()
+        except Exception:
+            log.exception("the election for the Lease %s/%s failed", cfg.namespace, cfg.name)
+            on_stopped()
+
+    thread = threading.Thread(target=run, name="leader-election", daemon=True)
     thread.start()
     return thread
 
@@ -56,7 +103,7 @@ def campaign(
 ) -> leaderelection.LeaderElection:
     """The election, not yet run: the Lease ``cfg`` names, read and written through ``api``
     (get, create, update: what the manifests' Role grants on that one Lease)."""
-    lock = LeaseLock(cfg.name, cfg.namespace, cfg.identity)
+    lock = AnsweringLeaseLock(cfg.name, cfg.namespace, cfg.identity)
     lock.api_instance = client.CoordinationV1Api(api)  # ours, not the global default client
     return leaderelection.LeaderElection(
         electionconfig.Config(

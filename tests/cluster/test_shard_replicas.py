@@ -18,10 +18,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, NotFound
+from state_controller.cluster.interface import CONTROLLERS, HOSTS, HOSTSTATES, LEASES, NotFound
 from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
@@ -31,22 +33,33 @@ from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS
 from tests.support.scenarios import wait_all_in
+from tests.support.tcp_proxy import TcpProxy
 
 NS = HOSTS_NS
 SA_NS = "hoststate-system"
 LEASE = 4  # seconds: a dead shard's hosts move 8 s after its last renew
 FLEET = 12
+SCALED_FLEET = 30  # at the demo's timings: a host takes about 10 s to provision
 
 
 class Shard:
     """`state-controller run --shard NAME` in its own process."""
 
-    def __init__(self, plane: ControlPlane, workdir: Path, name: str) -> None:
+    def __init__(
+        self,
+        plane: ControlPlane,
+        workdir: Path,
+        name: str,
+        *,
+        kubeconfig: Path | None = None,
+        timings: str = "zero",
+    ) -> None:
         self.name = name
         self.log = workdir / f"shard-{name}.log"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "state_controller.cli", "run",
-             "--kubeconfig", str(plane.kubeconfig), "--namespace", NS, "--no-nodes",
+             "--kubeconfig", str(kubeconfig or plane.kubeconfig), "--namespace", NS,
+             "--no-nodes", "--simulated-timings", timings,
              "--shard", name, "--leader-election-namespace", SA_NS,
              "--lease-duration", str(LEASE), "--renew-deadline", "3", "--retry-period", "1",
              "--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
@@ -86,6 +99,17 @@ def owners(admin: KubeCluster) -> dict[str, str]:
         f"{NS}/{h['metadata']['name']}": (h["metadata"].get("labels") or {}).get(SHARD_LABEL, "")
         for h in admin.list(HOSTS, NS)[0]
     }
+
+
+def forget_shards(admin: KubeCluster) -> None:
+    """The Leases and the controller's status the replicas leave behind."""
+    for lease in admin.list(LEASES, SA_NS)[0]:
+        name = lease["metadata"]["name"]
+        if name.startswith(LEASE_PREFIX) or name == SHARDER_LEASE:
+            with contextlib.suppress(NotFound):
+                admin.delete(LEASES, SA_NS, name)
+    with contextlib.suppress(NotFound):
+        admin.delete(CONTROLLERS, None, SA_NS)
 
 
 def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
@@ -143,9 +167,130 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
     finally:
         for shard in shards.values():
             shard.kill()
-        for lease in admin.list(LEASES, SA_NS)[0]:
-            name = lease["metadata"]["name"]
-            if name.startswith(LEASE_PREFIX) or name == SHARDER_LEASE:
-                admin.delete(LEASES, SA_NS, name)
-        with contextlib.suppress(NotFound):
-            admin.delete(CONTROLLERS, None, SA_NS)
+        forget_shards(admin)
+
+
+def kubeconfig_through(plane: ControlPlane, proxy: TcpProxy, workdir: Path) -> Path:
+    """The admin kubeconfig, its server reached through ``proxy``."""
+    text = plane.kubeconfig.read_text()
+    port = urlsplit(plane.url).port
+    path = workdir / f"through-{proxy.port}.kubeconfig"
+    path.write_text(text.replace(f"127.0.0.1:{port}", f"127.0.0.1:{proxy.port}"))
+    return path
+
+
+def test_a_replica_cut_off_from_the_api_server_stops_before_its_hosts_move(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    """Its election cannot renew, so it exits (after --renew-deadline) before its Lease
+    dies; only then does the sharder take the Lease and move its hosts."""
+    port = urlsplit(control_plane.url).port
+    assert port is not None
+    proxy = TcpProxy("127.0.0.1", port)
+    shards = {"a": Shard(control_plane, tmp_path, "a")}
+    shards["b"] = Shard(control_plane, tmp_path, "b",
+                        kubeconfig=kubeconfig_through(control_plane, proxy, tmp_path))  # fmt: skip
+    try:
+        for name in shards:
+            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        create_fleet(admin, NS, FLEET)
+        two = Ring.of(shards)
+        wait_for(lambda: owners(admin) == {k: two.owner(k) for k in owners(admin)} and
+                 len(owners(admin)) == FLEET, timeout=60, what="hosts shared out")  # fmt: skip
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+        theirs = {key for key, shard in owners(admin).items() if shard == "b"}
+        assert theirs
+
+        proxy.cut()
+        cut = time.monotonic()
+        exited = moved = None
+        while (exited is None or moved is None) and time.monotonic() - cut < 60:
+            if exited is None and shards["b"].proc.poll() is not None:
+                exited = time.monotonic() - cut
+            if moved is None and any(owners(admin)[key] != "b" for key in theirs):
+                moved = time.monotonic() - cut
+            time.sleep(0.05)
+        print(f"b cut off: exited after {exited}s, its first host moved after {moved}s")
+        assert exited is not None and moved is not None, (exited, moved)
+        assert exited < moved, (exited, moved)
+        assert shards["b"].proc.returncode == 1
+        text = shards["b"].log.read_text()
+        assert "lost the shard Lease" in text or "lost the sharder Lease" in text, text[-2000:]
+        wait_for(lambda: set(owners(admin).values()) == {"a"}, timeout=60,
+                 what="b's hosts all with a")  # fmt: skip
+        assert holder(admin, LEASE_PREFIX + "b").startswith("sharder/") or not holder(
+            admin, LEASE_PREFIX + "b"
+        )
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+    finally:
+        proxy.close()
+        for shard in shards.values():
+            shard.kill()
+        forget_shards(admin)
+
+
+def test_scaling_from_three_to_five_to_two_while_hosts_provision(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    """Two replicas join mid-flight and take their shares, drained first; then three
+    leave cleanly and give theirs back; every host ends provisioned once, its history
+    in order with no gap. (Each replica here has machines of its own: a host that
+    moves mid-flight is taken up by its new owner's, so its history may pass a state
+    twice; one backend shared by every replica, as Ironic is, would not.)"""
+
+    def start(name: str) -> Shard:
+        return Shard(control_plane, tmp_path, name, timings="demo")
+
+    shards = {name: start(name) for name in ("a", "b", "c")}
+    try:
+        for name in shards:
+            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        create_fleet(admin, NS, SCALED_FLEET)
+
+        def placed(names: list[str]) -> bool:
+            ring, now = Ring.of(names), owners(admin)
+            return len(now) == SCALED_FLEET and all(v == ring.owner(k) for k, v in now.items())
+
+        wait_for(lambda: placed(["a", "b", "c"]), timeout=60, what="shared out on three")
+        wait_for(lambda: busy(admin) > 0, timeout=60, what="hosts mid-flight")
+
+        for name in ("d", "e"):
+            shards[name] = start(name)
+        began = time.monotonic()
+        wait_for(lambda: placed(list(shards)), timeout=90, what="shared out on five")
+        grown = time.monotonic() - began
+        mid_flight = busy(admin)
+
+        for name in ("c", "d", "e"):
+            assert shards[name].stop() == 0, shards[name].log.read_text()[-2000:]
+        began = time.monotonic()
+        wait_for(lambda: placed(["a", "b"]), timeout=60, what="shared out on two")
+        shrunk = time.monotonic() - began
+        print(f"3 -> 5: shares in place after {grown:.1f}s ({mid_flight} hosts mid-flight); "
+              f"5 -> 2: after {shrunk:.1f}s")  # fmt: skip
+        wait_all_in(admin, NS, "provisioned", timeout=120, reported=False)
+        for key in owners(admin):
+            told_once_in_order(admin, key.split("/", 1)[1])
+    finally:
+        for shard in shards.values():
+            shard.kill()
+        forget_shards(admin)
+
+
+def busy(admin: KubeCluster) -> int:
+    """Hosts between registering and provisioned, as their status says."""
+    states = [
+        ((h.get("status") or {}).get("provisioning") or {}).get("state", "")
+        for h in admin.list(HOSTS, NS)[0]
+    ]
+    return sum(1 for state in states if state not in ("", "provisioned"))
+
+
+def told_once_in_order(admin: KubeCluster, name: str) -> None:
+    history = (admin.get(HOSTSTATES, NS, name).get("status") or {}).get("history") or []
+    seqs = [record["seq"] for record in history]
+    assert seqs == list(range(1, len(seqs) + 1)), (name, seqs)
+    entered = Counter(record["to"] for record in history)
+    assert entered["provisioned"] == 1 and history[-1]["to"] == "provisioned", (name, history)

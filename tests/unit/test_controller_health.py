@@ -17,13 +17,15 @@ from state_controller.sharding.leases import Health, Shard
 NOW = 1_900_000_000.0
 
 
-def entry(name: str, *, hosts: int = 10, shard: str | None = None, **seen: Any) -> dict[str, Any]:
+def entry(
+    name: str, *, hosts: int = 10, shard: str | None = None, draining: int = 0, **seen: Any
+) -> dict[str, Any]:
     return member_entry(
         name=name,
         shard=name if shard is None else shard,
         since=NOW - 60,
         synced=True,
-        share=Share(hosts=hosts, nodes=2, stuck=1, failed=1),
+        share=Share(hosts=hosts, nodes=2, draining=draining, stuck=1, failed=1),
         version="1.0",
         provisioner=ProvisionerSeen("ironic", api_version="1.89", **seen),
     )
@@ -113,3 +115,15 @@ def test_an_unchanged_replica_computes_the_status_it_finds() -> None:
     written = status(entry("a"), [entry("b")], shards)
     again = status(entry("a"), written["members"], shards, before=written, now=NOW + 5)
     assert again == written
+
+
+def test_hosts_being_let_go_of_make_the_controller_progressing_not_degraded() -> None:
+    shards = {"a": Health.READY, "b": Health.READY}
+    out = status(entry("a", draining=3), [entry("b")], shards)
+    assert conditions(out) == {
+        "Available": ("True", "AsExpected"),
+        "Progressing": ("True", "Rebalancing"),
+        "Degraded": ("False", "AsExpected"),
+    }
+    progressing = next(c for c in out["conditions"] if c["type"] == "Progressing")
+    assert "3 hosts being let go of" in progressing["message"]

@@ -60,7 +60,7 @@ class Drains:
     def _start(self, node: str) -> None:
         """Begin to watch a node's pods (under the lock)."""
         shared = self._shared
-        if node in self._pods or (shared is not None and node in shared.followed()):
+        if node in self._pods or (shared is not None and shared.follows(node)):
             return
         if self._budgets is None:
             self._budgets = Informer(
@@ -93,7 +93,7 @@ class Drains:
         if watching is not None:
             return watching
         shared = self._shared
-        if shared is None or node not in shared.followed():
+        if shared is None or not shared.follows(node):
             return None
         shared.unfollow(node)
         if shared.followed():

@@ -78,6 +78,10 @@ class NodePods:
             self._pods.pop(node, None)
             self._aside.pop(node, None)
 
+    def follows(self, node: str) -> bool:
+        with self._lock:
+            return node in self._pods
+
     def followed(self) -> list[str]:
         with self._lock:
             return sorted(self._pods)

@@ -270,6 +270,7 @@ def run_as_shard(
         lease_namespace=opts.leader_election_namespace,
         namespaces=opts.namespaces,
         identity=identity,
+        on_host=controller.on_fleet_host,
     )
 
     def lose(what: str) -> None:
@@ -284,8 +285,9 @@ def run_as_shard(
         controller.start_workers()
 
     def sharder_held() -> None:
-        log.info("elected to run the sharder")
+        log.info("elected to run the sharder; keeping the Nodes with no Host and the NodePools")
         sharder.start()
+        controller.take_lead()
 
     log.info("shard %s: campaigning for %s/%s", opts.shard, election.namespace, election.name)
     run_for_leadership(api, election, on_started=shard_held, on_stopped=lambda: lose("shard"))

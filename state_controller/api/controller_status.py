@@ -31,6 +31,8 @@ from .base import (
 from .hoststate import Mode
 
 MEMBERS_MAX_ITEMS = 64  # far more replicas than one API server serves a fleet with
+POOLS_MAX_ITEMS = 64  # node pools a member counts in (a fleet has a handful)
+CONFIGS_MAX_ITEMS = 16  # configurations its Nodes are at, during a rollout one or two
 
 
 class ControllerCondition(StrEnum):
@@ -70,6 +72,44 @@ class ProvisionerHealth(StatusModel):
     )
 
 
+class ConfigCount(StatusModel):
+    config: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        description="A configuration (a MachineConfig's name, or what the agent reports)."
+    )
+    machines: Count = Field(description="Its Nodes at rest at this configuration.")
+
+
+class PoolShare(StatusModel):
+    """A shard's part of a node pool's rollout: the counts its own books can tell. The
+    replica that keeps the NodePools adds up every shard's (the Nodes' readiness and
+    cordons it reads itself: every replica sees every Node)."""
+
+    pool: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        description="The NodePool's name (the pool label's value)."
+    )
+    target: Annotated[str, Field(max_length=NAME_MAX)] = Field(
+        default="", description="The configuration the last update begun among its Nodes went to."
+    )
+    target_since: Annotated[str, Field(max_length=WORD_MAX)] = Field(
+        default="", description="When that update began (milliseconds: the latest one wins)."
+    )
+    updated: list[ConfigCount] = Field(
+        default_factory=list,
+        max_length=CONFIGS_MAX_ITEMS,
+        description="Its Nodes at rest, by the configuration they are at.",
+        json_schema_extra={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["config"],
+        },
+    )
+    updating: Count = Field(default=0, description="Its Nodes updating (not degraded).")
+    degraded: Count = Field(default=0, description="Its Nodes whose update is degraded.")
+    busy: Count = Field(
+        default=0,
+        description="Its Nodes Ready and schedulable but unavailable all the same: updating.",
+    )
+
+
 class Member(StatusModel):
     name: Annotated[str, Field(max_length=NAME_MAX)] = Field(
         description="The shard's name, or for a replica that is not sharded its hostname."
@@ -94,6 +134,13 @@ class Member(StatusModel):
     failed: Count = Field(default=0, description="Its hosts in error.")
     version: Annotated[str, Field(max_length=WORD_MAX)] = ""
     provisioner: ProvisionerHealth
+    pools: list[PoolShare] = Field(
+        default_factory=list,
+        max_length=POOLS_MAX_ITEMS,
+        description="Sharded: its part of each node pool's counts, added up into the "
+        "NodePools by the replica that keeps them.",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["pool"]},
+    )
 
 
 class HostStateControllerStatus(StatusModel):

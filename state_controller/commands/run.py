@@ -162,9 +162,14 @@ def leader_election_problem(lease: int, renew: int, retry: int) -> str:
 SHARD_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
-def shard_problem(shard: str, *, leader_elect: bool) -> str:
+def shard_problem(shard: str, *, leader_elect: bool, sources: set[str]) -> str:
     if not shard:
         return ""
+    if "baremetalhosts" in sources:
+        return (
+            "--shard with --sources baremetalhosts: BareMetalHosts are not shared out between "
+            "shards; observe them from one replica (--leader-elect, no --shard)"
+        )
     if not SHARD_NAME.match(shard):
         return (
             f"--shard {shard!r}: name it as a label value and a Lease name allow (lowercase "
@@ -193,7 +198,7 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.servicing_max_unavailable < 1:
         problem = "--servicing-max-unavailable: give 1 or more"
-    problem = problem or shard_problem(args.shard, leader_elect=args.leader_elect)
+    problem = problem or shard_problem(args.shard, leader_elect=args.leader_elect, sources=sources)
     if problem:
         print(problem, file=sys.stderr)
         return 2

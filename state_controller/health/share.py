@@ -6,12 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib import metadata
 
+from ..api.controller_status import PoolShare
 from ..books.book import Book
 from ..books.stuck import StuckPolicy
 from .summary import Share
 
 
-def share_of(books: Iterable[Book], stuck: StuckPolicy, now: float, *, draining: int) -> Share:
+def share_of(
+    books: Iterable[Book],
+    stuck: StuckPolicy,
+    now: float,
+    *,
+    draining: int,
+    pools: Iterable[PoolShare] = (),
+) -> Share:
     """Hosts (driven or observed), Nodes followed, stuck (a host's or node's clock past its
     threshold, as the Stuck condition says) and failed (a host in error)."""
     hosts = nodes = stuck_count = failed = 0
@@ -24,7 +32,14 @@ def share_of(books: Iterable[Book], stuck: StuckPolicy, now: float, *, draining:
                 failed += 1
         if stuck.is_stuck(book.cursor, now, book.node_update(), book.service):
             stuck_count += 1
-    return Share(hosts=hosts, nodes=nodes, draining=draining, stuck=stuck_count, failed=failed)
+    return Share(
+        hosts=hosts,
+        nodes=nodes,
+        draining=draining,
+        stuck=stuck_count,
+        failed=failed,
+        pools=tuple(pools),
+    )
 
 
 def controller_version() -> str:

@@ -18,6 +18,7 @@ from ..api.controller_status import (
     HostStateControllerStatus,
     LastOutage,
     Member,
+    PoolShare,
     ProvisionerHealth,
 )
 from ..api.hoststate import Mode
@@ -67,6 +68,7 @@ class Share:
     draining: int = 0
     stuck: int = 0
     failed: int = 0
+    pools: tuple[PoolShare, ...] = ()  # sharded: its part of each node pool's counts
 
 
 def member_entry(
@@ -93,8 +95,12 @@ def member_entry(
         failed=share.failed,
         version=version,
         provisioner=provisioner.health(),
+        pools=list(share.pools),
     )
-    return member.model_dump(by_alias=True, exclude_none=True)
+    entry = member.model_dump(by_alias=True, exclude_none=True)
+    if not share.pools:  # not sharded, or no Node followed: nothing to add up
+        del entry["pools"]
+    return entry
 
 
 def controller_status(
@@ -144,6 +150,23 @@ def controller_status(
     out["members"] = members
     out["conditions"] = conditions
     return out
+
+
+def others_pool_shares(
+    status: Mapping[str, Any] | None, *, member: str, shards: Mapping[str, Shard]
+) -> dict[str, list[PoolShare]]:
+    """The other shards' shares of each NodePool (by its name), as the object holds them:
+    a shard whose Lease is Dead or gone is left out (its Nodes are another's by now)."""
+    found: dict[str, list[PoolShare]] = {}
+    for entry in (status or {}).get("members") or []:
+        name = str(entry.get("name") or "")
+        shard = shards.get(str(entry.get("shard") or name))
+        if name == member or shard is None or shard.health == Health.DEAD:
+            continue
+        for share in entry.get("pools") or []:
+            parsed = PoolShare.model_validate(share)
+            found.setdefault(parsed.pool, []).append(parsed)
+    return found
 
 
 def _ready(member: Member) -> bool:

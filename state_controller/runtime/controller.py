@@ -12,7 +12,7 @@ metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
 It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by key, which is why it is some 490 lines and grows by a handler
+source and one dispatch by key, which is why it is some 520 lines and grows by a handler
 for each source it reads. The indexes the handlers ask (machines by name and UID,
 Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
@@ -50,9 +50,10 @@ from ..updates.signals import pool_of
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
 from .drains import Drains
-from .host_data import data_secret_keys
+from .host_data import secrets_read
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
+from .lead import Lead
 from .machine_index import MachineIndex
 from .node_index import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
 from .node_reconciler import NodeFollower, NodeReconciler
@@ -64,6 +65,7 @@ from .results import ReconcileResult
 from .self_status import SelfStatus
 from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
+from .statuses import BookWriter
 from .workqueue import QueueMetricsSink, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -113,8 +115,15 @@ class HostController:
             label_selector=ann.HOST_DATA_SELECTOR,
         )
         self.machines = MachineIndex(lambda key: self.hosts.get(key) is not None)
+        sharded = bool(self.config.shard) and self.config.follow_nodes
+        self.lead = Lead(
+            cluster,
+            sharded=sharded,
+            node_state_namespace=self.config.node_state_namespace,
+            on_node_state=self._on_hoststate,
+        )
         self.node_index = NodeIndex(
-            self.machines.named,
+            lambda name: self.lead.named(self.machines.named(name), name),
             self.config.pool_label,
             by_hostname=self.config.link_nodes_by_hostname,
         )
@@ -146,12 +155,17 @@ class HostController:
             drainer=ServiceDrainer(cluster, self.drains) if self.config.follow_nodes else None,
             clock=clock,
         )
+        node_states = self.lead.node_states or self.hoststates
         self.node_reconciler = NodeReconciler(
             cluster,
             hosts=self.hosts,
-            hoststates=self.hoststates,
+            hoststates=node_states,
             follower=follower,
-            writer=self.reconciler.writer,
+            writer=(
+                BookWriter(cluster, node_states, self.config, self.reporter)
+                if node_states is not self.hoststates
+                else self.reconciler.writer
+            ),
             config=self.config,
             clock=clock,
         )
@@ -176,6 +190,7 @@ class HostController:
             interval=self.config.pool_status_interval,
             machine_config_pools=self.mcps if self.config.observe_machineconfignodes else None,
             counts_grace=self.config.pool_counts_grace,
+            others=lambda name: self.self_status.pool_shares(name),
             clock=clock,
         )
         self._workers: list[threading.Thread] = []
@@ -198,6 +213,7 @@ class HostController:
             version=controller_version(),
             reporter=self.reporter,
             interval=self.config.controller_status_interval,
+            on_pools=self._on_pool_shares,
             clock=clock,
         )
 
@@ -255,7 +271,27 @@ class HostController:
             worker.join(timeout=10)
         for informer in reversed(self._informers()):
             informer.stop()
+        self.lead.stop()
         self.drains.stop()
+
+    def take_lead(self, *, sync_timeout: float = 60.0) -> None:
+        """Sharded, on holding the sharder's Lease: keep the Nodes with no Host and the
+        NodePools too (:mod:`.lead`). The sharder's watch of every Host feeds
+        :meth:`on_fleet_host` from its start on."""
+        self.lead.take(sync_timeout)
+        for node in self.node_index.all():
+            key = self.node_index.key_of(node.name)
+            if key is not None and node_named_by(key) is not None:
+                self._add(key)
+        for key in self.lead.node_states.keys() if self.lead.node_states else ():
+            self._on_hoststate(key, None)  # closed, if its Node is gone or linked now
+        for pool in {*self.node_index.pools(), *map(pool_of_object, self.nodepools.keys())}:
+            self._add(pool_key(pool))
+
+    def on_fleet_host(self, key: str, host: Obj | None) -> None:
+        """A Host of any shard came, changed or went (the sharder's watch, in the lead):
+        a Node may now run on a Host, or on none."""
+        self._relink(self.lead.fleet.machine(key, host))
 
     def __enter__(self) -> HostController:
         self.start()
@@ -267,7 +303,7 @@ class HostController:
     # -- event handlers: they only enqueue ----------------------------------------------
 
     def _on_host(self, key: str, host: Obj | None) -> None:
-        self.machines.secret(key, _secret_of(host))
+        self.machines.secret(key, secrets_read(host))
         if host is not None and DRAIN_LABEL in (host["metadata"].get("labels") or {}):
             self._draining.add(key)
         else:
@@ -294,11 +330,10 @@ class HostController:
         return bmh_key(key) if self.machines.observed(key) else key
 
     def _add(self, key: str) -> None:
-        """Queue a key; sharded, a Node's own book and a NodePool are not (yet) any one
-        replica's: a Node not linked to one of this shard's Hosts may be another's."""
-        if self.config.shard and (node_named_by(key) or pool_named_by(key)):
-            return
-        self.queue.add(key)
+        """Queue a key the Nodes led to, if it is this replica's to reconcile (sharded:
+        its own Hosts; Nodes with no Host and NodePools only as the lead)."""
+        if self.lead.admits(key, own_host=self.machines.is_host(key)):
+            self.queue.add(key)
 
     def _on_hoststate(self, key: str, state: Obj | None) -> None:
         if self.machines.is_host(key):
@@ -334,6 +369,10 @@ class HostController:
 
     def _on_nodepool(self, name: str, pool: Obj | None) -> None:
         self._add(pool_key(pool_of_object(name)))  # ours to write
+
+    def _on_pool_shares(self, names: set[str]) -> None:
+        for name in names:  # another shard's part of these NodePools changed
+            self._add(pool_key(pool_of_object(name)))
 
     def _on_pods(self, node: str) -> None:
         key = self.node_index.key_of(node)
@@ -448,7 +487,8 @@ class HostController:
         being let go of are counted as their events come: reading every cached Host at
         each look parsed them all (50 MB at 2,000 hosts, the controller's peak)."""
         draining = len(self._draining)
-        return share_of(self.books.values(), self.config.stuck, now, draining=draining)
+        pools = self.pool_reconciler.shares() if self.lead.sharded else ()
+        return share_of(self.books.values(), self.config.stuck, now, draining=draining, pools=pools)
 
     # -- waiting (tests, demo) ----------------------------------------------------------
 
@@ -478,17 +518,3 @@ class HostController:
         if bmh is not None:
             return self.bmhs.version(bmh)
         return self.hosts.version(key)
-
-
-def _secret_of(host: Obj | None) -> list[str] | None:
-    """The Secrets a Host names (BMC credentials, data for its OS): None for a deleted
-    Host, [] for one that names none."""
-    if host is None:
-        return None
-    spec = host.get("spec")
-    namespace = host["metadata"].get("namespace", "")
-    keys = data_secret_keys(spec, namespace)
-    bmc = spec.get("bmc") if isinstance(spec, dict) else None
-    if isinstance(bmc, dict) and bmc.get("credentialsName"):
-        keys.append(f"{namespace}/{bmc['credentialsName']}")
-    return keys

@@ -218,3 +218,17 @@ def read_host_data(
             return DataRead(None, tuple(versions), problem, field_name)
         parts[_PART[field_name]] = parsed
     return DataRead(HostData(**parts) if parts else None, tuple(versions))
+
+
+def secrets_read(host: Obj | None) -> list[str] | None:
+    """The Secrets a Host names (BMC credentials, data for its OS): None for a deleted
+    Host, [] for one that names none."""
+    if host is None:
+        return None
+    spec = host.get("spec")
+    namespace = host["metadata"].get("namespace", "")
+    keys = data_secret_keys(spec, namespace)
+    bmc = spec.get("bmc") if isinstance(spec, dict) else None
+    if isinstance(bmc, dict) and bmc.get("credentialsName"):
+        keys.append(f"{namespace}/{bmc['credentialsName']}")
+    return keys

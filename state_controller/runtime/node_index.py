@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from ..api.objects import Obj
 from ..updates.links import host_of, names_read
+from ..updates.pool_summary import down
 from ..updates.signals import (
     DEFAULT_POOL_LABEL,
     MachineConfigNodeSignals,
@@ -74,6 +75,7 @@ class NodeIndex:
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
         self._pool_sizes: Tally[str] = Tally()  # pool -> its Nodes
         self._pool_not_ready: Tally[str] = Tally()  # pool -> its Nodes not Ready
+        self._pool_down: Tally[str] = Tally()  # pool -> its Nodes not Ready or cordoned
         self.events = 0  # Node events seen
         self.dropped = 0  # of those, dropped by the filter: nothing a book reads changed
 
@@ -155,6 +157,8 @@ class NodeIndex:
             self._pool_sizes[signals.pool] += by
             if signals.ready != "True":
                 self._pool_not_ready[signals.pool] += by
+            if down(signals):
+                self._pool_down[signals.pool] += by
 
     def _key_locked(self, name: str) -> str:
         link = self._links.get(name)
@@ -186,6 +190,16 @@ class NodeIndex:
         asking costs nothing, however large the fleet)."""
         with self._lock:
             return self._pool_sizes[pool], self._pool_not_ready[pool]
+
+    def pool_counts(self, pool: str) -> tuple[int, int]:
+        """A pool's Nodes, and how many of them are not Ready or cordoned."""
+        with self._lock:
+            return self._pool_sizes[pool], self._pool_down[pool]
+
+    def pools(self) -> list[str]:
+        """The pools with a Node in them."""
+        with self._lock:
+            return [pool for pool, size in self._pool_sizes.items() if size > 0]
 
     def all(self) -> list[NodeSignals]:
         with self._lock:

@@ -16,6 +16,10 @@ the status also shows the operator's own counts, and the ``SourcesAgree`` condit
 whether its degraded count matches the Nodes' (:mod:`..updates.pool_agreement`): a
 difference is told once it has lasted ``counts_grace``, for which the pool is looked at
 again when the grace ends. The MachineConfigPool is only read.
+
+Sharded, each replica's books tell only its own Nodes' updates: each publishes its
+:meth:`PoolReconciler.shares` in its entry of the controller's status, and the replica
+that keeps the NodePools adds up the others' (``others``) to its own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from collections.abc import Callable
 
 from ..api import API_VERSION
+from ..api.controller_status import PoolShare
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
 from ..api.updates import UpdateStep
@@ -36,7 +41,7 @@ from ..updates.pool_agreement import (
     machine_config_pool_view,
     sources_agree,
 )
-from ..updates.pool_summary import pool_summary
+from ..updates.pool_summary import pool_share, pool_status
 from ..updates.signals import NodeSignals
 from .informer import Informer
 from .node_index import NodeIndex
@@ -66,6 +71,7 @@ class PoolReconciler:
         interval: float = 0.0,
         machine_config_pools: Informer | None = None,
         counts_grace: float = 120.0,
+        others: Callable[[str], list[PoolShare]] = lambda name: [],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -77,15 +83,16 @@ class PoolReconciler:
         self.interval = interval
         self.machine_config_pools = machine_config_pools  # OpenShift's: read, never written
         self.counts_grace = counts_grace
+        self.others = others  # sharded: the other replicas' shares of a NodePool, by name
         self.clock = clock
         self._written_at: dict[str, float] = {}
         self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
 
     def reconcile(self, pool: str) -> ReconcileResult:
         name = pool_object_name(pool)
-        members = [(n, self.update_of(n.name)) for n in self.nodes.all() if n.pool == pool]
+        machines, down = self.nodes.pool_counts(pool)
         current = self.pools.get(name)
-        if not members:
+        if not machines:
             if current is not None:
                 with contextlib.suppress(NotFound):
                     self.cluster.delete(NODEPOOLS, None, name)
@@ -93,7 +100,9 @@ class PoolReconciler:
             self._written_at.pop(name, None)
             self._apart_since.pop(name, None)
             return DONE
-        status = pool_summary(members)
+        members = self._told(pool).get(pool, [])
+        shares = [pool_share(name, members), *self.others(name)]
+        status = pool_status(shares, machines=machines, down=down)
         recheck = None
         mcp = self.machine_config_pools.get(pool) if self.machine_config_pools and pool else None
         if mcp is not None:
@@ -110,18 +119,35 @@ class PoolReconciler:
             self._written_at[name] = self.clock()
         return DONE if recheck is None else ReconcileResult(requeue_after=recheck)
 
+    def shares(self) -> list[PoolShare]:
+        """This replica's share of every pool it tells a Node of, for its entry in the
+        controller's status."""
+        told = self._told()
+        return [pool_share(pool_object_name(p), told[p]) for p in sorted(told)]
+
+    def _told(self, pool: str | None = None) -> dict[str, list[tuple[NodeSignals, UpdateCursor]]]:
+        """Each pool's (or only ``pool``'s) Nodes whose update this replica's books tell."""
+        told: dict[str, list[tuple[NodeSignals, UpdateCursor]]] = {}
+        for node in self.nodes.all():
+            if pool is not None and node.pool != pool:
+                continue
+            update = self.update_of(node.name)
+            if update is not None:
+                told.setdefault(node.pool, []).append((node, update))
+        return told
+
     def _beside(
         self,
         name: str,
         status: dict[str, object],
         mcp: Obj,
-        members: list[tuple[NodeSignals, UpdateCursor | None]],
+        members: list[tuple[NodeSignals, UpdateCursor]],
         current: Obj | None,
     ) -> tuple[dict[str, object], float | None]:
         """The status with the MachineConfigPool's counts and the SourcesAgree condition,
         and when to look again (the end of a grace under way)."""
         theirs = machine_config_pool_view(mcp)
-        degraded = [n.name for n, u in members if u is not None and u.step == UpdateStep.DEGRADED]
+        degraded = [n.name for n, u in members if u.step == UpdateStep.DEGRADED]
         apart = count_disagreement(status, theirs, degraded)
         now = self.clock()
         since = self._apart_since.setdefault(name, now) if apart else None

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api import API_VERSION
+from ..api.controller_status import PoolShare
 from ..api.hoststate import Mode
 from ..api.objects import Obj
 from ..cluster.interface import (
@@ -33,7 +34,13 @@ from ..cluster.interface import (
     Conflict,
     NotFound,
 )
-from ..health.summary import ProvisionerSeen, Share, controller_status, member_entry
+from ..health.summary import (
+    ProvisionerSeen,
+    Share,
+    controller_status,
+    member_entry,
+    others_pool_shares,
+)
 from ..sharding.leases import LEASE_PREFIX, Shard, shard_of
 from .informer import Informer
 from .outages import log_failure
@@ -60,6 +67,7 @@ class SelfStatus:
         version: str,
         reporter: Reporter,
         interval: float = DEFAULT_INTERVAL,
+        on_pools: Callable[[set[str]], None] = lambda names: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -75,7 +83,10 @@ class SelfStatus:
         self.reporter = reporter
         self.interval = interval
         self.clock = clock
-        self.objects = Informer(cluster, CONTROLLERS, None)
+        self.objects = Informer(cluster, CONTROLLERS, None, handlers=[self._on_object])
+        self.on_pools = on_pools  # the NodePools whose other shares changed
+        self._others_pools: dict[str, list[PoolShare]] = {}
+        self._pools_lock = threading.Lock()
         self.leases = Informer(cluster, LEASES, lease_namespace) if shard else None
         self.since = clock()
         self.status: dict[str, Any] = {}  # the status last written or found (metrics read it)
@@ -100,6 +111,29 @@ class SelfStatus:
         self.objects.stop()
         if self.leases is not None:
             self.leases.stop()
+
+    def _on_object(self, key: str, obj: Obj | None) -> None:
+        if key == self.name:
+            self._note_others((obj or {}).get("status"))
+
+    def _note_others(self, status: dict[str, Any] | None) -> None:
+        """Sharded: note the other shards' shares of the NodePools, and say which changed.
+        Called on the object's events, and at each look with the status written or found
+        (this replica's own write is no event here; a shard may have died since)."""
+        if self.leases is None:
+            return
+        shards = self._shards(self.clock()) or {}
+        shares = others_pool_shares(status, member=self.member, shards=shards)
+        with self._pools_lock:
+            before, self._others_pools = self._others_pools, shares
+        changed = {n for n in before.keys() | shares.keys() if before.get(n) != shares.get(n)}
+        if changed:
+            self.on_pools(changed)
+
+    def pool_shares(self, pool: str) -> list[PoolShare]:
+        """The other shards' shares of the NodePool ``pool`` (none when not sharded)."""
+        with self._pools_lock:
+            return list(self._others_pools.get(pool, ()))
 
     def _installed(self) -> bool:
         try:
@@ -155,6 +189,7 @@ class SelfStatus:
         )
         if before == status:
             self.status = status
+            self._note_others(status)
             return False
         if current is None:
             current = self._create()
@@ -176,6 +211,7 @@ class SelfStatus:
             return False
         self.objects.mutate(written)
         self.status = status
+        self._note_others(status)
         self.writes += 1
         self.reporter.status_write(CONTROLLERS.plural, "written")
         return False

@@ -43,7 +43,7 @@ from ..sharding.leases import (
     micro_time,
     shard_of,
 )
-from .informer import Informer, InformerSet
+from .informer import Handler, Informer, InformerSet
 from .outages import log_failure
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ class Sharder:
         namespaces: tuple[str, ...] | None = None,
         resync: float = 2.0,
         identity: str = "sharder",
+        on_host: Handler | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -72,7 +73,9 @@ class Sharder:
         self.identity = identity  # who takes a dead shard's Lease: sharder/<identity>
         self.resync = resync
         self.clock = clock
-        self.hosts = InformerSet(cluster, HOSTS, namespaces, handlers=[self._on_host])
+        # ``on_host``: the lead's links of Nodes to every Host (runtime/lead.py) read this watch
+        handlers = [self._on_host] + ([on_host] if on_host is not None else [])
+        self.hosts = InformerSet(cluster, HOSTS, namespaces, handlers=handlers)
         self.leases = Informer(cluster, LEASES, lease_namespace, handlers=[self._poke])
         self._changed = threading.Event()
         # key -> (labels, resourceVersion): all a round reads of a Host, kept as they come

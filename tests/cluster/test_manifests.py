@@ -597,7 +597,8 @@ def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespace
     expanded = [a.replace("$(POD_NAME)", f"{SA}-0") for a in container["args"]]
     args = build_parser().parse_args(expanded)
     assert args.shard == f"{SA}-0" and not args.leader_elect
-    assert shard_problem(args.shard, leader_elect=args.leader_elect) == ""
+    sources = set(args.sources.split(","))
+    assert shard_problem(args.shard, leader_elect=args.leader_elect, sources=sources) == ""
 
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "sharded"), "--server-side", "--dry-run=server")
     rbac = str(MANIFESTS / "sharded" / "rbac-sharded.yaml")

@@ -185,13 +185,16 @@ def test_run_rejects_leader_election_timings_the_client_would_exit_on() -> None:
     assert done.returncode == 2 and "--lease-duration must be longer" in done.stderr
 
 
-def test_run_rejects_a_shard_name_or_a_shard_with_leader_election() -> None:
+def test_run_rejects_a_shard_name_or_a_shard_with_leader_election_or_observed_bmhs() -> None:
     done = cli("run", "--shard", "Replica_1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--shard 'Replica_1': name it as a label value and a Lease name allow" in done.stderr
     done = cli("run", "--shard", "replica-1", "--leader-elect")
     assert done.returncode == 2
     assert "--shard and --leader-elect: a shard holds its own Lease" in done.stderr
+    done = cli("run", "--shard", "replica-1", "--sources", "hosts,baremetalhosts")
+    assert done.returncode == 2
+    assert "--shard with --sources baremetalhosts: BareMetalHosts are not shared" in done.stderr
 
 
 def test_run_says_when_no_hardware_is_touched(caplog: pytest.LogCaptureFixture) -> None:

@@ -13,7 +13,7 @@ from state_controller.books.update_conditions import derive
 from state_controller.runtime.node_index import NodeIndex
 from state_controller.updates.adapters import DrainStatus, adapter_for, never_back
 from state_controller.updates.links import host_of, names_read
-from state_controller.updates.pool_summary import pool_summary
+from state_controller.updates.pool_summary import pool_share, pool_status, pool_summary
 from state_controller.updates.progression import progress
 from state_controller.updates.signals import node_signals, pool_of
 
@@ -430,6 +430,30 @@ def test_a_pool_counts_as_updated_only_the_nodes_at_its_target() -> None:
     # no update named a configuration yet: every node at rest is up to date
     before = pool_summary([(ready, untouched), (ready, UpdateCursor(current="kubelet v1"))])
     assert before["desiredConfig"] == "" and before["updatedMachineCount"] == 2
+
+
+def test_a_pools_nodes_split_among_shards_add_up_to_the_same_counts() -> None:
+    """Sharded, each replica tells its own Nodes' share; the sum is the pool's status."""
+    ready, cordoned = node_signals(node()), node_signals(node(unschedulable=True))
+    members = [
+        (ready, UpdateCursor(current=OLD, desired=OLD, started_at=10.0)),  # the last rollout
+        (ready, UpdateCursor(current=NEW, desired=NEW, started_at=50.0)),
+        (cordoned, UpdateCursor(step=S.DRAINING, current=OLD, desired=NEW, started_at=90.5)),
+        (ready, UpdateCursor(step=S.REBOOTING, current=OLD, desired=NEW, started_at=90.25)),
+        (ready, UpdateCursor(step=S.DEGRADED, current=OLD, desired=NEW, started_at=70.0)),
+        (ready, UpdateCursor(current=OLD, desired=OLD)),
+        (cordoned, UpdateCursor(current=NEW, desired=NEW, started_at=40.0)),
+        (ready, None),
+    ]
+    whole = pool_summary(members)
+    assert whole["updatedMachineCount"] == 2 and whole["unavailableMachineCount"] == 4
+    told = [(n, u) for n, u in members if u is not None]
+    for cut in ([1], [2, 4], [1, 3, 5], [3], [2]):  # the target's update in one share or another
+        parts = [told[a:b] for a, b in zip([0, *cut], [*cut, len(told)], strict=True)]
+        shares = [pool_share("worker", part) for part in parts]
+        assert pool_status(shares, machines=8, down=2) == whole, cut
+    # a share's target is its latest update's, to the millisecond
+    assert pool_share("worker", told).target_since.endswith(".500Z")
 
 
 def mcn(updated: str, when: str = "2026-11-24T10:00:00Z") -> dict[str, Any]:

@@ -139,8 +139,6 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 class WatchEvent:
     type: EventType
     object: Obj = field(repr=False)
-    raw: bytes | None = field(default=None, repr=False)
-    """The object's JSON when the backend holds it already: a cache may keep it as is."""
 
 
 class Watch(Protocol):

@@ -36,9 +36,9 @@ def pool_share(pool: str, members: Iterable[tuple[NodeSignals, UpdateCursor]]) -
     updating = degraded = busy = 0
     target, began = "", None
     for node, update in members:
-        if update.started_at is not None and update.desired:
-            if began is None or update.started_at > began:
-                target, began = update.desired, update.started_at
+        started = update.started_at
+        if started is not None and update.desired and (began is None or started > began):
+            target, began = update.desired, started
         if update.step == UpdateStep.UPDATED:
             at_rest[update.current] += 1
         elif update.step == UpdateStep.DEGRADED:

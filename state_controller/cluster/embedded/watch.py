@@ -81,14 +81,14 @@ class EmbeddedWatch:
         event_type, body, before = change
         obj = orjson.loads(body)
         if self._match is None:
-            return WatchEvent(event_type, obj, body)
+            return WatchEvent(event_type, obj)
         now = self._match(obj)
         if event_type != "MODIFIED":
-            return WatchEvent(event_type, obj, body) if now else None
+            return WatchEvent(event_type, obj) if now else None
         was = before is not None and self._match(orjson.loads(before))
         if now:
-            return WatchEvent("MODIFIED" if was else "ADDED", obj, body)
-        return WatchEvent("DELETED", obj, body) if was else None
+            return WatchEvent("MODIFIED" if was else "ADDED", obj)
+        return WatchEvent("DELETED", obj) if was else None
 
     def stop(self) -> None:
         """Ends iteration, also for a thread blocked waiting for the next event."""

@@ -5,9 +5,15 @@ configured time (zero by default), answer with the same semantic results a
 real backend gives, and fail on demand through a :class:`FaultPlan`. It is
 deterministic for a given seed, so a demo or a test can be replayed. With a
 :class:`~.hardware_file.HardwareFile` the machines outlive the process, as a real
-backend's nodes do.
+backend's nodes do, and several processes on one file share them, as replicas share
+one Ironic: each call reads its machine from the file and writes it back in one
+transaction. What is not kept in the file stays with the process that made it: the
+faults due when an operation ends (a fault plan is a process's own) and the firmware
+(settings, versions and a servicing run under way: another process sees its own).
+Calls are refused while the file says so (:meth:`.HardwareFile.refuse`): an outage of
+the backend, answered as an unreachable Ironic is.
 
-Some 460 lines: the machines, their operations and their persistence are one
+Some 520 lines: the machines, their operations and their persistence are one
 backend, read together.
 """
 
@@ -23,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 from urllib.parse import urlsplit
 
 from ..api.host import unfetchable_checksum
@@ -31,7 +37,7 @@ from ..servicing.plan import ServicePlan
 from .fault_plan import Fault, FaultPlan, Operation, failure
 from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
-from .results import Result, complete, continuing, failed
+from .results import Result, complete, continuing, failed, transient
 from .simulated_firmware import SimulatedFirmware
 
 
@@ -117,6 +123,24 @@ as already cleaned. A controller that crashed between the backend's move and its
 status write asks the earlier operation again and must be told it is done."""
 
 
+P = ParamSpec("P")
+Call = Callable[Concatenate["SimulatedProvisioner", HostView, P], Result]
+
+
+def _refusable(call: Call[P]) -> Call[P]:
+    """A call answered as unreachable while the hardware file says the backend refuses."""
+
+    def answer(
+        self: SimulatedProvisioner, host: HostView, /, *args: P.args, **kw: P.kwargs
+    ) -> Result:
+        why = self.hardware.refusal() if self.hardware is not None else None
+        if why is not None:
+            return transient(f"the simulated backend is unavailable: {why}")
+        return call(self, host, *args, **kw)
+
+    return answer
+
+
 class SimulatedProvisioner:
     """A provisioner over simulated machines, shared by all hosts of a controller."""
 
@@ -137,7 +161,7 @@ class SimulatedProvisioner:
         self.clock = clock
         self._machines: dict[str, Machine] = {}
         self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.hardware = hardware  # None: the machines live as long as this object
         # taken once, so that a busy machine's wall-clock end is the same at every poll
         # and its row is written when the machine changes, not each time it is asked
@@ -149,24 +173,28 @@ class SimulatedProvisioner:
 
     def machine(self, address: str) -> Machine:
         with self._lock:
+            self._reload()
             return self._machine(address)
 
     def machines(self) -> dict[str, Machine]:
         """Every machine the backend has seen, by BMC address."""
         with self._lock:
+            self._reload()
             return dict(self._machines)
 
     def forget_all_nodes(self) -> None:
         """Lose the backend's database, like an Ironic whose database was wiped."""
         with self._lock:
-            for machine in self._machines.values():
-                machine.node_id = ""
-                machine.node_active = False
-                machine.busy = None
-                self._keep(machine)
+            self._reload()
+            for address in list(self._machines):
+                with self._at(address) as machine:
+                    machine.node_id = ""
+                    machine.node_active = False
+                    machine.busy = None
 
     # -- Provisioner -------------------------------------------------------------------
 
+    @_refusable
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:
         with self._at(host.bmc_address) as machine:
             if host.bmc.host.endswith(".invalid"):
@@ -193,6 +221,7 @@ class SimulatedProvisioner:
             machine.registered_with = _registered_with(host)
             return self._operation(host, machine, "register", finish)
 
+    @_refusable
     def inspect(self, host: HostView, *, restart: bool) -> Result:
         with self._at(host.bmc_address) as machine:
             return self._operation(
@@ -203,10 +232,12 @@ class SimulatedProvisioner:
                 restart=restart,
             )
 
+    @_refusable
     def prepare(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
             return self._operation(host, machine, "prepare", complete)
 
+    @_refusable
     def provision(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
 
@@ -226,6 +257,7 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "provision", finish)
 
+    @_refusable
     def deprovision(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
 
@@ -239,6 +271,7 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "deprovision", finish)
 
+    @_refusable
     def adopt(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
             if not machine.node_id:
@@ -252,6 +285,7 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "adopt", finish)
 
+    @_refusable
     def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
         with self._at(host.bmc_address) as machine:
 
@@ -261,6 +295,7 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "power", finish)
 
+    @_refusable
     def reboot(self, host: HostView, *, soft: bool = False) -> Result:
         with self._at(host.bmc_address) as machine:
 
@@ -271,10 +306,12 @@ class SimulatedProvisioner:
 
             return self._operation(host, machine, "power", finish)
 
+    @_refusable
     def firmware(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
             return complete(firmware=machine.firmware.report())
 
+    @_refusable
     def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
         with self._at(host.bmc_address) as machine:
             run = machine.firmware.run
@@ -290,6 +327,7 @@ class SimulatedProvisioner:
                 started=started,
             )
 
+    @_refusable
     def detach(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
             machine.node_id = ""
@@ -297,6 +335,7 @@ class SimulatedProvisioner:
             machine.busy = None
             return complete()
 
+    @_refusable
     def delete(self, host: HostView) -> Result:
         with self._at(host.bmc_address) as machine:
             result = self._operation(host, machine, "delete", complete)
@@ -309,13 +348,21 @@ class SimulatedProvisioner:
 
     @contextmanager
     def _at(self, address: str) -> Iterator[Machine]:
-        """The machine at ``address``, under the lock; kept in the hardware file after."""
+        """The machine at ``address``, under the lock; with a hardware file, as the file
+        holds it (another process may have changed it) and kept there after, in one
+        transaction."""
         with self._lock:
-            machine = self._machine(address)
-            try:
-                yield machine
-            finally:
-                self._keep(machine)
+            if self.hardware is None:
+                yield self._machine(address)
+                return
+            with self.hardware.changing(address) as record:
+                machine = self._machine(address)
+                if record is not None:
+                    self._take(machine, record)
+                try:
+                    yield machine
+                finally:
+                    self._keep(machine)
 
     def _keep(self, machine: Machine) -> None:
         if self.hardware is None:
@@ -334,26 +381,39 @@ class SimulatedProvisioner:
                 busy,
                 dict(machine.started),
                 machine.finished,
+                machine.config_drive,
+                machine.custom_deploy,
+                machine.registered_with,
+                tuple(machine.reboots),
             )
         )
 
     def _load(self, hardware: HardwareFile) -> None:
-        now = self.clock()
         for record in hardware.load():
-            busy = None
-            if record.busy is not None:  # an end that passed while nobody ran: now
-                operation, ends = record.busy
-                busy = (operation, max(now, ends - self._to_wall))
-            self._machines[record.address] = Machine(
-                record.address,
-                record.powered_on,
-                record.disk_image,
-                record.node_id,
-                record.node_active,
-                busy,
-                Counter(record.started),
-                record.finished,
-            )
+            self._take(self._machine(record.address), record)
+
+    def _reload(self) -> None:
+        """The machines other processes changed since this one last read them."""
+        if self.hardware is not None:
+            self._load(self.hardware)
+
+    def _take(self, machine: Machine, record: MachineRecord) -> None:
+        """``machine`` as the file holds it (the firmware is not kept there)."""
+        busy = None
+        if record.busy is not None:  # an end that passed while nobody ran: now
+            operation, ends = record.busy
+            busy = (operation, max(self.clock(), ends - self._to_wall))
+        machine.powered_on = record.powered_on
+        machine.disk_image = record.disk_image
+        machine.node_id = record.node_id
+        machine.node_active = record.node_active
+        machine.busy = busy
+        machine.started = Counter(record.started)
+        machine.finished = record.finished
+        machine.config_drive = record.config_drive
+        machine.custom_deploy = record.custom_deploy
+        machine.registered_with = dict(record.registered_with)
+        machine.reboots = list(record.reboots)
 
     def _machine(self, address: str) -> Machine:
         machine = self._machines.get(address)

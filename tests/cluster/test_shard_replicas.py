@@ -6,9 +6,11 @@ the sharder moving with it when the killed replica held that Lease too; a third 
 joins has its share drained from the one left, and given back at once when it stops
 cleanly (it gives up its Lease).
 
-Each replica here has its own simulated machines (in its memory), so the one left adopts
-the hosts it is given ("adopted the running host, not deployed") where a shared backend
-(Ironic) would carry on with them."""
+The first tests give each replica simulated machines of its own (in its memory), so the
+one left adopts the hosts it is given ("adopted the running host, not deployed"); the
+others share one backend, as replicas share one Ironic (``--simulated-hardware`` on one
+file): a host that moves mid-flight carries on with its machine, and no state is
+entered twice."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from urllib.parse import urlsplit
 
 from state_controller.cluster.interface import CONTROLLERS, HOSTS, HOSTSTATES, LEASES, NotFound
 from state_controller.cluster.kube import KubeCluster
+from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.runtime.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.ring import Ring
@@ -53,13 +56,15 @@ class Shard:
         *,
         kubeconfig: Path | None = None,
         timings: str = "zero",
+        hardware: Path | None = None,  # one backend shared with the replicas given it too
     ) -> None:
         self.name = name
         self.log = workdir / f"shard-{name}.log"
+        shared = ["--simulated-hardware", str(hardware)] if hardware else []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "state_controller.cli", "run",
              "--kubeconfig", str(kubeconfig or plane.kubeconfig), "--namespace", NS,
-             "--no-nodes", "--simulated-timings", timings,
+             "--no-nodes", "--simulated-timings", timings, *shared,
              "--shard", name, "--leader-election-namespace", SA_NS,
              "--lease-duration", str(LEASE), "--renew-deadline", "3", "--retry-period", "1",
              "--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
@@ -234,13 +239,13 @@ def test_scaling_from_three_to_five_to_two_while_hosts_provision(
     control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
 ) -> None:
     """Two replicas join mid-flight and take their shares, drained first; then three
-    leave cleanly and give theirs back; every host ends provisioned once, its history
-    in order with no gap. (Each replica here has machines of its own: a host that
-    moves mid-flight is taken up by its new owner's, so its history may pass a state
-    twice; one backend shared by every replica, as Ironic is, would not.)"""
+    leave cleanly and give theirs back; every host ends provisioned, its history in
+    order with no gap and no state entered twice: the replicas share one backend, so a
+    host that moves mid-flight carries on with its machine."""
+    hardware = tmp_path / "hardware.db"
 
     def start(name: str) -> Shard:
-        return Shard(control_plane, tmp_path, name, timings="demo")
+        return Shard(control_plane, tmp_path, name, timings="demo", hardware=hardware)
 
     shards = {name: start(name) for name in ("a", "b", "c")}
     try:
@@ -273,10 +278,71 @@ def test_scaling_from_three_to_five_to_two_while_hosts_provision(
         wait_all_in(admin, NS, "provisioned", timeout=120, reported=False)
         for key in owners(admin):
             told_once_in_order(admin, key.split("/", 1)[1])
+        deployed_once(hardware, SCALED_FLEET)
     finally:
         for shard in shards.values():
             shard.kill()
         forget_shards(admin)
+
+
+def test_a_host_moved_mid_deployment_finishes_it_on_the_shared_backend(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    """Two replicas share one simulated backend; one stops while a host of its own is
+    being deployed. Its new owner finds the deployment under way on the shared machine
+    and waits for it to end: no second deployment, no adoption."""
+    hardware = tmp_path / "hardware.db"
+    shards = {n: Shard(control_plane, tmp_path, n, timings="demo", hardware=hardware)
+              for n in ("a", "b")}  # fmt: skip
+    try:
+        for name in shards:
+            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        create_fleet(admin, NS, FLEET)
+        two = Ring.of(shards)
+        wait_for(lambda: len(owners(admin)) == FLEET and
+                 all(v == two.owner(k) for k, v in owners(admin).items()),
+                 timeout=60, what="hosts shared out")  # fmt: skip
+
+        def deploying_on_b() -> str:
+            states = host_states(admin)
+            return next((k for k, v in owners(admin).items()
+                         if v == "b" and states.get(k) == "provisioning"), "")  # fmt: skip
+
+        moved = wait_for(deploying_on_b, timeout=60, what="a host of b's being deployed")
+        assert shards["b"].stop() == 0, shards["b"].log.read_text()[-2000:]
+        wait_for(lambda: owners(admin)[moved] == "a", timeout=30, what=f"{moved} given to a")
+        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
+        for key in owners(admin):
+            told_once_in_order(admin, key.split("/", 1)[1])
+        deployed_once(hardware, FLEET)
+    finally:
+        for shard in shards.values():
+            shard.kill()
+        forget_shards(admin)
+
+
+def host_states(admin: KubeCluster) -> dict[str, str]:
+    return {
+        f"{NS}/{h['metadata']['name']}": ((h.get("status") or {}).get("provisioning") or {}).get(
+            "state", ""
+        )
+        for h in admin.list(HOSTS, NS)[0]
+    }
+
+
+def deployed_once(path: Path, count: int) -> None:
+    """Each machine of the shared backend went through each step once, and none was
+    adopted: no replica took a machine for one it did not know."""
+    hardware = HardwareFile(path)
+    try:
+        machines = list(hardware.load())
+    finally:
+        hardware.close()
+    assert len(machines) == count
+    once = {"register": 1, "inspect": 1, "prepare": 1, "provision": 1}
+    for machine in machines:
+        assert machine.started == once, (machine.address, machine.started)
 
 
 def busy(admin: KubeCluster) -> int:
@@ -293,4 +359,5 @@ def told_once_in_order(admin: KubeCluster, name: str) -> None:
     seqs = [record["seq"] for record in history]
     assert seqs == list(range(1, len(seqs) + 1)), (name, seqs)
     entered = Counter(record["to"] for record in history)
-    assert entered["provisioned"] == 1 and history[-1]["to"] == "provisioned", (name, history)
+    assert set(entered.values()) == {1} and history[-1]["to"] == "provisioned", (name, history)
+    assert not [r for r in history if r.get("reason") == "Adopted"], (name, history)

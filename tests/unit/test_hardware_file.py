@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from state_controller.provisioning.hardware_file import HardwareFile
+from state_controller.provisioning.results import Outcome
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from tests.ironic.helpers import view_of
 
@@ -63,3 +64,48 @@ def test_an_earlier_operation_is_started_again_once_the_machine_went_back() -> N
     for step in (sim.prepare, sim.provision, sim.deprovision, sim.prepare):
         assert step(host).done
     assert sim.machine(host.bmc_address).started["prepare"] == 2
+
+
+def test_two_backends_on_one_file_share_each_machine_as_one_ironic_would(
+    tmp_path: Path,
+) -> None:
+    """Two replicas sharing the file: the second is asked about a host the first began to
+    deploy (the host moved to it) and carries on with that deployment, not a new one."""
+    path = tmp_path / "machines.db"
+    first = SimulatedProvisioner(timings=Timings(provision=30.0), hardware=HardwareFile(path))
+    second = SimulatedProvisioner(timings=Timings(provision=30.0), hardware=HardwareFile(path))
+    host = view_of("metal", 0)
+    assert second.machines() == {}  # started before the first knew any machine
+    registered = first.register(host, credentials_changed=False)
+    assert first.inspect(host, restart=False).done and first.prepare(host).done
+    assert not first.provision(host).done  # 30 s of deployment begin; then the host moves
+
+    again = second.register(host, credentials_changed=False)
+    assert again.done and again.provider_id == registered.provider_id
+    assert second.prepare(host).done  # the machine has moved on past it
+    answer = second.provision(host)
+    assert not answer.done and 25.0 < answer.delay <= 30.0  # the same deployment's end
+    machine = second.machine(host.bmc_address)
+    assert machine.started == {"register": 1, "inspect": 1, "prepare": 1, "provision": 1}
+    assert first.machine(host.bmc_address).busy is not None
+
+    second.reboot(host)  # what either one does, the other sees
+    assert first.machine(host.bmc_address).reboots == ["hard"]
+
+
+def test_a_refusal_written_in_the_file_is_an_outage_of_every_backend_on_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "machines.db"
+    backends = [SimulatedProvisioner(hardware=HardwareFile(path)) for _ in range(2)]
+    host = view_of("metal", 0)
+    assert backends[0].register(host, credentials_changed=False).done
+    operator = HardwareFile(path)  # a test or a soak run, in a process of its own
+    operator.refuse(60.0, "switched off for a test")
+    for backend in backends:
+        answer = backend.power(host, on=True)
+        assert answer.outcome is Outcome.TRANSIENT and not answer.held
+        assert answer.message == "the simulated backend is unavailable: switched off for a test"
+    assert backends[1].machine(host.bmc_address).powered_on is False  # nothing was done
+    operator.refuse(0)
+    assert all(backend.power(host, on=True).done for backend in backends)

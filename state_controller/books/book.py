@@ -22,7 +22,6 @@ bookkeeping, and belongs to the runtime.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +31,7 @@ from ..api.servicing import SERVICE_ACTIVE, ServiceStep, servicing
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep, in_progress
 from . import conditions, host_conditions, update_conditions
+from .bounded import Bounded
 from .chapters import CHAPTER_OF, SERVICING_CHAPTER, UPDATE_CHAPTER
 from .journal import Journal, Notice
 from .records import (
@@ -71,9 +71,9 @@ class Book:
         self.service = ServiceCursor(entered_at=now)
         self.facts = Facts()
         self.seen = Observations()
-        self.history: deque[Transition] = deque(maxlen=limits.history)
+        self.history: Bounded[Transition] = Bounded(limits.history)
         self.history_dropped = 0
-        self.chapters: deque[Chapter] = deque(maxlen=limits.chapters)
+        self.chapters: Bounded[Chapter] = Bounded(limits.chapters)
         self.last_seq = 0
         self.journal = Journal()
         self.stamps: dict[str, tuple[str, float]] = {}

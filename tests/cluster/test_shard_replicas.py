@@ -25,17 +25,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from state_controller.cluster.interface import CONTROLLERS, HOSTS, HOSTSTATES, LEASES, NotFound
+from state_controller.cluster.interface import (
+    CONTROLLERS,
+    HOSTS,
+    HOSTSTATES,
+    LEASES,
+    NODEPOOLS,
+    NotFound,
+)
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.runtime.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
+from state_controller.simulation.nodes import SimulatedNode
 from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS
-from tests.support.scenarios import wait_all_in
+from tests.support.scenarios import pool, step_of, wait_all_in
 from tests.support.tcp_proxy import TcpProxy
 
 NS = HOSTS_NS
@@ -57,14 +65,16 @@ class Shard:
         kubeconfig: Path | None = None,
         timings: str = "zero",
         hardware: Path | None = None,  # one backend shared with the replicas given it too
+        nodes: bool = False,  # follow Nodes (node-only HostStates in SA_NS)
     ) -> None:
         self.name = name
         self.log = workdir / f"shard-{name}.log"
         shared = ["--simulated-hardware", str(hardware)] if hardware else []
+        shared += ["--node-state-namespace", SA_NS] if nodes else ["--no-nodes"]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "state_controller.cli", "run",
              "--kubeconfig", str(kubeconfig or plane.kubeconfig), "--namespace", NS,
-             "--no-nodes", "--simulated-timings", timings, *shared,
+             "--simulated-timings", timings, *shared,
              "--shard", name, "--leader-election-namespace", SA_NS,
              "--lease-duration", str(LEASE), "--renew-deadline", "3", "--retry-period", "1",
              "--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
@@ -361,3 +371,44 @@ def told_once_in_order(admin: KubeCluster, name: str) -> None:
     entered = Counter(record["to"] for record in history)
     assert set(entered.values()) == {1} and history[-1]["to"] == "provisioned", (name, history)
     assert not [r for r in history if r.get("reason") == "Adopted"], (name, history)
+
+
+def test_the_lead_keeps_a_node_with_no_host_and_a_new_lead_carries_on_with_it(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    """Processes following Nodes: the replica holding the sharder's Lease keeps the Node
+    with no Host (its HostState, its NodePool); killed, the other takes the sharder's
+    Lease and the Node's book from its HostState, and follows its next update."""
+    shards = {name: Shard(control_plane, tmp_path, name, nodes=True) for name in ("a", "b")}
+    edge = SimulatedNode(admin, "edge-lead-0", labels={"node-role.kubernetes.io/edge": ""})
+    try:
+        lead = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        edge.register()
+        edge.annotate({"hoststate.io/current-config": "v1"})
+        wait_for(lambda: step_of(admin, SA_NS, edge.name) == "updated", timeout=30,
+                 what="the node-only HostState")  # fmt: skip
+        wait_for(lambda: (pool(admin, "edge") or {}).get("updatedMachineCount") == 1,
+                 timeout=30, what="its NodePool")  # fmt: skip
+        killed = shards[lead.split("_", 1)[0]]
+        left = next(name for name in shards if name != killed.name)
+        killed.kill()
+        wait_for(lambda: holder(admin, SHARDER_LEASE).startswith(f"{left}_"), timeout=60,
+                 what=f"{left} running the sharder")  # fmt: skip
+        edge.annotate({"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"})
+        wait_for(lambda: step_of(admin, SA_NS, edge.name) == "preparing update", timeout=30,
+                 what=f"{left} following the Node's update")  # fmt: skip
+        wait_for(lambda: (pool(admin, "edge") or {}).get("updatingMachineCount") == 1,
+                 timeout=30, what="the NodePool counted by the new lead")  # fmt: skip
+        history = admin.get(HOSTSTATES, SA_NS, edge.name)["status"]["history"]
+        assert [h["to"] for h in history] == ["preparing update"], history
+        assert "keeping the Nodes with no Host" in shards[left].log.read_text()
+    finally:
+        for shard in shards.values():
+            shard.kill()
+        with contextlib.suppress(NotFound):
+            edge.delete()
+        with contextlib.suppress(NotFound):
+            admin.delete(NODEPOOLS, None, "edge")
+        with contextlib.suppress(NotFound):
+            admin.delete(HOSTSTATES, SA_NS, edge.name)
+        forget_shards(admin)

@@ -1,0 +1,1042 @@
+"""Soak run: sharded replicas on a real control plane for hours, with churn and faults.
+
+On a real etcd + kube-apiserver (+ kube-controller-manager) on this machine, N replicas
+run as ``state-controller run --shard soak-I`` processes sharing one simulated backend
+(``--simulated-hardware`` on one file, as replicas share one Ironic), with the demo's
+timings. For ``--duration``:
+
+- a steady fleet of ``--hosts`` Hosts churns: every ``--churn-every`` the oldest host
+  whose Node is at rest is deleted (its Node, pods and Secret after it) and a new one
+  created;
+- each provisioned Host gets a Node (linked by ``spec.providerID``, two pods on it,
+  heartbeats every 10 s), and every ``--wave-every`` an update agent walks every Node to
+  the next configuration through the ``hoststate.io/`` annotations, ``--max-unavailable``
+  at a time per pool: target, working, cordon, evict, apply, reboot, uncordon, done;
+- ``--faults`` faults at random moments (seeded by ``--seed``), their kinds taken in
+  turn: a replica killed with SIGKILL (and started again ``--restart-after`` later, as a
+  StatefulSet would), kube-apiserver restarted, the shared backend refusing every call
+  for ``--outage`` (:meth:`~state_controller.provisioning.hardware_file.HardwareFile.refuse`).
+
+Every ``--sample-every`` it reads each replica's RSS and thread count from /proc and
+prints a line. At the end (churn and waves stopped, the fleet given ``--settle`` to come
+to rest) it prints:
+
+- each replica's RSS and thread slope per hour, by least squares over the samples of its
+  longest-lived process (a process started again begins a new series), its first
+  ``--warmup`` left out;
+- transitions lost or doubled: every HostState is read every 3 s while it exists and its
+  history gathered by sequence number, then checked against what the host went through:
+  each provisioning state once, each update step once per update the agent made, no
+  sequence number missing, each record's ``from`` the ``to`` before it, none rewritten;
+- the hosts left unreconciled at the end (0 expected);
+- stuck reports (``--stuck-after`` is every state's and step's threshold), and those with
+  no fault to explain them (0 expected): a report is explained by a fault active
+  between the host's entering its state and its being reported stuck;
+- the faults injected, with their times, and any replica exit that was not one.
+
+The samples, faults, stuck reports and results go to ``--out`` (JSON); ``--svg`` draws
+each replica's RSS over time with the faults marked (matplotlib, from the ``bench``
+extra that scripts/test installs).
+
+    .venv/bin/python benchmarks/soak.py [--replicas 3] [--duration 2h] [--hosts 30]
+        [--churn-every 20s] [--wave-every 3m] [--faults N] [--outage 2m] [--seed 1]
+        [--out soak.json] [--svg soak-rss.svg]
+
+Every process it starts (the control plane, the replicas) is stopped when it ends, also
+on Ctrl-C, SIGTERM or an error. Some 1,000 lines (as ruff formats them): the world it
+plays (fleet, kubelets, update agent, faults) and the checks it makes of it are one run,
+read together, and one file is what a person runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from state_controller.api.timefmt import parse_rfc3339
+from state_controller.api.updates import UPDATE_COMPLETE, UPDATE_STARTED, UpdateStep
+from state_controller.cluster.interface import (
+    HOSTS,
+    HOSTSTATES,
+    SECRETS,
+    AlreadyExists,
+    NotFound,
+    Resource,
+)
+from state_controller.cluster.kube import KubeCluster
+from state_controller.commands.flags import duration
+from state_controller.provisioning.hardware_file import HardwareFile
+from state_controller.simulation.fleet import host_manifest, secret_manifest
+from state_controller.simulation.nodes import SimulatedNode
+from state_controller.simulation.rollout import ROLE, config_name, pool_for
+from state_controller.updates.signals import (
+    OWN_CURRENT_CONFIG,
+    OWN_DESIRED_CONFIG,
+    OWN_UPDATE_STATE,
+)
+from tests.support.kube import started_control_plane
+
+NS = "fleet"
+STATE_NS = "hoststate-system"
+PROVISIONING_PATH = (
+    "registering",
+    "inspecting",
+    "preparing",
+    "available",
+    "provisioning",
+    "provisioned",
+)
+# the steps of the update chapter the agent here walks a node through, each seen by the
+# controller (the agent cordons as it drains: no step of its own for the cordon)
+UPDATE_WALK = tuple(
+    s.value
+    for s in (
+        UpdateStep.PENDING,
+        UpdateStep.PREPARING,
+        UpdateStep.DRAINING,
+        UpdateStep.APPLYING,
+        UpdateStep.REBOOTING,
+        UpdateStep.RESUMING,
+    )
+)
+STUCK_NAMES = (
+    "registering",
+    "inspecting",
+    "preparing",
+    "provisioning",
+    "deprovisioning",
+    "powering off before delete",
+    "deleting",
+    "preparing update",
+    "cordoning",
+    "draining",
+    "applying update",
+    "rebooting",
+    "resuming",
+)
+FAULT_KINDS = ("kill", "apiserver", "outage")
+FAULT_LABELS = {"kill": "kill -9", "apiserver": "API server restart", "outage": "backend outage"}
+SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
+
+
+def clock_text(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
+# -- replicas ------------------------------------------------------------------------------
+
+
+@dataclass
+class Exit:
+    """A replica that exited by itself (not killed by the run), started again after."""
+
+    replica: str
+    at: float
+    code: int | None
+    cause: str = ""  # the fault under way, if any
+
+
+class Replica:
+    """One ``run --shard`` process, started again whenever it is gone (a StatefulSet)."""
+
+    def __init__(self, name: str, argv: list[str], log: Path) -> None:
+        self.name, self.argv, self.log = name, argv, log
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.down_until = 0.0  # killed on purpose: not started again before then
+        self.killed = False
+        self.starts = 0
+        self.started_at = 0.0  # monotonic, of the process running now
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+            )
+        self.started_at = time.monotonic()
+        self.starts += 1
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+
+    def kill9(self, restart_after: float) -> None:
+        self.killed, self.down_until = True, time.monotonic() + restart_after
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        """SIGTERM as Kubernetes stops a pod; SIGKILL after 20 s."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+def proc_status(pid: int) -> tuple[float, int] | None:
+    """(RSS in MB, threads) of a process, from /proc; None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["Threads"])
+
+
+# -- the world: fleet churn, kubelets, the update agent ----------------------------------
+
+
+@dataclass
+class Node:
+    """A provisioned host's Node and what the agent does to it."""
+
+    node: SimulatedNode
+    pool: str
+    generation: int
+    phase: str = "done"  # done, targeted, working, draining, applying, rebooting, resuming
+    due: float = 0.0
+    quiet_since: float = 0.0  # the last time the agent acted on it
+    pods: list[str] = field(default_factory=list)
+    heartbeat_at: float = 0.0
+
+
+class World:
+    """Everything a person, kubelets and an update agent do to the cluster, one tick at a
+    time from one thread; a call that fails (the API server restarting) is made again at
+    a later tick."""
+
+    STEPS = {
+        "targeted": 0.5,
+        "working": 0.5,
+        "draining": 0.5,
+        "applying": 1.0,
+        "rebooting": 1.5,
+        "resuming": 0.5,
+    }
+
+    def __init__(self, kube: KubeCluster, args: argparse.Namespace, rng: random.Random) -> None:
+        self.kube, self.args, self.rng = kube, args, rng
+        self.next_index = 0
+        self.hosts: dict[str, int] = {}  # live host name -> index, oldest first
+        self.deleting: dict[str, float] = {}  # host deleted, its Secret still there
+        self.nodes: dict[str, Node] = {}
+        self.generation = {"worker": 1, "infra": 1}
+        self.waves = 0
+        self.wave_at = time.monotonic() + args.wave_every
+        self.churn_at = time.monotonic() + args.churn_every
+        self.updates_started: Counter[str] = Counter()  # per host
+        self.updates_done: Counter[str] = Counter()
+        self.deleted_hosts = 0
+        self.errors = 0
+        self.churning = True
+
+    def fill(self) -> None:
+        """New hosts, each with a new machine, up to the fleet's size (one that failed
+        half-way is made again with the same index)."""
+        while len(self.hosts) < self.args.hosts:
+            index = self.next_index
+            host = host_manifest(NS, index)
+            name = host["metadata"]["name"]
+            secret = secret_manifest(NS, f"{name}-bmc", "admin", f"pw-{index}")
+            for resource, obj in ((SECRETS, secret), (HOSTS, host)):
+                with contextlib.suppress(AlreadyExists):
+                    self.kube.create(resource, obj)
+            self.hosts[name] = index
+            self.next_index += 1
+
+    def tick(self, now: float) -> None:
+        try:
+            self.fill()
+            states = self.host_states()
+            self.register_nodes(states, now)
+            self.heartbeat(now)
+            if self.churning and now >= self.wave_at and self.all_done():
+                self.start_wave(now)
+            self.walk(now)
+            if self.churning and now >= self.churn_at:
+                self.churn(states, now)
+            self.forget_secrets(states)
+        except Exception as err:  # the API server restarting: again at the next tick
+            self.errors += 1
+            if self.errors % 50 == 1:
+                print(f"  (world: {type(err).__name__}: {str(err)[:100]})", flush=True)
+            time.sleep(1.0)
+
+    def host_states(self) -> dict[str, str]:
+        return {
+            h["metadata"]["name"]: ((h.get("status") or {}).get("provisioning") or {}).get(
+                "state", ""
+            )
+            for h in self.kube.list(HOSTS, NS)[0]
+        }
+
+    def register_nodes(self, states: dict[str, str], now: float) -> None:
+        for name, index in list(self.hosts.items()):
+            if name in self.nodes or states.get(name) != "provisioned":
+                continue
+            pool = pool_for(index)
+            sim = SimulatedNode(
+                self.kube,
+                name,
+                labels={ROLE + pool: ""},
+                provider_id=f"metal3://{NS}/{name}/{name}",
+            )
+            with contextlib.suppress(AlreadyExists):
+                sim.register()
+            gen = self.generation[pool]
+            config = config_name(pool, gen)
+            sim.annotate(
+                {OWN_DESIRED_CONFIG: config, OWN_CURRENT_CONFIG: config, OWN_UPDATE_STATE: "Done"}
+            )
+            node = Node(sim, pool, gen, quiet_since=now, heartbeat_at=now + 10 * self.rng.random())
+            self.run_pods(node)
+            self.nodes[name] = node
+
+    def run_pods(self, node: Node) -> None:
+        node.pods = [f"{node.node.name}-web-{i}" for i in range(2)]
+        for pod in node.pods:
+            with contextlib.suppress(AlreadyExists):
+                node.node.run_pod(NS, pod, {"app": "web"})
+
+    def heartbeat(self, now: float) -> None:
+        for node in self.nodes.values():
+            if node.node.ready and now >= node.heartbeat_at:
+                node.node.heartbeat()
+                node.heartbeat_at = now + 10.0
+
+    def all_done(self) -> bool:
+        return all(n.phase == "done" for n in self.nodes.values())
+
+    def start_wave(self, now: float) -> None:
+        self.waves += 1
+        for pool in self.generation:
+            self.generation[pool] += 1
+        self.wave_at = now + self.args.wave_every
+        print(
+            f"  wave {self.waves}: {len(self.nodes)} nodes to their next configuration", flush=True
+        )
+
+    def walk(self, now: float) -> None:
+        """Each pool's nodes to its generation, ``--max-unavailable`` at a time."""
+        for pool, gen in self.generation.items():
+            members = sorted(
+                (n for n in self.nodes.values() if n.pool == pool), key=lambda n: n.node.name
+            )
+            busy = sum(1 for n in members if n.phase != "done")
+            for node in members:
+                if node.phase == "done" and node.generation < gen:
+                    if busy < self.args.max_unavailable:
+                        node.node.annotate({OWN_DESIRED_CONFIG: config_name(pool, gen)})
+                        self.updates_started[node.node.name] += 1
+                        self.step(node, "targeted", now)
+                        busy += 1
+                elif node.phase != "done" and now >= node.due:
+                    self.act(node, pool, gen, now)
+
+    def step(self, node: Node, phase: str, now: float) -> None:
+        node.phase, node.quiet_since = phase, now
+        node.due = now + self.STEPS.get(phase, 0.0)
+
+    def act(self, node: Node, pool: str, gen: int, now: float) -> None:
+        sim = node.node
+        match node.phase:
+            case "targeted":
+                sim.annotate({OWN_UPDATE_STATE: "Working"})
+                self.step(node, "working", now)
+            case "working":
+                sim.cordon()
+                self.step(node, "draining", now)
+            case "draining":
+                if node.pods:
+                    sim.evict(NS, node.pods[0])
+                    node.pods.pop(0)
+                    node.due = now + self.STEPS["draining"]
+                else:
+                    self.step(node, "applying", now)
+            case "applying":
+                sim.go_down()
+                self.step(node, "rebooting", now)
+            case "rebooting":
+                sim.come_back()
+                self.step(node, "resuming", now)
+            case "resuming":
+                sim.cordon(False)
+                config = config_name(pool, gen)
+                sim.annotate({OWN_CURRENT_CONFIG: config, OWN_UPDATE_STATE: "Done"})
+                self.run_pods(node)
+                node.generation = gen
+                self.updates_done[sim.name] += 1
+                self.step(node, "done", now)
+
+    def churn(self, states: dict[str, str], now: float) -> None:
+        """The oldest provisioned host whose Node rests (15 s since the agent's last act)."""
+        for name in list(self.hosts):
+            node = self.nodes.get(name)
+            if states.get(name) != "provisioned" or node is None:
+                continue
+            if node.phase != "done" or now - node.quiet_since < 15.0:
+                continue
+            for pod in node.pods:
+                node.node.evict(NS, pod)
+            node.node.delete()
+            with contextlib.suppress(NotFound):
+                self.kube.delete(HOSTS, NS, name)
+            del self.nodes[name], self.hosts[name]
+            self.deleting[name] = now
+            self.deleted_hosts += 1
+            break
+        self.churn_at = now + self.args.churn_every
+
+    def forget_secrets(self, live: dict[str, str]) -> None:
+        """A deleted host's Secret once the host is gone (deprovisioning needs it)."""
+        for name in [n for n in self.deleting if n not in live]:
+            with contextlib.suppress(NotFound):
+                self.kube.delete(SECRETS, NS, f"{name}-bmc")
+            del self.deleting[name]
+
+
+# -- what the HostStates show ---------------------------------------------------------------
+
+
+@dataclass
+class Stuck:
+    host: str
+    at: float  # seconds into the run it was first seen stuck
+    entered: float  # seconds into the run it entered the state or step timed
+    what: str
+    message: str
+    cause: str = ""
+
+
+class Recorder:
+    """Every HostState read every few seconds: its history gathered by sequence number
+    (a record read twice must read the same), its stuck reports."""
+
+    def __init__(self, kube: KubeCluster, started_wall: float) -> None:
+        self.kube, self.started_wall = kube, started_wall
+        self.records: dict[str, dict[int, dict[str, Any]]] = {}
+        self.rewritten: list[tuple[str, int]] = []
+        self.stuck: list[Stuck] = []
+        self._stuck_now: set[str] = set()
+        self.reads = 0
+
+    def read(self) -> None:
+        items, _ = self.kube.list(HOSTSTATES, NS)
+        self.reads += 1
+        for item in items:
+            name = item["metadata"]["name"]
+            status = item.get("status") or {}
+            seen = self.records.setdefault(name, {})
+            for record in status.get("history") or ():
+                before = seen.setdefault(record["seq"], record)
+                if before != record and (name, record["seq"]) not in self.rewritten:
+                    self.rewritten.append((name, record["seq"]))
+            self.look_for_stuck(name, status)
+
+    def look_for_stuck(self, name: str, status: dict[str, Any]) -> None:
+        if not status.get("stuck"):
+            self._stuck_now.discard(name)
+            return
+        if name in self._stuck_now:
+            return
+        self._stuck_now.add(name)
+        condition = next((c for c in status.get("conditions") or () if c["type"] == "Stuck"), {})
+        update = status.get("update") or {}
+        prov = status.get("provisioning") or {}
+        step = update.get("step", "")
+        if step and step != UpdateStep.UPDATED.value:
+            what, entered = f"update step {step}", update.get("enteredAt")
+        else:
+            what, entered = f"state {prov.get('state', '')}", prov.get("enteredAt")
+        at = time.time() - self.started_wall
+        entered_at = parse_rfc3339(entered)
+        since = entered_at - self.started_wall if entered_at is not None else at
+        self.stuck.append(Stuck(name, at, since, what, condition.get("message", "")))
+
+
+def check_histories(
+    recorder: Recorder, started: Counter[str], done: Counter[str]
+) -> dict[str, Any]:
+    """Each host's gathered history against what it went through (see the docstring)."""
+    lost: list[str] = []
+    doubled: list[str] = []
+    transitions = 0
+    for name, records in sorted(recorder.records.items()):
+        seqs = sorted(records)
+        transitions += len(seqs)
+        missing = sorted(set(range(1, seqs[-1] + 1)) - set(seqs)) if seqs else []
+        if missing:
+            lost.append(f"{name}: sequence numbers {missing} never read")
+        history = [records[s] for s in seqs]
+        for before, after in itertools.pairwise(history):
+            if after.get("from", "") != before["to"]:
+                lost.append(f"{name}: {before['to']} then {after.get('from')}, at {after['seq']}")
+        entered = Counter(r["to"] for r in history if r.get("chapter") != "update")
+        for state in PROVISIONING_PATH:
+            if entered[state] == 0:
+                lost.append(f"{name}: never entered {state}")
+            elif entered[state] > 1:
+                doubled.append(f"{name}: entered {state} {entered[state]} times")
+        for state in ("deprovisioning", "powering off before delete", "deleting"):
+            if entered[state] > 1:
+                doubled.append(f"{name}: entered {state} {entered[state]} times")
+        reasons = Counter(r.get("reason", "") for r in history)
+        steps = Counter(r["to"] for r in history if r.get("chapter") == "update")
+        wanted = [
+            (f"{r} records", reasons[r], n)
+            for r, n in ((UPDATE_STARTED, started[name]), (UPDATE_COMPLETE, done[name]))
+        ]
+        wanted += [(f"steps {step!r}", steps[step], started[name]) for step in UPDATE_WALK]
+        for what, count, want in wanted:
+            if count < want:
+                lost.append(f"{name}: {count} {what} in {started[name]} updates")
+            elif count > want:
+                doubled.append(f"{name}: {count} {what} in {started[name]} updates")
+    for name, seq in recorder.rewritten:
+        doubled.append(f"{name}: record {seq} read twice with different contents")
+    return {
+        "hosts": len(recorder.records),
+        "transitions": transitions,
+        "lost": lost,
+        "doubled": doubled,
+    }
+
+
+def unreconciled(kube: KubeCluster, world: World, replicas: list[str]) -> list[str]:
+    """Hosts whose HostState does not show them provisioned, at rest, at the last
+    configuration, with a live replica's label."""
+    states = {s["metadata"]["name"]: s for s in kube.list(HOSTSTATES, NS)[0]}
+    out = []
+    for host in kube.list(HOSTS, NS)[0]:
+        name = host["metadata"]["name"]
+        shard = (host["metadata"].get("labels") or {}).get("hoststate.io/shard", "")
+        status = (states.get(name) or {}).get("status") or {}
+        node = world.nodes.get(name)
+        update = status.get("update") or {}
+        why = ""
+        if name in world.deleting:
+            continue
+        if shard not in replicas:
+            why = f"shard label {shard!r}"
+        elif (status.get("provisioning") or {}).get("state") != "provisioned":
+            why = f"HostState shows {(status.get('provisioning') or {}).get('state')!r}"
+        elif node is None:
+            why = "no Node yet"
+        elif update.get("step") != UpdateStep.UPDATED.value:
+            why = f"update step {update.get('step')!r}"
+        elif update.get("currentConfig") != config_name(node.pool, node.generation):
+            why = f"at {update.get('currentConfig')!r}"
+        if why:
+            out.append(f"{name}: {why}")
+    return out
+
+
+# -- faults --------------------------------------------------------------------------------
+
+
+@dataclass
+class Fault:
+    kind: str
+    at: float  # seconds into the run
+    target: str = ""  # the replica killed
+    ended: float = 0.0  # seconds into the run its effect is over
+    what: str = ""
+
+
+def schedule(args: argparse.Namespace, rng: random.Random, names: list[str]) -> list[Fault]:
+    """``--faults`` moments in the middle 80% of the run, kinds in a seeded order, no two
+    closer than the run divided by twice their number."""
+    n = args.faults if args.faults is not None else max(3, round(args.duration / 1200))
+    kinds = list(FAULT_KINDS)
+    rng.shuffle(kinds)
+    span = args.duration * 0.75
+    gap = args.duration / (2 * n) if n else 0.0
+    for _ in range(1000):
+        moments = sorted(args.duration * 0.1 + rng.random() * span for _ in range(n))
+        if all(b - a >= gap for a, b in itertools.pairwise(moments)):
+            break
+    faults = [Fault(kinds[i % len(kinds)], at) for i, at in enumerate(moments)]
+    for fault in faults:
+        if fault.kind == "kill":
+            fault.target = rng.choice(names)
+    return faults
+
+
+def explain(stuck: Stuck, faults: list[Fault], grace: float) -> str:
+    """The fault active between the host's entering its state and its stuck report."""
+    for fault in faults:
+        if fault.ended and fault.at <= stuck.at and stuck.entered <= fault.ended + grace:
+            return f"{fault.kind} at {clock_text(fault.at)}"
+    return ""
+
+
+# -- the run -------------------------------------------------------------------------------
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least squares slope of (seconds, value), per hour."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return 0.0 if sxx == 0 else sum((x - mx) * (y - my) for x, y in points) / sxx * 3600
+
+
+def longest_series(
+    samples: list[dict[str, Any]], replica: str, warmup: float
+) -> list[dict[str, Any]]:
+    """The samples of the replica's process sampled most, but for its first ``warmup``
+    seconds (the interpreter loading, the caches filling)."""
+    by_pid: dict[int, list[dict[str, Any]]] = {}
+    for sample in samples:
+        if sample["replica"] == replica and sample["age"] >= warmup:
+            by_pid.setdefault(sample["pid"], []).append(sample)
+    return max(by_pid.values(), key=len, default=[])
+
+
+def plot(
+    path: Path, samples: list[dict[str, Any]], faults: list[Fault], names: list[str], title: str
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "hoststate-soak"  # the same run, the same file
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    for name in names:
+        for pid in dict.fromkeys(s["pid"] for s in samples if s["replica"] == name):
+            mine = [s for s in samples if s["replica"] == name and s["pid"] == pid]
+            first = pid == next(s["pid"] for s in samples if s["replica"] == name)
+            ax.plot(
+                [s["t"] / 60 for s in mine],
+                [s["rss_mb"] for s in mine],
+                marker=".",
+                color=f"C{names.index(name)}",
+                label=name if first else None,
+            )
+    for fault in faults:
+        ax.axvline(fault.at / 60, color="grey", linestyle=":", linewidth=1)
+        if fault.ended > fault.at:  # until its effect is over (a killed replica's hosts moved)
+            ax.axvspan(fault.at / 60, fault.ended / 60, color="grey", alpha=0.12, linewidth=0)
+        ax.annotate(
+            FAULT_LABELS[fault.kind],
+            (fault.at / 60, 0.03),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            va="bottom",
+            ha="right",
+            fontsize=8,
+            color="grey",
+        )
+    ax.set_xlabel("minutes")
+    ax.set_ylabel("RSS (MB)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    svg = path.suffix == ".svg"  # without its date, the same run draws the same file
+    fig.savefig(path, metadata={"Date": None} if svg else None)
+    plt.close(fig)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--replicas", type=int, default=3)
+    p.add_argument("--duration", type=duration, default=7200.0, help="e.g. 20m, 2h")
+    p.add_argument("--hosts", type=int, default=30, help="the steady fleet")
+    p.add_argument("--churn-every", type=duration, default=20.0)
+    p.add_argument("--wave-every", type=duration, default=180.0)
+    p.add_argument("--max-unavailable", type=int, default=4, help="per pool, in a wave")
+    p.add_argument("--faults", type=int, default=None, help="default: one per 20 min, >= 3")
+    p.add_argument("--outage", type=duration, default=120.0, help="the backend refusing")
+    p.add_argument("--restart-after", type=duration, default=5.0, help="after a kill -9")
+    p.add_argument("--stuck-after", type=duration, default=90.0)
+    p.add_argument("--lease-duration", type=int, default=15)
+    p.add_argument("--sample-every", type=duration, default=60.0)
+    p.add_argument(
+        "--warmup", type=duration, default=120.0, help="of a process, left out of slopes"
+    )
+    p.add_argument("--settle", type=duration, default=180.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=Path("soak.json"))
+    p.add_argument("--svg", type=Path, default=None)
+    args = p.parse_args()
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
+    workdir = Path(tempfile.mkdtemp(prefix="soak-"))
+    try:
+        return run(args, workdir)
+    except KeyboardInterrupt:
+        print("interrupted: everything started is stopped", file=sys.stderr)
+        return 130
+
+
+def run(args: argparse.Namespace, workdir: Path) -> int:
+    rng = random.Random(args.seed)
+    names = [f"soak-{i}" for i in range(args.replicas)]
+    faults = schedule(args, rng, names)
+    hardware_path = workdir / "hardware.db"
+    replicas: list[Replica] = []
+    samples: list[dict[str, Any]] = []
+    exits: list[Exit] = []
+    stop = threading.Event()  # the threads that watch and sample
+    end = threading.Event()  # the faults' thread, once the replicas are stopped
+    threads: list[threading.Thread] = []
+    injector: threading.Thread | None = None
+    with started_control_plane(workdir / "plane") as plane:
+        kubeconfig = str(plane.kubeconfig)
+        stuck = [f"{name}={int(args.stuck_after)}s" for name in STUCK_NAMES]
+        lease = args.lease_duration
+        for name in names:
+            argv = [
+                sys.executable,
+                "-m",
+                "state_controller.cli",
+                "run",
+                "--kubeconfig",
+                kubeconfig,
+                "--namespace",
+                NS,
+                "--simulated-timings",
+                "demo",
+                "--simulated-hardware",
+                str(hardware_path),
+                "--shard",
+                name,
+                "--leader-election-namespace",
+                STATE_NS,
+                "--lease-duration",
+                str(lease),
+                "--renew-deadline",
+                str(lease * 2 // 3),
+                "--retry-period",
+                str(max(1, lease // 7)),
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0",
+                *(f"--stuck-after={s}" for s in stuck),
+            ]
+            replicas.append(Replica(name, argv, workdir / f"{name}.log"))
+        try:
+            for replica in replicas:
+                replica.start()
+            started_wall, t0 = time.time(), time.monotonic()
+            print(
+                f"soak: {args.replicas} replicas sharing {hardware_path}, "
+                f"{clock_text(args.duration)}, {args.hosts} hosts churning every "
+                f"{args.churn_every:.0f}s, waves every {clock_text(args.wave_every)}, seed "
+                f"{args.seed}; logs in {workdir}",
+                flush=True,
+            )
+            print(
+                "faults planned: " + ", ".join(f"{f.kind} at {clock_text(f.at)}" for f in faults),
+                flush=True,
+            )
+
+            world = World(KubeCluster.from_kubeconfig(kubeconfig), args, rng)
+            account = {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": "default", "namespace": NS},
+            }
+            world.kube.create(SERVICE_ACCOUNTS, account)  # no controller makes it here
+            recorder = Recorder(KubeCluster.from_kubeconfig(kubeconfig), started_wall)
+
+            def loop(every: float, body: Any, what: str) -> None:
+                failing = False  # told once per streak of failures
+                while not stop.is_set():
+                    try:
+                        body()
+                        failing = False
+                    except Exception as err:
+                        if not failing:
+                            print(f"  ({what}: {type(err).__name__}: {str(err)[:100]})")
+                        failing = True
+                    stop.wait(every)
+
+            def supervise() -> None:
+                now = time.monotonic()
+                for replica in replicas:
+                    if replica.proc is None or replica.proc.poll() is None:
+                        continue
+                    if now < replica.down_until:
+                        continue
+                    if not replica.killed:
+                        code = replica.proc.returncode
+                        exits.append(Exit(replica.name, now - t0, code))
+                        print(
+                            f"  [{clock_text(now - t0)}] {replica.name} exited ({code}); "
+                            "started again",
+                            flush=True,
+                        )
+                    replica.killed = False
+                    replica.start()
+
+            def sample() -> None:
+                now = time.monotonic() - t0
+                parts = []
+                for replica in replicas:
+                    pid = replica.pid
+                    got = proc_status(pid) if pid else None
+                    if pid is None or got is None:
+                        parts.append(f"{replica.name} (down)")
+                        continue
+                    rss, nthreads = got
+                    samples.append(
+                        {
+                            "t": round(now, 1),
+                            "replica": replica.name,
+                            "pid": pid,
+                            "age": round(time.monotonic() - replica.started_at, 1),
+                            "rss_mb": round(rss, 1),
+                            "threads": nthreads,
+                        }
+                    )
+                    parts.append(f"{replica.name} {rss:.0f} MB {nthreads} thr")
+                print(
+                    f"[{clock_text(now)}] "
+                    + " | ".join(parts)
+                    + f" | hosts {len(world.hosts)} (deleted {world.deleted_hosts}), "
+                    f"nodes {len(world.nodes)}, waves {world.waves}",
+                    flush=True,
+                )
+
+            threads = [
+                threading.Thread(target=loop, args=(1.0, supervise, "supervisor"), daemon=True),
+                threading.Thread(target=loop, args=(3.0, recorder.read, "recorder"), daemon=True),
+            ]
+            for thread in threads:
+                thread.start()
+
+            def inject(fault: Fault) -> None:
+                began = time.monotonic()
+                if fault.kind == "kill":
+                    victim = next(r for r in replicas if r.name == fault.target)
+                    victim.kill9(args.restart_after)
+                    fault.what = (
+                        f"kill -9 {victim.name}, started again {args.restart_after:.0f}s later"
+                    )
+                    fault.ended = time.monotonic() - t0 + args.restart_after + 2 * lease
+                elif fault.kind == "apiserver":
+                    plane.restart_apiserver()
+                    took = time.monotonic() - began
+                    fault.what = f"kube-apiserver restarted (down {took:.1f}s)"
+                    fault.ended = time.monotonic() - t0
+                else:
+                    backend = HardwareFile(hardware_path)
+                    backend.refuse(args.outage, "switched off by the soak run")
+                    backend.close()
+                    fault.what = f"provisioner refusing every call for {args.outage:.0f}s"
+                    fault.ended = fault.at + args.outage
+                print(f"  [{clock_text(fault.at)}] fault: {fault.what}", flush=True)
+
+            def inject_all() -> None:
+                """Each fault at its moment. kube-apiserver, once restarted here, lives as
+                long as this thread (the control plane's processes get SIGKILL when the
+                thread that started them ends): it waits for the very end."""
+                for fault in faults:
+                    if end.wait(max(0.0, fault.at - (time.monotonic() - t0))):
+                        return
+                    fault.at = time.monotonic() - t0
+                    try:
+                        inject(fault)
+                    except Exception as err:
+                        fault.what = f"{fault.kind} failed: {type(err).__name__}: {err}"
+                        print(f"  [{clock_text(fault.at)}] {fault.what}", flush=True)
+                end.wait()
+
+            injector = threading.Thread(target=inject_all, daemon=True)
+            injector.start()
+            next_sample = args.sample_every
+            while time.monotonic() - t0 < args.duration:
+                if time.monotonic() - t0 >= next_sample:
+                    sample()
+                    next_sample += args.sample_every
+                world.tick(time.monotonic())
+                time.sleep(0.2)
+
+            # the end: no more churn nor waves; the update under way finishes, all settles
+            world.churning = False
+            settle_end = time.monotonic() + args.settle
+            left: list[str] = ["(not checked)"]
+            while time.monotonic() < settle_end:
+                world.tick(time.monotonic())
+                if world.all_done():
+                    with contextlib.suppress(Exception):
+                        left = unreconciled(world.kube, world, names)
+                        if not left:
+                            break
+                if time.monotonic() - t0 >= next_sample:
+                    sample()
+                    next_sample += args.sample_every
+                time.sleep(0.5)
+            settled = time.monotonic() - t0 - args.duration
+            time.sleep(4.0)  # a last read of every HostState
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+            recorder.read()
+            report(args, names, samples, faults, exits, recorder, world, left, settled)
+            return 0
+        finally:
+            stop.set()
+            for replica in replicas:
+                replica.stop()
+            end.set()
+            if injector is not None:
+                injector.join(timeout=30)
+
+
+def report(
+    args: argparse.Namespace,
+    names: list[str],
+    samples: list[dict[str, Any]],
+    faults: list[Fault],
+    exits: list[Exit],
+    recorder: Recorder,
+    world: World,
+    left: list[str],
+    settled: float,
+) -> None:
+    print(
+        f"\nsoak over: {clock_text(args.duration)}, {len(names)} replicas, "
+        f"{world.deleted_hosts + len(world.hosts)} hosts in all "
+        f"({world.deleted_hosts} deleted on the way), {world.waves} update waves, "
+        f"settled {settled:.0f}s after the end"
+    )
+    slopes = {}
+    print(
+        "RSS and threads per hour, least squares over each replica's longest-lived process "
+        f"(its first {clock_text(args.warmup)} left out):"
+    )
+    for name in names:
+        series = longest_series(samples, name, args.warmup)
+        if not series:
+            continue
+        span = series[-1]["t"] - series[0]["t"]
+        rss = slope([(s["t"], s["rss_mb"]) for s in series])
+        thr = slope([(s["t"], s["threads"]) for s in series])
+        slopes[name] = {
+            "rss_mb_per_hour": round(rss, 2),
+            "threads_per_hour": round(thr, 2),
+            "minutes": round(span / 60, 1),
+            "samples": len(series),
+            "rss_mb_first": series[0]["rss_mb"],
+            "rss_mb_last": series[-1]["rss_mb"],
+            "threads_first": series[0]["threads"],
+            "threads_last": series[-1]["threads"],
+        }
+        print(
+            f"  {name}: RSS {rss:+.1f} MB/h ({series[0]['rss_mb']:.0f} -> "
+            f"{series[-1]['rss_mb']:.0f} MB), threads {thr:+.1f}/h ({series[0]['threads']} -> "
+            f"{series[-1]['threads']}), over {span / 60:.0f} min, {len(series)} samples"
+        )
+    checked = check_histories(recorder, world.updates_started, world.updates_done)
+    print(
+        f"transitions: {checked['transitions']} over {checked['hosts']} hosts; "
+        f"lost {len(checked['lost'])}, doubled {len(checked['doubled'])}"
+    )
+    for line in (checked["lost"] + checked["doubled"])[:20]:
+        print(f"  {line}")
+    print(f"hosts unreconciled at the end: {len(left)}")
+    for line in left[:20]:
+        print(f"  {line}")
+    for report_ in recorder.stuck:
+        report_.cause = explain(report_, faults, grace=2 * args.lease_duration + 30)
+    unexplained = [s for s in recorder.stuck if not s.cause]
+    print(
+        f"stuck reports: {len(recorder.stuck)}, with no fault to explain them: {len(unexplained)}"
+    )
+    for s in recorder.stuck[:20]:
+        print(
+            f"  {clock_text(s.at)} {s.host} {s.what} (entered {clock_text(s.entered)}): "
+            f"{s.cause or 'NO CAUSE'}"
+        )
+    print("faults injected:")
+    for fault in faults:
+        print(f"  {clock_text(fault.at)} {fault.what or fault.kind + ' (not reached)'}")
+    for e in exits:
+        e.cause = next(
+            (
+                f"{f.kind} at {clock_text(f.at)}"
+                for f in faults
+                if f.ended and f.at <= e.at <= f.ended + 2 * args.lease_duration
+            ),
+            "",
+        )
+    print(
+        f"replicas that exited by themselves: {len(exits)}, with no fault to explain it: "
+        f"{sum(1 for e in exits if not e.cause)}"
+        + "".join(
+            f"\n  {clock_text(e.at)} {e.replica} exit code {e.code}: {e.cause or 'NO CAUSE'}"
+            for e in exits
+        )
+    )
+    out = {
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "samples": samples,
+        "slopes": slopes,
+        "faults": [asdict(f) for f in faults],
+        "exits": [asdict(e) for e in exits],
+        "stuck": [asdict(s) for s in recorder.stuck],
+        "transitions": checked,
+        "histories": {
+            name: [
+                [r["seq"], r.get("chapter", ""), r.get("from", ""), r["to"], r.get("reason", "")]
+                for _, r in sorted(records.items())
+            ]
+            for name, records in sorted(recorder.records.items())
+        },
+        "unreconciled": left,
+        "hosts": world.deleted_hosts + len(world.hosts),
+        "deleted": world.deleted_hosts,
+        "waves": world.waves,
+        "updates": sum(world.updates_done.values()),
+    }
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"samples and results in {args.out}")
+    if args.svg is not None:
+        title = (
+            f"{len(names)} replicas, {args.hosts} hosts churning, "
+            f"{world.waves} update waves, {len(faults)} faults"
+        )
+        plot(args.svg, samples, faults, names, title)
+        print(f"RSS over time drawn in {args.svg}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -198,19 +198,17 @@ class Transition:
     time_in_previous_state: float | None = None
     error_type: ErrorType | None = None
     replayed: bool = False  # a copy of a past record, journaled again for new reporters
-    _at: str = field(default="", repr=False)
 
     def wire(self) -> dict[str, Any]:
-        """The API form. Only the formatted time is cached: a dict per transition would
-        cost more memory than the rest of the book (see benchmarks/scale.py)."""
-        if not self._at:
-            self._at = rfc3339_ms(self.at)
+        """The API form, made anew each time: a dict per transition would cost more memory
+        than the rest of the book (see benchmarks/scale.py), and even the formatted time
+        (73 bytes a record, 4.4 MB at 10,000 hosts) more than formatting it again, 1.5 µs."""
         return {
             "seq": self.seq,
             "chapter": self.chapter,
             "from": self.from_state,
             "to": self.to_state,
-            "at": self._at,
+            "at": rfc3339_ms(self.at),
             "reason": self.reason,
             "message": cut(self.message, MESSAGE_MAX),
         }

@@ -5,6 +5,10 @@ whom an event concerns: the Hosts to reconcile when a Secret changes; the machin
 Node names by a Host's name or a BareMetalHost's UID (``updates.links``); whether a
 book's key is a Host's or an observed BareMetalHost's. It holds keys and names only,
 never objects.
+
+Nearly every name, UID and Secret is one Host's: such an entry holds the key itself,
+and a set only once a second key joins it (an empty set takes 216 bytes; four per
+Host were a kilobyte each, measured at 2,000 hosts).
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ class MachineIndex:
     def __init__(self, host_exists: Callable[[str], bool]) -> None:
         self._host_exists = host_exists  # is a Host of this key in the cache
         self._lock = threading.Lock()
-        self._named: dict[str, set[str]] = {}  # name, and "uid:<uid>" -> machine keys
+        self._named: dict[str, Keys] = {}  # name, and "uid:<uid>" -> machine keys
         self._uid_of: dict[str, str] = {}  # key -> the UID indexed for it
         self._observed: set[str] = set()  # keys of the observed BareMetalHosts
-        self._by_secret: dict[str, set[str]] = {}  # Secret key -> Host keys
+        self._by_secret: dict[str, Keys] = {}  # Secret key -> Host keys
         # Host key -> the keys of the Secrets it reads (BMC credentials, data for its OS)
-        self._secret_of_host: dict[str, frozenset[str]] = {}
+        self._secret_of_host: dict[str, Keys] = {}
 
     # -- machines ------------------------------------------------------------------------
 
@@ -40,26 +44,25 @@ class MachineIndex:
                 self._observed.add(key)
             elif observed:
                 self._observed.discard(key)
-            keys = self._named.setdefault(name, set())
-            known = key in keys
+            known = key in _each(self._named.get(name))
             if obj is not None:
-                keys.add(key)
+                _add(self._named, name, key)
                 if uid:
                     self._uid_of[key] = uid
-                    self._named[UID + uid] = {key}
+                    self._named[UID + uid] = key
             elif key not in self._observed and not self._host_exists(key):
-                keys.discard(key)
+                _discard(self._named, name, key)
                 uid = self._uid_of.pop(key, "")
-                if self._named.get(UID + uid) == {key}:
+                if self._named.get(UID + uid) == key:
                     del self._named[UID + uid]
-            if known == (key in keys):
+            if known == (key in _each(self._named.get(name))):
                 return []
         return [name, UID + uid] if uid else [name]
 
     def named(self, name: str) -> list[str]:
         """The keys of the machines with this name (or ``uid:<uid>``)."""
         with self._lock:
-            return sorted(self._named.get(name, ()))
+            return sorted(_each(self._named.get(name)))
 
     def observed(self, key: str) -> bool:
         """An observed BareMetalHost's key, with no Host of ours of that key."""
@@ -73,23 +76,57 @@ class MachineIndex:
         """The Secrets the Host ``key`` reads now (``""`` or empty: none; None: the Host is
         gone)."""
         with self._lock:
-            before = self._secret_of_host.get(key, frozenset())
-            for old in before:
-                self._by_secret.get(old, set()).discard(key)
+            for old in _each(self._secret_of_host.get(key)):
+                _discard(self._by_secret, old, key)
             if secret is None:
                 self._secret_of_host.pop(key, None)
                 return
-            now = frozenset([secret] if isinstance(secret, str) else secret) - {""}
-            self._secret_of_host[key] = now
+            now = {secret} if isinstance(secret, str) else set(secret)
+            now.discard("")
+            self._secret_of_host[key] = _keys(now)
             for name in now:
-                self._by_secret.setdefault(name, set()).add(key)
+                _add(self._by_secret, name, key)
 
     def readers(self, secret: str) -> list[str]:
         """The Hosts that read this Secret."""
         with self._lock:
-            return list(self._by_secret.get(secret, ()))
+            return list(_each(self._by_secret.get(secret)))
 
     def is_host(self, key: str) -> bool:
         """A Host known to the index (its HostState's events concern it)."""
         with self._lock:
             return key in self._secret_of_host
+
+
+Keys = str | set[str]  # one key, or several
+
+
+def _each(keys: Keys | None) -> Collection[str]:
+    if keys is None:
+        return ()
+    return (keys,) if isinstance(keys, str) else keys
+
+
+def _keys(keys: Collection[str]) -> Keys:
+    return next(iter(keys)) if len(keys) == 1 else set(keys)
+
+
+def _add(index: dict[str, Keys], name: str, key: str) -> None:
+    held = index.get(name)
+    if held is None:
+        index[name] = key
+    elif isinstance(held, str):
+        if held != key:
+            index[name] = {held, key}
+    else:
+        held.add(key)
+
+
+def _discard(index: dict[str, Keys], name: str, key: str) -> None:
+    held = index.get(name)
+    if held is None or held == key:
+        index.pop(name, None)
+    elif not isinstance(held, str):
+        held.discard(key)
+        if len(held) == 1:
+            index[name] = next(iter(held))

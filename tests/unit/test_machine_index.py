@@ -40,3 +40,25 @@ def test_the_hosts_reading_a_secret() -> None:
     index.secret("ns/a", "ns/other")
     index.secret("ns/b", None)
     assert index.readers("ns/bmc") == [] and not index.is_host("ns/b")
+
+
+def test_names_held_by_one_host_or_several() -> None:
+    """One key is held as itself, several as a set: both answer alike, a name that is
+    a prefix of another is another name, and a set left with one key is one again."""
+    index = MachineIndex(lambda key: False)
+    index.machine("a/w", obj("u-1"))
+    index.machine("a/w-1", obj("u-2"))  # its key starts with the other's
+    index.machine("b/w", obj("u-3"))
+    assert index.named("w") == ["a/w", "b/w"] and index.named("w-1") == ["a/w-1"]
+    assert index.machine("b/w", None) == ["w", "uid:u-3"]
+    assert index.named("w") == ["a/w"] and index.named("uid:u-3") == []
+    index.machine("a/w", None)
+    assert index.named("w") == [] and index.named("w-1") == ["a/w-1"]
+    for host in ("ns/h", "ns/h-1", "ns/h-10"):
+        index.secret(host, ["ns/bmc", "ns/data"])
+    index.secret("ns/h-1", "ns/bmc")  # no longer reads the data Secret
+    assert sorted(index.readers("ns/data")) == ["ns/h", "ns/h-10"]
+    assert sorted(index.readers("ns/bmc")) == ["ns/h", "ns/h-1", "ns/h-10"]
+    index.secret("ns/h", None)
+    index.secret("ns/h-10", None)
+    assert index.readers("ns/data") == [] and index.readers("ns/bmc") == ["ns/h-1"]

@@ -1,0 +1,732 @@
+"""Sharded scale run: `state-controller run --shard` replicas in processes of their own,
+against a real control plane (etcd + kube-apiserver on this machine, a fresh one for
+each replica count).
+
+    .venv/bin/python benchmarks/shard_scale.py [--hosts 1000] [--replicas 1,3,5]
+        [--timings zero|demo] [--lease-duration 15] [--workers 4] [--failover]
+
+For each replica count R: R replicas ``r0`` … ``r{R-1}`` (``--no-nodes``, one
+``--simulated-hardware`` file shared between them, as replicas share one Ironic, each
+with its Prometheus metrics on a free loopback port) wait for their Leases; then a child
+process creates the fleet (Hosts and their Secrets, its own client, so the counts are
+the controller's own) and the run measures, until every Host's
+``.status.provisioning.state`` is ``provisioned`` (followed by a watch of the Hosts):
+
+* the time from the start of creation to every host provisioned, beside the time the
+  creation took (the pace the hosts came at);
+* per replica: its hosts (the ``HostStateController`` status' members, checked against
+  the ``hoststate.io/shard`` labels), peak RSS (``VmHWM`` of ``/proc/PID/status``),
+  CPU seconds, and API requests per host of its own by HTTP method (its
+  ``rest_client_requests_total``, which counts by method: GET is get, list and watch
+  alike; PUT is update and status write alike), from just before creation to settled
+  (the controller's status showing every share);
+* the writes per host by kube-apiserver's own count (``apiserver_request_total`` by verb
+  and resource, the creator's two POSTs per host taken off), of which the sharder's label
+  patches (two per assignment: the HostState's label, then the Host's; counted from the
+  sharder's log lines "sharding …: assign"), beside the writes in the replicas' own
+  count; and the writes per second at rest afterwards (Lease renewals).
+
+The replicas' own count misses what the sharder and the Lease elections send: the
+sharder writes through the bare client, not the instrumented one, and the elections
+through the official client. kube-apiserver's count is the whole.
+
+It prints a line per replica with those figures, and at the end one table row per
+replica count.
+
+``--failover``, on the largest replica count of at least 2, once the fleet is provisioned:
+
+1. ``kill -9`` of a replica that does not hold the sharder's Lease. Measured from the
+   kill: its Lease taken by the sharder; the first and the last of its hosts labelled
+   with a live shard; and every one of its hosts **reconciled by its new owner**: the
+   host has a series in the new owner's ``hoststate_host_state`` (the owner's book of the
+   host, which it opens only in a reconcile of the host, from its HostState). The target
+   is twice the Lease's duration plus the sharder's resync (2 s): the Lease dies two
+   durations after its last renew, and the sharder looks at least every 2 s. Beside it,
+   the writes kube-apiserver counted from the kill to the end (every client's: the
+   survivors' and the sharder's), beside its write rate at rest measured just before
+   the kill; the sharder's label patches; and the survivors' own count of their
+   requests, raw and beyond their rate at rest.
+2. The replica started again under its name: how long until it holds its Lease again
+   (the sharder deletes the taken Lease once it has expired and no host names it), and
+   until every host the ring gives it is labelled with it and in its books; whether all
+   came back.
+3. The same, killing the replica that holds the sharder's Lease: the time until another
+   holds it is printed too.
+
+Every process it starts (replicas, the fleet's creator, the control plane) is stopped on
+exit, on an error and on Ctrl-C; the replicas also die with this process
+(``setpriv --pdeathsig``). The replicas' logs are kept in the temporary folder printed
+when a run fails. No thresholds: figures only. The machine's other load moves the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, NotFound  # noqa: E402
+from state_controller.cluster.kube import KubeCluster  # noqa: E402
+from state_controller.provisioning.simulated import TIMINGS  # noqa: E402
+from state_controller.runtime.informer import Informer  # noqa: E402
+from state_controller.runtime.sharder import SHARDER_LEASE  # noqa: E402
+from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL  # noqa: E402
+from state_controller.sharding.ring import Ring  # noqa: E402
+from state_controller.simulation.fleet import create_fleet  # noqa: E402
+from tests.support.control_plane import ControlPlane  # noqa: E402
+from tests.support.kube import started_control_plane  # noqa: E402
+from tests.support.processes import free_port  # noqa: E402
+
+NS = "fleet"  # the Hosts' namespace (created by started_control_plane)
+LEASE_NS = "hoststate-system"  # the Leases' and the name of the controller's status object
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+SERVER_WRITES = (*WRITES, "APPLY")
+SHARDER_RESYNC = 2.0  # seconds: the sharder's round when nothing changes (runtime/sharder.py)
+AT_REST = 6.0  # seconds of requests at rest, measured before a kill
+Counts = dict[str, float]  # requests by method, or by "VERB resource"
+LABELS = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+ASSIGNED = re.compile(r"sharding \S+: assign")
+
+
+# -- the replicas --------------------------------------------------------------------------
+
+
+@dataclass
+class Scrape:
+    """What one scrape of a replica's /metrics says."""
+
+    requests: Counts = field(default_factory=dict)  # by HTTP method
+    books: set[str] = field(default_factory=set)  # "namespace/host" of each book it keeps
+
+
+def parse_metrics(text: str) -> Scrape:
+    scrape = Scrape()
+    for line in text.splitlines():
+        if line.startswith("rest_client_requests_total{"):
+            labels, _, value = line[len("rest_client_requests_total{") :].rpartition("} ")
+            method = dict(LABELS.findall(labels)).get("method", "?")
+            add(scrape.requests, {method: float(value)})
+        elif line.startswith("hoststate_host_state{"):
+            book = dict(LABELS.findall(line[len("hoststate_host_state{") :].rpartition("} ")[0]))
+            scrape.books.add(f"{book.get('namespace')}/{book.get('host')}")
+    return scrape
+
+
+class Replica:
+    """``state-controller run --shard NAME`` in a process (and process group) of its own."""
+
+    def __init__(self, name: str, workdir: Path, kubeconfig: Path, args: argparse.Namespace):
+        self.name = name
+        self.port = free_port()
+        self.log = workdir / f"replica-{name}.log"
+        renew, retry = election_periods(args.lease_duration)
+        argv = [
+            sys.executable, "-m", "state_controller.cli", "run",
+            "--kubeconfig", str(kubeconfig), "--namespace", NS,
+            "--simulated-timings", args.timings,
+            "--simulated-hardware", str(workdir / "hardware.db"), "--no-nodes",
+            "--shard", name, "--leader-election-namespace", LEASE_NS,
+            "--lease-duration", str(args.lease_duration), "--renew-deadline", str(renew),
+            "--retry-period", str(retry), "--workers", str(args.workers),
+            "--metrics-bind-address", f"127.0.0.1:{self.port}",
+            "--health-probe-bind-address", "0",
+        ]  # fmt: skip
+        setpriv = shutil.which("setpriv")
+        if setpriv is not None:  # dies with this process, should it die without cleaning up
+            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # its own group: Ctrl-C reaches it only through us
+            )
+        self.peak_kb = 0
+        self.cpu = 0.0
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def sample(self) -> None:
+        """Its peak RSS (VmHWM) and CPU seconds so far; nothing once it has exited."""
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+            self.cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def scrape(self) -> Scrape:
+        url = f"http://127.0.0.1:{self.port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return parse_metrics(answer.read().decode())
+
+    def log_offset(self) -> int:
+        return self.log.stat().st_size
+
+    def assigned_since(self, offset: int) -> int:
+        """The sharder's assignments this replica logged after ``offset``."""
+        with self.log.open("rb") as log:
+            log.seek(offset)
+            return len(ASSIGNED.findall(log.read().decode(errors="replace")))
+
+    def tail(self, lines: int = 30) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    def kill(self) -> None:
+        """SIGKILL to its process group, and reaped."""
+        self.sample()
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
+def election_periods(lease: int) -> tuple[int, int]:
+    """--renew-deadline and --retry-period for a Lease duration (15: the defaults 10, 2)."""
+    renew = max(2, min(lease - 1, round(lease * 2 / 3)))
+    retry = max(1, round(lease / 7.5))
+    if renew <= 1.2 * retry:
+        retry = 1
+    return renew, retry
+
+
+# -- what the cluster says -----------------------------------------------------------------
+
+
+class Fleet:
+    """Each Host's provisioning state and shard label, followed by a watch."""
+
+    def __init__(self, admin: KubeCluster) -> None:
+        self.state: dict[str, str] = {}
+        self.shard: dict[str, str] = {}
+        self.lock = threading.Lock()
+        self.informer = Informer(admin, HOSTS, NS, handlers=[self._on])
+
+    def _on(self, key: str, host: dict[str, Any] | None) -> None:
+        with self.lock:
+            if host is None:
+                self.state.pop(key, None)
+                self.shard.pop(key, None)
+                return
+            self.state[key] = ((host.get("status") or {}).get("provisioning") or {}).get(
+                "state", ""
+            )
+            self.shard[key] = (host["metadata"].get("labels") or {}).get(SHARD_LABEL, "")
+
+    def provisioned(self) -> int:
+        with self.lock:
+            return sum(1 for state in self.state.values() if state == "provisioned")
+
+    def owners(self) -> dict[str, str]:
+        with self.lock:
+            return dict(self.shard)
+
+
+def holder(admin: KubeCluster, lease: str) -> str:
+    try:
+        return str(admin.get(LEASES, LEASE_NS, lease)["spec"].get("holderIdentity") or "")
+    except NotFound:
+        return ""
+
+
+def members(admin: KubeCluster) -> dict[str, int]:
+    """Each replica's hosts, as the controller's own status lists them."""
+    try:
+        status = admin.get(CONTROLLERS, None, LEASE_NS).get("status") or {}
+    except NotFound:
+        return {}
+    return {m["name"]: int(m.get("hosts") or 0) for m in status.get("members") or []}
+
+
+class Failed(RuntimeError):
+    pass
+
+
+class TimedOut(Failed):
+    pass
+
+
+def wait(
+    what: str,
+    done: Callable[[], Any],
+    timeout: float,
+    replicas: dict[str, Replica],
+    *,
+    every: float = 0.5,
+    progress: Callable[[], str] | None = None,
+) -> Any:
+    """Poll ``done`` until it answers truthily; sample the replicas meanwhile and fail if
+    one of them exits on its own."""
+    began = last = time.monotonic()
+    while True:
+        for replica in replicas.values():
+            replica.sample()
+            if not replica.alive():
+                raise Failed(
+                    f"replica {replica.name} exited ({replica.proc.returncode}) while waiting "
+                    f"for {what}:\n{replica.tail()}"
+                )
+        answer = done()
+        if answer:
+            return answer
+        now = time.monotonic()
+        if now - began > timeout:
+            raise TimedOut(f"{what}: not after {timeout:.0f}s")
+        if progress is not None and now - last >= 10:
+            print(f"    … {what}: {progress()} ({now - began:.0f}s)", flush=True)
+            last = now
+        time.sleep(every)
+
+
+def scrape_all(replicas: dict[str, Replica]) -> dict[str, Scrape]:
+    return {name: replica.scrape() for name, replica in replicas.items()}
+
+
+def add(into: Counts, counts: Counts) -> Counts:
+    for key, value in counts.items():
+        into[key] = into.get(key, 0.0) + value
+    return into
+
+
+def total(scrapes: dict[str, Scrape]) -> Counts:
+    out: Counts = {}
+    for scrape in scrapes.values():
+        add(out, scrape.requests)
+    return out
+
+
+def minus(after: Counts, before: Counts) -> Counts:
+    return {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0)}
+
+
+def by_method(counts: Counts, per: float = 1.0, digits: int = 2) -> str:
+    def shows(value: float) -> bool:
+        return bool(round(value / per, digits))
+
+    shown = [f"{m} {counts[m] / per:.{digits}f}" for m in METHODS if shows(counts.get(m, 0.0))]
+    shown += [
+        f"{m} {v / per:.{digits}f}" for m, v in counts.items() if m not in METHODS and shows(v)
+    ]
+    return ", ".join(shown) or "none"
+
+
+def writes(counts: Counts) -> float:
+    return sum(counts.get(m, 0.0) for m in WRITES)
+
+
+def server_writes(plane: ControlPlane) -> Counts:
+    """The writes kube-apiserver counted (``apiserver_request_total``), by "VERB
+    resource[/subresource]": every client's, whichever client library made them."""
+    url = f"{plane.url}/metrics"
+    with urllib.request.urlopen(url, context=plane.ssl_context(), timeout=30) as answer:
+        text = answer.read().decode()
+    out: Counts = {}
+    for line in text.splitlines():
+        if line.startswith("apiserver_request_total{"):
+            labels, _, value = line[len("apiserver_request_total{") :].rpartition("} ")
+            found = dict(LABELS.findall(labels))
+            verb, resource = found.get("verb", ""), found.get("resource", "")
+            if verb in SERVER_WRITES and resource:
+                sub = found.get("subresource")
+                add(out, {f"{verb} {resource}{'/' + sub if sub else ''}": float(value)})
+    return out
+
+
+def by_resource(counts: Counts, per: float = 1.0, digits: int = 2) -> str:
+    shown = sorted(((v, k) for k, v in counts.items() if round(v / per, digits)), reverse=True)
+    return ", ".join(f"{k} {v / per:.{digits}f}" for v, k in shown) or "none"
+
+
+# -- one run -------------------------------------------------------------------------------
+
+
+def create(kubeconfig: str, n: int) -> None:
+    """The fleet's Hosts and Secrets, written from a process of their own."""
+    fleet = KubeCluster.from_kubeconfig(kubeconfig)
+    create_fleet(fleet, NS, n)
+    fleet.close()
+
+
+@dataclass
+class Row:
+    replicas: int
+    created: float
+    provisioned: float
+    peaks_mb: list[float]
+    shares: list[int]
+    requests_per_host: Counts
+    writes_per_host: float
+    label_patches_per_host: float
+    server_writes_per_host: float  # kube-apiserver's count, the creator's taken off
+    at_rest: float  # writes per second at rest, kube-apiserver's count
+    at_rest_seen: float  # requests per second at rest, the replicas' own count
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace, count: int, failover: bool) -> None:
+        self.args = args
+        self.count = count
+        self.failover = failover
+        self.n = args.hosts
+        self.replicas: dict[str, Replica] = {}
+        self.gone: list[Replica] = []  # killed ones, kept for their figures
+        self.creator: Any = None
+
+    def start(self, name: str) -> Replica:
+        replica = Replica(name, self.workdir, self.kubeconfig, self.args)
+        self.replicas[name] = replica
+        return replica
+
+    def leases_held(self, names: list[str], timeout: float = 60.0) -> None:
+        for name in names:
+            wait(f"{name}'s Lease held",
+                 lambda: holder(self.admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                 timeout, self.replicas)  # fmt: skip
+
+    def __call__(self) -> Row:
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"shard-scale-{self.count}-"))
+        ok = False
+        try:
+            with started_control_plane(self.workdir / "plane") as plane:
+                self.plane = plane
+                self.kubeconfig = plane.kubeconfig
+                self.admin = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+                self.fleet = Fleet(self.admin)
+                try:
+                    row = self.provision(plane.url)
+                    if self.failover:
+                        self.fail_over()
+                    ok = True
+                    return row
+                finally:
+                    if self.creator is not None and self.creator.is_alive():
+                        self.creator.kill()
+                        self.creator.join(5)
+                    for replica in self.replicas.values():
+                        replica.kill()
+                    self.fleet.informer.stop()
+                    self.admin.close()
+        finally:
+            if ok:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            else:
+                print(f"  (logs kept in {self.workdir})", flush=True)
+
+    # -- provisioning ----------------------------------------------------------------------
+
+    def provision(self, url: str) -> Row:
+        n, count = self.n, self.count
+        names = [f"r{i}" for i in range(count)]
+        lease = self.args.lease_duration
+        renew, retry = election_periods(lease)
+        print(
+            f"\n== {count} replica(s), {n} hosts, timings {self.args.timings}, Lease {lease}s "
+            f"(renew deadline {renew}s, retry {retry}s), {self.args.workers} workers each; "
+            f"kube-apiserver {url}",
+            flush=True,
+        )
+        for name in names:
+            self.start(name)
+        self.leases_held(names)
+        sharder = wait("the sharder's Lease held", lambda: holder(self.admin, SHARDER_LEASE),
+                       60, self.replicas)  # fmt: skip
+        self.fleet.informer.start()
+        if not self.fleet.informer.wait_synced(60):
+            raise Failed("the watch of the Hosts did not sync")
+        before = scrape_all(self.replicas)
+        server_before = server_writes(self.plane)
+        offsets = {name: r.log_offset() for name, r in self.replicas.items()}
+
+        began = time.monotonic()
+        self.creator = mp.get_context("spawn").Process(
+            target=create, args=(str(self.kubeconfig), n)
+        )
+        self.creator.start()
+        created: list[float] = []
+
+        def all_provisioned() -> bool:
+            if not created and not self.creator.is_alive():
+                if self.creator.exitcode != 0:
+                    raise Failed(f"creating the fleet failed ({self.creator.exitcode})")
+                created.append(time.monotonic() - began)
+            return bool(created) and self.fleet.provisioned() == n
+
+        wait("every host provisioned", all_provisioned, self.args.timeout, self.replicas,
+             progress=lambda: f"{len(self.fleet.owners())} created, "
+                              f"{self.fleet.provisioned()} provisioned")  # fmt: skip
+        provisioned = time.monotonic() - began
+
+        def settled() -> dict[str, int] | None:
+            labels = Counter(self.fleet.owners().values())
+            shown = members(self.admin)
+            return shown if shown == {k: labels[k] for k in names} else None
+
+        shares = wait("the controller's status showing every share", settled, 60,
+                      self.replicas, every=1.0)  # fmt: skip
+        after = scrape_all(self.replicas)
+        server = minus(server_writes(self.plane), server_before)
+        server = minus(server, {"POST hosts": n, "POST secrets": n})  # the creator's
+        label_patches = 2 * sum(r.assigned_since(offsets[k]) for k, r in self.replicas.items())
+        seen_rate, rate = self.at_rest(self.replicas)
+
+        print(
+            f"  created in {created[0]:.1f}s ({n / created[0]:.0f} hosts/s); every host "
+            f"provisioned {provisioned:.1f}s after creation began ({n / provisioned:.0f} hosts/s); "
+            f"the sharder: {sharder.split('_', 1)[0]}"
+        )
+        requests: Counts = {}
+        for name in names:
+            replica, mine = self.replicas[name], minus(after[name].requests, before[name].requests)
+            add(requests, mine)
+            hosts = shares[name]
+            print(
+                f"  {name}: {hosts} hosts, peak RSS {replica.peak_kb / 1024:.0f} MB, "
+                f"CPU {replica.cpu:.1f}s, API requests per host of its own: "
+                f"{by_method(mine, max(hosts, 1))} (writes {writes(mine) / max(hosts, 1):.2f})"
+            )
+        print(
+            f"  all replicas, per host: {by_method(requests, n)}; writes {writes(requests) / n:.2f}"
+        )
+        print(
+            f"  kube-apiserver's count of writes per host (the creator's taken off): "
+            f"{sum(server.values()) / n:.2f}: {by_resource(server, n)}; of which the sharder's "
+            f"label patches {label_patches / n:.2f}"
+        )
+        print(
+            f"  at rest afterwards: {sum(rate.values()):.1f} writes/s ({by_resource(rate)}) by "
+            f"kube-apiserver's count; {sum(seen_rate.values()):.1f} requests/s in the replicas' "
+            "metrics"
+        )
+        return Row(
+            replicas=count,
+            created=created[0],
+            provisioned=provisioned,
+            peaks_mb=[self.replicas[k].peak_kb / 1024 for k in names],
+            shares=[shares[k] for k in names],
+            requests_per_host={k: v / n for k, v in requests.items()},
+            writes_per_host=writes(requests) / n,
+            label_patches_per_host=label_patches / n,
+            server_writes_per_host=sum(server.values()) / n,
+            at_rest=sum(rate.values()),
+            at_rest_seen=sum(seen_rate.values()),
+        )
+
+    def at_rest(self, replicas: dict[str, Replica]) -> tuple[dict[str, float], dict[str, float]]:
+        """Requests per second at rest: the replicas' own count (by method), and
+        kube-apiserver's count of writes (by verb and resource)."""
+        began, seen, server = (
+            time.monotonic(),
+            total(scrape_all(replicas)),
+            server_writes(self.plane),
+        )
+        time.sleep(AT_REST)
+        seen_after, server_after = total(scrape_all(replicas)), server_writes(self.plane)
+        spent = time.monotonic() - began
+        return (
+            {k: v / spent for k, v in minus(seen_after, seen).items()},
+            {k: v / spent for k, v in minus(server_after, server).items()},
+        )
+
+    # -- failover --------------------------------------------------------------------------
+
+    def fail_over(self) -> None:
+        lease = self.args.lease_duration
+        target = 2 * lease + SHARDER_RESYNC
+        print(
+            f"  failover (target: twice the Lease {lease}s + the sharder's resync "
+            f"{SHARDER_RESYNC:.0f}s = {target:.0f}s after the last renew)",
+            flush=True,
+        )
+        lead = holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
+        others = sorted(name for name in self.replicas if name != lead)
+        self.kill_and_return(others[-1], sharder=False)
+        lead = holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
+        self.kill_and_return(lead, sharder=True)
+
+    def kill_and_return(self, victim: str, *, sharder: bool) -> None:
+        lease = self.args.lease_duration
+        survivors = {k: r for k, r in self.replicas.items() if k != victim}
+        # the requests at rest, to tell the rebalance's own from the background
+        seen_rate, rate = self.at_rest(survivors)
+        theirs = {k for k, v in self.fleet.owners().items() if v == victim}
+        offsets = {k: r.log_offset() for k, r in survivors.items()}
+        before, server_before = total(scrape_all(survivors)), server_writes(self.plane)
+
+        killed = self.replicas.pop(victim)
+        killed.kill()
+        began = time.monotonic()
+        what = "the sharder's holder" if sharder else "not the sharder's holder"
+        print(f"  kill -9 {victim} ({what}, {len(theirs)} hosts)", flush=True)
+        marks: dict[str, float] = {}
+
+        def mark(name: str) -> None:
+            marks.setdefault(name, time.monotonic() - began)
+
+        def moved_and_reconciled() -> bool:
+            if "lease taken" not in marks and holder(self.admin, LEASE_PREFIX + victim).startswith(
+                "sharder/"
+            ):
+                mark("lease taken")
+            if sharder and holder(self.admin, SHARDER_LEASE).split("_", 1)[0] in survivors:
+                mark("sharder")
+            owners = self.fleet.owners()
+            moved = {k for k in theirs if owners.get(k) in survivors}
+            if moved:
+                mark("first moved")
+            if len(moved) < len(theirs):
+                return False
+            mark("all moved")
+            books = scrape_all(survivors)
+            return all(k in books[owners[k]].books for k in theirs) and (
+                not sharder or "sharder" in marks
+            )
+
+        wait(f"{victim}'s hosts moved and reconciled", moved_and_reconciled,
+             2 * lease + 120, self.replicas)  # fmt: skip
+        done = time.monotonic() - began
+        after, server_after = total(scrape_all(survivors)), server_writes(self.plane)
+        spent = time.monotonic() - began  # the window the requests were counted over
+        cost, server = minus(after, before), minus(server_after, server_before)
+        beyond = {k: v - seen_rate.get(k, 0.0) * spent for k, v in cost.items()}
+        assigned = sum(r.assigned_since(offsets[k]) for k, r in survivors.items())
+        shown = ", ".join(
+            f"{label} {marks[label]:.1f}s"
+            for label in ("lease taken", "sharder", "first moved", "all moved")
+            if label in marks
+        )
+        print(
+            f"    every host of {victim} with a live shard and reconciled by it: {done:.1f}s "
+            f"after the kill (target {2 * lease + SHARDER_RESYNC:.0f}s); {shown}"
+        )
+        print(
+            f"    writes over the {spent:.1f}s by kube-apiserver's count: "
+            f"{by_resource(server, digits=0)} (at rest before the kill, per second: "
+            f"{by_resource(rate, digits=1)}); the sharder assigned {assigned} hosts "
+            f"({2 * assigned} label patches)"
+        )
+        print(
+            f"    the survivors' own count of their requests: {by_method(cost, digits=0)}; beyond "
+            f"their rate at rest: {by_method(beyond, digits=0)}"
+        )
+
+        # back under its name
+        replica = self.start(victim)
+        began = time.monotonic()
+        self.leases_held([victim], timeout=4 * lease + 60)
+        held = time.monotonic() - began
+        ring = Ring.of(self.replicas)
+        keys = list(self.fleet.owners())
+        mine = {k for k in keys if ring.owner(k) == victim}
+
+        def back() -> bool:
+            owners = self.fleet.owners()
+            if any(owners.get(k) != victim for k in mine):
+                return False
+            return mine <= replica.scrape().books
+
+        try:
+            wait(f"{victim}'s hosts back", back, 120, self.replicas)
+            came = f"all {len(mine)} back with it and reconciled {time.monotonic() - began:.1f}s"
+        except TimedOut:
+            owners = self.fleet.owners()
+            count = sum(1 for k in mine if owners.get(k) == victim)
+            came = f"only {count} of the {len(mine)} the ring gives it back after 120s"
+        placed = sum(1 for k, v in self.fleet.owners().items() if ring.owner(k) == v)
+        print(
+            f"    {victim} started again: its Lease held {held:.1f}s after the start; {came} "
+            f"after it; {placed} of {len(keys)} hosts where the ring puts them"
+        )
+        wait("every host provisioned still", lambda: self.fleet.provisioned() == self.n, 60,
+             self.replicas)  # fmt: skip
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def table(rows: list[Row]) -> None:
+    """One row per replica count. writes/host: kube-apiserver's count (the sharder's label
+    patches in it), then the replicas' own (rest_client_requests_total); at rest: writes/s
+    by kube-apiserver's count; requests/host: the replicas' own count, by method."""
+    print(
+        f"\n{'replicas':>8}  {'created':>8}  {'provisioned':>11}  {'peak RSS MB each':<20}  "
+        f"{'hosts each':<20}  {'writes/host (labels) own':<24}  {'rest w/s':>8}  "
+        "requests/host (own count)"
+    )
+    for row in rows:
+        peaks = "/".join(f"{p:.0f}" for p in row.peaks_mb)
+        shares = "/".join(str(s) for s in row.shares)
+        written = (
+            f"{row.server_writes_per_host:.2f} ({row.label_patches_per_host:.2f}) "
+            f"{row.writes_per_host:.2f}"
+        )
+        print(
+            f"{row.replicas:>8}  {row.created:7.1f}s  {row.provisioned:10.1f}s  {peaks:<20}  "
+            f"{shares:<20}  {written:<24}  {row.at_rest:8.1f}  {by_method(row.requests_per_host)}"
+        )
+
+
+def interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--replicas", default="1,3,5", help="replica counts, one run each")
+    parser.add_argument("--timings", choices=TIMINGS, default="zero")
+    parser.add_argument("--lease-duration", type=int, default=15, help="whole seconds, >= 3")
+    parser.add_argument("--workers", type=int, default=4, help="per replica")
+    parser.add_argument("--failover", action="store_true")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds to provision")
+    args = parser.parse_args()
+    counts = [int(c) for c in args.replicas.split(",") if c.strip()]
+    if not counts or min(counts) < 1 or args.lease_duration < 3 or args.hosts < 1:
+        parser.error("--replicas: counts of 1 or more; --lease-duration: 3 or more")
+    signal.signal(signal.SIGTERM, interrupted)  # stopped as by Ctrl-C: everything cleaned up
+    largest = max(counts)
+    rows: list[Row] = []
+    try:
+        for count in counts:
+            rows.append(Run(args, count, args.failover and count == largest >= 2)())
+    except Failed as err:
+        print(f"failed: {err}", file=sys.stderr)
+        table(rows)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; everything stopped", file=sys.stderr)
+        table(rows)
+        return 130
+    if args.failover and largest < 2:
+        print("--failover: needs a replica count of 2 or more")
+    table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

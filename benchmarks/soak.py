@@ -13,9 +13,11 @@ timings. For ``--duration``:
   the next configuration through the ``hoststate.io/`` annotations, ``--max-unavailable``
   at a time per pool: target, working, cordon, evict, apply, reboot, uncordon, done;
 - ``--faults`` faults at random moments (seeded by ``--seed``), their kinds taken in
-  turn: a replica killed with SIGKILL (and started again ``--restart-after`` later, as a
-  StatefulSet would), kube-apiserver restarted, the shared backend refusing every call
-  for ``--outage`` (:meth:`~state_controller.provisioning.hardware_file.HardwareFile.refuse`).
+  turn: a replica killed with SIGKILL and started again ``--restart-after`` later, as a
+  StatefulSet would (by default once its Lease has died, so that its hosts move to the
+  others, mid-flight too, and its share comes back to it), kube-apiserver restarted, the
+  shared backend refusing every call for ``--outage``
+  (:meth:`~state_controller.provisioning.hardware_file.HardwareFile.refuse`).
 
 Every ``--sample-every`` it reads each replica's RSS and thread count from /proc and
 prints a line. At the end (churn and waves stopped, the fleet given ``--settle`` to come
@@ -32,7 +34,8 @@ to rest) it prints:
 - stuck reports (``--stuck-after`` is every state's and step's threshold), and those with
   no fault to explain them (0 expected): a report is explained by a fault active
   between the host's entering its state and its being reported stuck;
-- the faults injected, with their times, and any replica exit that was not one.
+- the faults injected, with their times, and the replicas that exited by themselves
+  (started again, as a StatefulSet would), each with the fault that explains it if any.
 
 The samples, faults, stuck reports and results go to ``--out`` (JSON); ``--svg`` draws
 each replica's RSS over time with the faults marked (matplotlib, from the ``bench``
@@ -679,7 +682,12 @@ def main() -> int:
     p.add_argument("--max-unavailable", type=int, default=4, help="per pool, in a wave")
     p.add_argument("--faults", type=int, default=None, help="default: one per 20 min, >= 3")
     p.add_argument("--outage", type=duration, default=120.0, help="the backend refusing")
-    p.add_argument("--restart-after", type=duration, default=5.0, help="after a kill -9")
+    p.add_argument(
+        "--restart-after",
+        type=duration,
+        default=None,
+        help="after a kill -9 (default: twice --lease-duration and 10 s: its hosts move)",
+    )
     p.add_argument("--stuck-after", type=duration, default=90.0)
     p.add_argument("--lease-duration", type=int, default=15)
     p.add_argument("--sample-every", type=duration, default=60.0)
@@ -691,6 +699,8 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path("soak.json"))
     p.add_argument("--svg", type=Path, default=None)
     args = p.parse_args()
+    if args.restart_after is None:
+        args.restart_after = 2.0 * args.lease_duration + 10.0
 
     def interrupted(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

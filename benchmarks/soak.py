@@ -59,6 +59,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -712,6 +713,8 @@ def main() -> int:
     except KeyboardInterrupt:
         print("interrupted: everything started is stopped", file=sys.stderr)
         return 130
+    finally:  # the logs and the backend's file are kept; etcd's data (100 MB a run) not
+        shutil.rmtree(workdir / "plane" / "etcd-data", ignore_errors=True)
 
 
 def run(args: argparse.Namespace, workdir: Path) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .api.reach import Reach
 from .books.stuck import StuckPolicy
-from .cluster.interface import LEASES, ApiError
+from .cluster.interface import LEASES, ApiError, Cluster
 from .cluster.kube import KubeCluster, load_api_client
 from .observability.endpoints import (
     BindError,
@@ -235,7 +235,8 @@ def run_controller(opts: RunOptions) -> int:
         observed.tracing.shutdown()  # send the spans still batched
         for server in servers:
             server.stop()
-        released = bool(opts.shard) and not lost.is_set() and release_shard(cluster, opts)
+        leaving = bool(opts.shard) and not lost.is_set()
+        released = leaving and release_shard(controller.cluster, opts)
         cluster.close()
     if lost.is_set():
         os._exit(1)  # the election thread cannot be stopped; leave at once
@@ -266,7 +267,7 @@ def run_as_shard(
         retry_period=opts.retry_period,
     )
     sharder = Sharder(
-        cluster,
+        controller.cluster,  # instrumented: its requests are counted with the controller's
         lease_namespace=opts.leader_election_namespace,
         namespaces=opts.namespaces,
         identity=identity,
@@ -300,7 +301,7 @@ def run_as_shard(
     return sharder
 
 
-def release_shard(cluster: KubeCluster, opts: RunOptions) -> bool:
+def release_shard(cluster: Cluster, opts: RunOptions) -> bool:
     """On a clean stop, after the last reconcile: give up the shard's Lease, so that the
     sharder moves its hosts at once rather than after twice the Lease's duration. The
     election thread renews every ``--retry-period``; one renew that reads the Lease in

@@ -135,7 +135,7 @@ def controller_status(
     conditions = _conditions(models, before, now)
     status = HostStateControllerStatus(
         mode=mode,
-        mode_since=rfc3339(mode_since),
+        mode_since=_mode_since(mode, mode_since, before),
         version=version,
         replicas=len(models),
         ready_replicas=sum(1 for m in models if _ready(m)),
@@ -167,6 +167,15 @@ def others_pool_shares(
             parsed = PoolShare.model_validate(share)
             found.setdefault(parsed.pool, []).append(parsed)
     return found
+
+
+def _mode_since(mode: Mode, since: float, before: Mapping[str, Any] | None) -> str:
+    """Since when the installation runs in this mode: kept from the object while the mode
+    holds. Each replica knows only when it started; replicas started in different
+    seconds would otherwise write their own time over each other's at every look."""
+    if before and before.get("mode") == mode.value and before.get("modeSince"):
+        return str(before["modeSince"])
+    return rfc3339(since)
 
 
 def _ready(member: Member) -> bool:

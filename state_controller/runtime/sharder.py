@@ -17,7 +17,10 @@ expired one does. A taken Lease is deleted once it has expired again and no host
 its shard.
 
 Each write carries the resourceVersion it was decided on: a Host that changed since is
-decided again on the next round, never written blind. One sharder acts at a time (the
+decided again on the next round, never written blind. A round's moves are written by
+``WRITERS`` threads at once (each host's two patches in order): one after the other, a
+dead shard's 338 hosts took 13-17 s to move on a loaded machine (two patches of about
+20 ms each), longer than the Lease itself. One sharder acts at a time (the
 replicas elect it by Lease); it keeps no state of its own, so a new one takes over from
 the labels as they are.
 """
@@ -28,6 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from ..api.objects import Obj
@@ -49,6 +53,7 @@ from .outages import log_failure
 log = logging.getLogger(__name__)
 
 SHARDER_LEASE = "hoststate-sharder"  # held by the replica that runs the sharder
+WRITERS = 8  # moves written at once
 
 
 def labels_of(host: Obj) -> Labels:
@@ -83,6 +88,7 @@ class Sharder:
         self._seen_lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._writers = ThreadPoolExecutor(WRITERS, thread_name_prefix="sharder-write")
         self.rounds = 0
         self.written = 0
 
@@ -121,6 +127,7 @@ class Sharder:
         self._changed.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._writers.shutdown(wait=True, cancel_futures=True)
         self.hosts.stop()
         self.leases.stop()
 
@@ -145,7 +152,8 @@ class Sharder:
         # a Lease not taken: its hosts wait a round, as an expired shard's do
         shards = [replace(s, health=Health.EXPIRED) if s.name in holding else s for s in shards]
         decided = moves(hosts, shards)
-        done = [move for move in decided if self._write(move, seen[move.key][1])]
+        written = self._writers.map(lambda move: self._write(move, seen[move.key][1]), decided)
+        done = [move for move, ok in zip(decided, written, strict=True) if ok]
         self._forget_taken(shards, hosts)
         self.rounds += 1
         self.written += len(done)

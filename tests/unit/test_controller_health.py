@@ -127,3 +127,21 @@ def test_hosts_being_let_go_of_make_the_controller_progressing_not_degraded() ->
     }
     progressing = next(c for c in out["conditions"] if c["type"] == "Progressing")
     assert "3 hosts being let go of" in progressing["message"]
+
+
+def test_replicas_started_at_different_times_agree_on_since_when_the_mode_holds() -> None:
+    """Each replica knows only its own start; the object's time is kept while the mode
+    holds, so two replicas do not write their own over each other's at every look."""
+    shards = {"a": Health.READY, "b": Health.READY}
+    leases = {n: Shard(n, h, NOW) for n, h in shards.items()}
+
+    def look(mine: str, other: str, started: float, before: dict[str, Any] | None) -> Any:
+        return controller_status(mine=entry(mine), others=[entry(other)], shards=leases,
+                                 mode=Mode.CLUSTER, mode_since=started, version="1.0",
+                                 before=before, now=NOW)  # fmt: skip
+
+    by_a = look("a", "b", NOW - 100, None)
+    by_b = look("b", "a", NOW - 7, by_a)
+    assert by_b == by_a and by_a["modeSince"] == rfc3339(NOW - 100)
+    bootstrap = {**by_a, "mode": "Bootstrap"}  # the mode changed: since this replica knows
+    assert look("b", "a", NOW - 7, bootstrap)["modeSince"] == rfc3339(NOW - 7)

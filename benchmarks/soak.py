@@ -39,7 +39,7 @@ to rest) it prints:
 
 The samples, faults, stuck reports and results go to ``--out`` (JSON); ``--svg`` draws
 each replica's RSS over time with the faults marked (matplotlib, from the ``bench``
-extra that scripts/test installs).
+extra: ``.venv/bin/pip install -e '.[bench]'``; the tests need none of it).
 
     .venv/bin/python benchmarks/soak.py [--replicas 3] [--duration 2h] [--hosts 30]
         [--churn-every 20s] [--wave-every 3m] [--faults N] [--outage 2m] [--seed 1]

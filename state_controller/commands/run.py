@@ -87,7 +87,8 @@ def add(p: argparse.ArgumentParser) -> None:
         "--simulated-hardware",
         metavar="FILE",
         help="keep the simulated machines in this sqlite file, so a restart finds them as "
-        "it left them (default: in memory, new hardware at every start)",
+        "it left them, and replicas given the same file share them as they would one "
+        "Ironic (default: in memory, new hardware at every start)",
     )
     trace_flag(p)
     nodes = p.add_argument_group("nodes and their updates")

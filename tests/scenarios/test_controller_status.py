@@ -15,6 +15,7 @@ import pytest
 
 from state_controller.api.timefmt import rfc3339
 from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, Cluster, NotFound
+from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
@@ -80,8 +81,13 @@ def test_one_replica_reports_itself_and_its_hosts_and_writes_only_on_change(
     )
     failing = FaultPlan({f"{NS}/host-0003": [Fault("provisioning", times=None)]})
     create_fleet(cluster, NS, 4)
+    # the failed host is retried a minute later, not within the look at rest below: each
+    # retry re-enters its state and clears its error for as long as the attempt takes
+    slow_retry = Backoff(base=60.0, cap=60.0, jitter=0.0)
     observed = observed_controller(
-        cluster, SimulatedProvisioner(faults=failing), config(replica="pod-1")
+        cluster,
+        SimulatedProvisioner(faults=failing),
+        config(replica="pod-1", backoff=slow_retry),
     )
     controller = observed.controller
     with ExitStack() as stack:

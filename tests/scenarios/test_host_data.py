@@ -78,6 +78,10 @@ def test_the_data_is_given_at_deploy_and_never_shown(
             meta_data={"local-hostname": "node-7f2a"},
         )
         assert machine.config_drive == {"digest": expected.digest(), "sizes": expected.sizes()}
+        wait_for(  # the Host's status is written first, its HostState's after it
+            lambda: "ProvisioningComplete" in json.dumps(cluster.list(HOSTSTATES, NS)[0]),
+            what="the HostState telling the deployment",
+        )
         places = {
             "hosts": json.dumps(cluster.list(HOSTS, NS)[0]),
             "hoststates": json.dumps(cluster.list(HOSTSTATES, NS)[0]),

@@ -43,6 +43,7 @@ from ..cluster.interface import (
     HOSTSTATES,
     SECRETS,
     Cluster,
+    Conflict,
     NotFound,
     Resource,
 )
@@ -136,9 +137,16 @@ class HostReconciler:
         if deleting and ann.FINALIZER not in finalizers:
             return DONE  # not ours to clean up (or already cleaned up)
         if not deleting and ann.FINALIZER not in finalizers:
-            host = self._patch(
-                HOSTS, host, {"finalizers": [*finalizers, ann.FINALIZER]}, precondition=True
-            )
+            try:
+                host = self._patch(
+                    HOSTS, host, {"finalizers": [*finalizers, ann.FINALIZER]}, precondition=True
+                )
+            except Conflict:
+                # changed since the cache read it (at times its shard label, moved by the
+                # sharder): read again once its event is in, as any conflict is retried,
+                # not told as a failed reconcile
+                log.debug("%s: changed since read; reading it again", key)
+                return ReconcileResult(rate_limited=True)
 
         now = self.clock()
         book, delivery, from_annotation = self._open(key, host, now)

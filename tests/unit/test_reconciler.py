@@ -54,3 +54,21 @@ def test_the_answer_to_the_last_finalizer_removal_does_not_resurrect_the_host() 
     s.reconcile("ns/host-0000")  # deprovisions, then removes the finalizer
     assert s.store.list(HOSTS)[0] == []
     assert s.hosts.get("ns/host-0000") is None  # the PATCH answer must not bring it back
+
+
+def test_a_host_changed_since_read_before_its_finalizer_is_read_again_not_failed() -> None:
+    """The finalizer is added on condition that the Host is as read (so that a shard
+    label moved meanwhile is not overwritten): a conflict asks for the Host to be read
+    again, with nothing written or recorded, rather than failing the reconcile."""
+    s, recorder = setup()
+    s.store.patch(HOSTS, "ns", "host-0000", {"metadata": {"labels": {"rack": "r7"}}})
+    outcome = s.reconciler.reconcile("ns/host-0000")  # the cache still has the one before
+    assert outcome.rate_limited and outcome.requeue_after is None
+    assert recorder.writes == []
+    assert s.store.get(HOSTS, "ns", "host-0000")["metadata"].get("finalizers") is None
+    assert s.store.list(HOSTSTATES)[0] == []
+    s.hosts.mutate(s.store.get(HOSTS, "ns", "host-0000"))  # its event comes in
+    s.reconcile("ns/host-0000")
+    stored = s.store.get(HOSTS, "ns", "host-0000")
+    assert stored["metadata"]["finalizers"] and stored["metadata"]["labels"] == {"rack": "r7"}
+    assert recorder.writes[:2] == [("hosts", "written"), ("hoststates", "written")]

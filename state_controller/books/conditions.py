@@ -86,7 +86,7 @@ def derive(
 
     external = cursor.state == S.EXTERNALLY_PROVISIONED
     inspected = _stage(cursor, S.INSPECTING, "Inspected", "Inspecting", ErrorType.INSPECTION)
-    if inspected.status == "True" and facts.hardware is None:
+    if inspected.status == "True" and facts.hardware_json is None:
         inspected = Cond("False", "Skipped", "inspection was disabled or not needed")
     out[C.INSPECTED] = inspected
     prepared = _stage(cursor, S.PREPARING, "Prepared", "Preparing", ErrorType.PREPARATION)

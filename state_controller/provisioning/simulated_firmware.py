@@ -79,7 +79,7 @@ class ServiceRun:
         return len(self.steps), ServiceStep.SERVICED, 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class SimulatedFirmware:
     serial: str = "SIM-0001"
     settings: dict[str, int | str] = field(default_factory=lambda: dict(DEFAULTS))

@@ -34,12 +34,13 @@ class SpecCache:
     """Parsed specs by (uid, generation): a spec is parsed once per change, not per step.
     ``reach`` is fixed for the process, so its verdict is cached with the spec.
 
-    Only the ``size`` hosts reconciled last keep theirs: a parsed spec takes 2.7 KB, a
-    third of what the controller kept per host at rest (measured at 2,000 hosts), and a
+    Only the ``size`` hosts reconciled last keep theirs: a parsed spec takes 2.3 to 2.7 KB,
+    a third of what the controller kept per host at rest (measured at 2,000 hosts), and a
     host at rest is seldom reconciled. Parsing one again takes 40 us; with more hosts in
-    flight at once than the cache holds, each step pays that."""
+    flight at once than the cache holds, each step pays that. 256 rather than 2,048: 4 MB
+    less at 10,000 hosts, and that run's CPU did not grow (87 s against 101 s)."""
 
-    def __init__(self, reach: Reach | None = None, size: int = 2048) -> None:
+    def __init__(self, reach: Reach | None = None, size: int = 256) -> None:
         self.reach = reach or Reach()
         self.size = size
         self._parsed: OrderedDict[str, tuple[str, int, HostSpec | None, SpecProblem | None]] = (

@@ -62,13 +62,10 @@ when a run fails. No thresholds: figures only. The machine's other load moves th
 from __future__ import annotations
 
 import argparse
-import contextlib
 import multiprocessing as mp
-import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -95,6 +92,12 @@ from state_controller.simulation.fleet import create_fleet  # noqa: E402
 from tests.support.control_plane import ControlPlane  # noqa: E402
 from tests.support.kube import started_control_plane  # noqa: E402
 from tests.support.processes import free_port  # noqa: E402
+from tests.support.shards import (  # noqa: E402
+    ShardProcess,
+    election_periods,
+    proc_sample,
+    shard_argv,
+)
 
 NS = "fleet"  # the Hosts' namespace (created by started_control_plane)
 LEASE_NS = "hoststate-system"  # the Leases' and the name of the controller's status object
@@ -132,51 +135,37 @@ def parse_metrics(text: str) -> Scrape:
     return scrape
 
 
-class Replica:
-    """``state-controller run --shard NAME`` in a process (and process group) of its own."""
+class Replica(ShardProcess):
+    """A replica with its metrics served on a port of its own, its peak RSS and CPU
+    sampled while it runs."""
 
     def __init__(self, name: str, workdir: Path, kubeconfig: Path, args: argparse.Namespace):
-        self.name = name
         self.port = free_port()
-        self.log = workdir / f"replica-{name}.log"
-        renew, retry = election_periods(args.lease_duration)
-        argv = [
-            sys.executable, "-m", "state_controller.cli", "run",
-            "--kubeconfig", str(kubeconfig), "--namespace", NS,
-            "--simulated-timings", args.timings,
-            "--simulated-hardware", str(workdir / "hardware.db"), "--no-nodes",
-            "--shard", name, "--leader-election-namespace", LEASE_NS,
-            "--lease-duration", str(args.lease_duration), "--renew-deadline", str(renew),
-            "--retry-period", str(retry), "--workers", str(args.workers),
-            "--metrics-bind-address", f"127.0.0.1:{self.port}",
-            "--health-probe-bind-address", "0",
-        ]  # fmt: skip
-        setpriv = shutil.which("setpriv")
-        if setpriv is not None:  # dies with this process, should it die without cleaning up
-            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # its own group: Ctrl-C reaches it only through us
-            )
+        argv = shard_argv(
+            name,
+            kubeconfig=kubeconfig,
+            namespace=NS,
+            lease_namespace=LEASE_NS,
+            lease_duration=args.lease_duration,
+            timings=args.timings,
+            hardware=workdir / "hardware.db",
+            workers=args.workers,
+            metrics=f"127.0.0.1:{self.port}",
+        )
+        super().__init__(name, argv, workdir / f"replica-{name}.log")
+        self.launch(die_with_parent=True)  # should this process die without cleaning up
         self.peak_kb = 0
         self.cpu = 0.0
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.running
 
     def sample(self) -> None:
         """Its peak RSS (VmHWM) and CPU seconds so far; nothing once it has exited."""
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
-            self.cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        got = proc_sample(self.pid if self.running else None)
+        if got is not None:
+            self.peak_kb = max(self.peak_kb, int(got.peak_rss_mb * 1024))
+            self.cpu = got.cpu_s
 
     def scrape(self) -> Scrape:
         url = f"http://127.0.0.1:{self.port}/metrics"
@@ -184,36 +173,21 @@ class Replica:
             return parse_metrics(answer.read().decode())
 
     def log_offset(self) -> int:
-        return self.log.stat().st_size
+        return self.log_path.stat().st_size
 
     def assigned_since(self, offset: int) -> int:
         """The sharder's assignments this replica logged after ``offset``."""
-        with self.log.open("rb") as log:
+        with self.log_path.open("rb") as log:
             log.seek(offset)
             return len(ASSIGNED.findall(log.read().decode(errors="replace")))
 
     def tail(self, lines: int = 30) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        return ""
+        return self.log_tail(lines)
 
     def kill(self) -> None:
-        """SIGKILL to its process group, and reaped."""
+        """SIGKILL to its process group, and reaped, its last figures taken first."""
         self.sample()
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-
-
-def election_periods(lease: int) -> tuple[int, int]:
-    """--renew-deadline and --retry-period for a Lease duration (15: the defaults 10, 2)."""
-    renew = max(2, min(lease - 1, round(lease * 2 / 3)))
-    retry = max(1, round(lease / 7.5))
-    if renew <= 1.2 * retry:
-        retry = 1
-    return renew, retry
+        super().kill()
 
 
 # -- what the cluster says -----------------------------------------------------------------
@@ -289,7 +263,7 @@ def wait(
             replica.sample()
             if not replica.alive():
                 raise Failed(
-                    f"replica {replica.name} exited ({replica.proc.returncode}) while waiting "
+                    f"replica {replica.shard} exited ({replica.exited()}) while waiting "
                     f"for {what}:\n{replica.tail()}"
                 )
         answer = done()

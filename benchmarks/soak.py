@@ -57,11 +57,9 @@ import argparse
 import contextlib
 import itertools
 import json
-import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -95,6 +93,7 @@ from state_controller.updates.signals import (
     OWN_UPDATE_STATE,
 )
 from tests.support.kube import started_control_plane
+from tests.support.shards import ShardProcess, proc_sample, shard_argv
 
 NS = "fleet"
 STATE_NS = "hoststate-system"
@@ -157,61 +156,31 @@ class Exit:
     cause: str = ""  # the fault under way, if any
 
 
-class Replica:
+class Replica(ShardProcess):
     """One ``run --shard`` process, started again whenever it is gone (a StatefulSet)."""
 
     def __init__(self, name: str, argv: list[str], log: Path) -> None:
-        self.name, self.argv, self.log = name, argv, log
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(name, argv, log)
         self.down_until = 0.0  # killed on purpose: not started again before then
         self.killed = False
         self.starts = 0
         self.started_at = 0.0  # monotonic, of the process running now
 
-    def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,
-            )
+    def again(self) -> None:
+        """Start it (again, once the one before has been reaped)."""
+        self.stop(grace=0)  # reaps one that exited by itself
+        self.launch()
         self.started_at = time.monotonic()
         self.starts += 1
 
     @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+    def live_pid(self) -> int | None:
+        return self.pid if self.running else None
 
     def kill9(self, restart_after: float) -> None:
         self.killed, self.down_until = True, time.monotonic() + restart_after
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        """SIGTERM as Kubernetes stops a pod; SIGKILL after 20 s."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-
-def proc_status(pid: int) -> tuple[float, int] | None:
-    """(RSS in MB, threads) of a process, from /proc; None once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["Threads"])
+        if self.running:
+            self.kill()
 
 
 # -- the world: fleet churn, kubelets, the update agent ----------------------------------
@@ -471,7 +440,9 @@ class Recorder:
         if name in self._stuck_now:
             return
         self._stuck_now.add(name)
-        condition = next((c for c in status.get("conditions") or () if c["type"] == "Stuck"), {})
+        condition: dict[str, Any] = next(
+            (c for c in status.get("conditions") or () if c["type"] == "Stuck"), {}
+        )
         update = status.get("update") or {}
         prov = status.get("provisioning") or {}
         step = update.get("step", "")
@@ -734,39 +705,21 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         stuck = [f"{name}={int(args.stuck_after)}s" for name in STUCK_NAMES]
         lease = args.lease_duration
         for name in names:
-            argv = [
-                sys.executable,
-                "-m",
-                "state_controller.cli",
-                "run",
-                "--kubeconfig",
-                kubeconfig,
-                "--namespace",
-                NS,
-                "--simulated-timings",
-                "demo",
-                "--simulated-hardware",
-                str(hardware_path),
-                "--shard",
+            argv = shard_argv(
                 name,
-                "--leader-election-namespace",
-                STATE_NS,
-                "--lease-duration",
-                str(lease),
-                "--renew-deadline",
-                str(lease * 2 // 3),
-                "--retry-period",
-                str(max(1, lease // 7)),
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "0",
-                *(f"--stuck-after={s}" for s in stuck),
-            ]
+                kubeconfig=plane.kubeconfig,
+                namespace=NS,
+                lease_namespace=STATE_NS,
+                lease_duration=lease,
+                timings="demo",
+                hardware=hardware_path,
+                nodes=True,
+                extra=tuple(f"--stuck-after={s}" for s in stuck),
+            )
             replicas.append(Replica(name, argv, workdir / f"{name}.log"))
         try:
             for replica in replicas:
-                replica.start()
+                replica.again()
             started_wall, t0 = time.time(), time.monotonic()
             print(
                 f"soak: {args.replicas} replicas sharing {hardware_path}, "
@@ -804,42 +757,40 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             def supervise() -> None:
                 now = time.monotonic()
                 for replica in replicas:
-                    if replica.proc is None or replica.proc.poll() is None:
-                        continue
-                    if now < replica.down_until:
+                    code = replica.exited()
+                    if (replica.popen is not None and code is None) or now < replica.down_until:
                         continue
                     if not replica.killed:
-                        code = replica.proc.returncode
-                        exits.append(Exit(replica.name, now - t0, code))
+                        exits.append(Exit(replica.shard, now - t0, code))
                         print(
-                            f"  [{clock_text(now - t0)}] {replica.name} exited ({code}); "
+                            f"  [{clock_text(now - t0)}] {replica.shard} exited ({code}); "
                             "started again",
                             flush=True,
                         )
                     replica.killed = False
-                    replica.start()
+                    replica.again()
 
             def sample() -> None:
                 now = time.monotonic() - t0
                 parts = []
                 for replica in replicas:
-                    pid = replica.pid
-                    got = proc_status(pid) if pid else None
+                    pid = replica.live_pid
+                    got = proc_sample(pid)
                     if pid is None or got is None:
-                        parts.append(f"{replica.name} (down)")
+                        parts.append(f"{replica.shard} (down)")
                         continue
-                    rss, nthreads = got
+                    rss, nthreads = got.rss_mb, got.threads
                     samples.append(
                         {
                             "t": round(now, 1),
-                            "replica": replica.name,
+                            "replica": replica.shard,
                             "pid": pid,
                             "age": round(time.monotonic() - replica.started_at, 1),
                             "rss_mb": round(rss, 1),
                             "threads": nthreads,
                         }
                     )
-                    parts.append(f"{replica.name} {rss:.0f} MB {nthreads} thr")
+                    parts.append(f"{replica.shard} {rss:.0f} MB {nthreads} thr")
                 print(
                     f"[{clock_text(now)}] "
                     + " | ".join(parts)
@@ -858,10 +809,10 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             def inject(fault: Fault) -> None:
                 began = time.monotonic()
                 if fault.kind == "kill":
-                    victim = next(r for r in replicas if r.name == fault.target)
+                    victim = next(r for r in replicas if r.shard == fault.target)
                     victim.kill9(args.restart_after)
                     fault.what = (
-                        f"kill -9 {victim.name}, started again {args.restart_after:.0f}s later"
+                        f"kill -9 {victim.shard}, started again {args.restart_after:.0f}s later"
                     )
                     fault.ended = time.monotonic() - t0 + args.restart_after + 2 * lease
                 elif fault.kind == "apiserver":

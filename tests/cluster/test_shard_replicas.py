@@ -15,10 +15,6 @@ entered twice."""
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -44,6 +40,7 @@ from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS
 from tests.support.scenarios import pool, step_of, wait_all_in
+from tests.support.shards import ShardProcess, shard_argv
 from tests.support.tcp_proxy import TcpProxy
 
 NS = HOSTS_NS
@@ -53,8 +50,8 @@ FLEET = 12
 SCALED_FLEET = 30  # at the demo's timings: a host takes about 10 s to provision
 
 
-class Shard:
-    """`state-controller run --shard NAME` in its own process."""
+class Shard(ShardProcess):
+    """`state-controller run --shard NAME` in its own process, started at once."""
 
     def __init__(
         self,
@@ -67,30 +64,24 @@ class Shard:
         hardware: Path | None = None,  # one backend shared with the replicas given it too
         nodes: bool = False,  # follow Nodes (node-only HostStates in SA_NS)
     ) -> None:
-        self.name = name
-        self.log = workdir / f"shard-{name}.log"
-        shared = ["--simulated-hardware", str(hardware)] if hardware else []
-        shared += ["--node-state-namespace", SA_NS] if nodes else ["--no-nodes"]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "state_controller.cli", "run",
-             "--kubeconfig", str(kubeconfig or plane.kubeconfig), "--namespace", NS,
-             "--simulated-timings", timings, *shared,
-             "--shard", name, "--leader-election-namespace", SA_NS,
-             "--lease-duration", str(LEASE), "--renew-deadline", "3", "--retry-period", "1",
-             "--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
-            stdout=subprocess.DEVNULL, stderr=self.log.open("w"), stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
+        argv = shard_argv(
+            name,
+            kubeconfig=kubeconfig or plane.kubeconfig,
+            namespace=NS,
+            lease_namespace=SA_NS,
+            lease_duration=LEASE,
+            timings=timings,
+            hardware=hardware,
+            nodes=nodes,
+            node_state_namespace=SA_NS,
+        )
+        super().__init__(name, argv, workdir / f"shard-{name}.log")
+        self.launch()
 
-    def stop(self) -> int:
+    def stopped(self) -> int | None:
         """SIGTERM, as Kubernetes stops a pod: the exit code."""
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        return self.proc.wait(timeout=30)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        self.stop()
+        return self.last_exit
 
 
 def holder(admin: KubeCluster, lease: str) -> str:
@@ -127,19 +118,33 @@ def forget_shards(admin: KubeCluster) -> None:
         admin.delete(CONTROLLERS, None, SA_NS)
 
 
+def leases_held(admin: KubeCluster, shards: dict[str, Shard]) -> None:
+    for name in shards:
+        wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                 timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+
+
+def placed(admin: KubeCluster, names: list[str], count: int) -> bool:
+    """All ``count`` hosts labelled with the owner the ring of ``names`` gives them."""
+    ring, now = Ring.of(names), owners(admin)
+    return len(now) == count and all(v == ring.owner(k) for k, v in now.items())
+
+
+def stop_all(admin: KubeCluster, shards: dict[str, Shard]) -> None:
+    for shard in shards.values():
+        shard.kill()
+    forget_shards(admin)
+
+
 def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
     control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
 ) -> None:
     shards = {name: Shard(control_plane, tmp_path, name) for name in ("a", "b")}
     try:
-        for name in shards:
-            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
-                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        leases_held(admin, shards)
         sharder = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
         create_fleet(admin, NS, FLEET)
-        two = Ring.of(shards)
-        wait_for(lambda: owners(admin) == {k: two.owner(k) for k in owners(admin)} and
-                 len(owners(admin)) == FLEET, timeout=60, what="hosts shared out")  # fmt: skip
+        wait_for(lambda: placed(admin, list(shards), FLEET), timeout=60, what="hosts shared out")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         assert set(owners(admin).values()) == {"a", "b"}
         counts = {name: list(owners(admin).values()).count(name) for name in shards}
@@ -147,15 +152,15 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
                  what=f"the controller's status showing the shares {counts}")  # fmt: skip
 
         killed = shards[sharder.split("_", 1)[0]]  # the one running the sharder too
-        left = next(name for name in shards if name != killed.name)
+        left = next(name for name in shards if name != killed.shard)
         killed.kill()
         began = time.monotonic()
         wait_for(lambda: set(owners(admin).values()) == {left}, timeout=60,
-                 what=f"{killed.name}'s hosts given to {left}")  # fmt: skip
+                 what=f"{killed.shard}'s hosts given to {left}")  # fmt: skip
         moved = time.monotonic() - began
-        print(f"shard {killed.name} killed; its hosts given to {left} in {moved:.1f}s")
+        print(f"shard {killed.shard} killed; its hosts given to {left} in {moved:.1f}s")
         assert holder(admin, SHARDER_LEASE).startswith(f"{left}_")
-        text = shards[left].log.read_text()
+        text = shards[left].log_text()
         assert "elected to run the sharder" in text, text[-2000:]
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
@@ -163,15 +168,14 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
 
         # a third joins: its share drained from the one left, across processes
         shards["c"] = Shard(control_plane, tmp_path, "c")
-        joined = Ring.of([left, "c"])
-        wait_for(lambda: owners(admin) == {k: joined.owner(k) for k in owners(admin)},
+        wait_for(lambda: placed(admin, [left, "c"], FLEET),
                  timeout=60, what=f"c's share drained from {left} and given to c")  # fmt: skip
         assert "c" in owners(admin).values()
         wait_for(lambda: set(shares(admin)) == {left, "c"} and sum(shares(admin).values()) == FLEET,
                  timeout=30, what="the status showing c beside the one left")  # fmt: skip
         # and leaves cleanly: its Lease given up, its hosts back at once, not at expiry
-        assert shards["c"].stop() == 0, shards["c"].log.read_text()[-2000:]
-        assert "released the Lease hoststate-shard-c" in shards["c"].log.read_text()
+        assert shards["c"].stopped() == 0, shards["c"].log_text()[-2000:]
+        assert "released the Lease hoststate-shard-c" in shards["c"].log_text()
         began = time.monotonic()
         wait_for(lambda: set(owners(admin).values()) == {left}, timeout=60,
                  what=f"c's hosts back with {left}")  # fmt: skip
@@ -180,9 +184,7 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
         wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
                  what="c gone from the status once its Lease is given up")  # fmt: skip
     finally:
-        for shard in shards.values():
-            shard.kill()
-        forget_shards(admin)
+        stop_all(admin, shards)
 
 
 def kubeconfig_through(plane: ControlPlane, proxy: TcpProxy, workdir: Path) -> Path:
@@ -206,13 +208,9 @@ def test_a_replica_cut_off_from_the_api_server_stops_before_its_hosts_move(
     shards["b"] = Shard(control_plane, tmp_path, "b",
                         kubeconfig=kubeconfig_through(control_plane, proxy, tmp_path))  # fmt: skip
     try:
-        for name in shards:
-            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
-                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        leases_held(admin, shards)
         create_fleet(admin, NS, FLEET)
-        two = Ring.of(shards)
-        wait_for(lambda: owners(admin) == {k: two.owner(k) for k in owners(admin)} and
-                 len(owners(admin)) == FLEET, timeout=60, what="hosts shared out")  # fmt: skip
+        wait_for(lambda: placed(admin, list(shards), FLEET), timeout=60, what="hosts shared out")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         theirs = {key for key, shard in owners(admin).items() if shard == "b"}
         assert theirs
@@ -221,7 +219,7 @@ def test_a_replica_cut_off_from_the_api_server_stops_before_its_hosts_move(
         cut = time.monotonic()
         exited = moved = None
         while (exited is None or moved is None) and time.monotonic() - cut < 60:
-            if exited is None and shards["b"].proc.poll() is not None:
+            if exited is None and shards["b"].exited() is not None:
                 exited = time.monotonic() - cut
             if moved is None and any(owners(admin)[key] != "b" for key in theirs):
                 moved = time.monotonic() - cut
@@ -229,8 +227,8 @@ def test_a_replica_cut_off_from_the_api_server_stops_before_its_hosts_move(
         print(f"b cut off: exited after {exited}s, its first host moved after {moved}s")
         assert exited is not None and moved is not None, (exited, moved)
         assert exited < moved, (exited, moved)
-        assert shards["b"].proc.returncode == 1
-        text = shards["b"].log.read_text()
+        assert shards["b"].exited() == 1
+        text = shards["b"].log_text()
         assert "lost the shard Lease" in text or "lost the sharder Lease" in text, text[-2000:]
         wait_for(lambda: set(owners(admin).values()) == {"a"}, timeout=60,
                  what="b's hosts all with a")  # fmt: skip
@@ -259,40 +257,32 @@ def test_scaling_from_three_to_five_to_two_while_hosts_provision(
 
     shards = {name: start(name) for name in ("a", "b", "c")}
     try:
-        for name in shards:
-            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
-                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        leases_held(admin, shards)
         create_fleet(admin, NS, SCALED_FLEET)
 
-        def placed(names: list[str]) -> bool:
-            ring, now = Ring.of(names), owners(admin)
-            return len(now) == SCALED_FLEET and all(v == ring.owner(k) for k, v in now.items())
+        def placed_on(names: list[str]) -> bool:
+            return placed(admin, names, SCALED_FLEET)
 
-        wait_for(lambda: placed(["a", "b", "c"]), timeout=60, what="shared out on three")
+        wait_for(lambda: placed_on(["a", "b", "c"]), timeout=60, what="shared out on three")
         wait_for(lambda: busy(admin) > 0, timeout=60, what="hosts mid-flight")
 
         for name in ("d", "e"):
             shards[name] = start(name)
         began = time.monotonic()
-        wait_for(lambda: placed(list(shards)), timeout=90, what="shared out on five")
+        wait_for(lambda: placed_on(list(shards)), timeout=90, what="shared out on five")
         grown = time.monotonic() - began
         mid_flight = busy(admin)
 
         for name in ("c", "d", "e"):
-            assert shards[name].stop() == 0, shards[name].log.read_text()[-2000:]
+            assert shards[name].stopped() == 0, shards[name].log_text()[-2000:]
         began = time.monotonic()
-        wait_for(lambda: placed(["a", "b"]), timeout=60, what="shared out on two")
+        wait_for(lambda: placed_on(["a", "b"]), timeout=60, what="shared out on two")
         shrunk = time.monotonic() - began
         print(f"3 -> 5: shares in place after {grown:.1f}s ({mid_flight} hosts mid-flight); "
               f"5 -> 2: after {shrunk:.1f}s")  # fmt: skip
-        wait_all_in(admin, NS, "provisioned", timeout=120, reported=False)
-        for key in owners(admin):
-            told_once_in_order(admin, key.split("/", 1)[1])
-        deployed_once(hardware, SCALED_FLEET)
+        every_host_told_and_deployed_once(admin, hardware, SCALED_FLEET, timeout=120)
     finally:
-        for shard in shards.values():
-            shard.kill()
-        forget_shards(admin)
+        stop_all(admin, shards)
 
 
 def test_a_host_moved_mid_deployment_finishes_it_on_the_shared_backend(
@@ -305,14 +295,9 @@ def test_a_host_moved_mid_deployment_finishes_it_on_the_shared_backend(
     shards = {n: Shard(control_plane, tmp_path, n, timings="demo", hardware=hardware)
               for n in ("a", "b")}  # fmt: skip
     try:
-        for name in shards:
-            wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
-                     timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
+        leases_held(admin, shards)
         create_fleet(admin, NS, FLEET)
-        two = Ring.of(shards)
-        wait_for(lambda: len(owners(admin)) == FLEET and
-                 all(v == two.owner(k) for k, v in owners(admin).items()),
-                 timeout=60, what="hosts shared out")  # fmt: skip
+        wait_for(lambda: placed(admin, list(shards), FLEET), timeout=60, what="hosts shared out")
 
         def deploying_on_b() -> str:
             states = host_states(admin)
@@ -320,16 +305,11 @@ def test_a_host_moved_mid_deployment_finishes_it_on_the_shared_backend(
                          if v == "b" and states.get(k) == "provisioning"), "")  # fmt: skip
 
         moved = wait_for(deploying_on_b, timeout=60, what="a host of b's being deployed")
-        assert shards["b"].stop() == 0, shards["b"].log.read_text()[-2000:]
+        assert shards["b"].stopped() == 0, shards["b"].log_text()[-2000:]
         wait_for(lambda: owners(admin)[moved] == "a", timeout=30, what=f"{moved} given to a")
-        wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
-        for key in owners(admin):
-            told_once_in_order(admin, key.split("/", 1)[1])
-        deployed_once(hardware, FLEET)
+        every_host_told_and_deployed_once(admin, hardware, FLEET, timeout=60)
     finally:
-        for shard in shards.values():
-            shard.kill()
-        forget_shards(admin)
+        stop_all(admin, shards)
 
 
 def host_states(admin: KubeCluster) -> dict[str, str]:
@@ -353,6 +333,17 @@ def deployed_once(path: Path, count: int) -> None:
     once = {"register": 1, "inspect": 1, "prepare": 1, "provision": 1}
     for machine in machines:
         assert machine.started == once, (machine.address, machine.started)
+
+
+def every_host_told_and_deployed_once(
+    admin: KubeCluster, hardware: Path, count: int, *, timeout: float
+) -> None:
+    """Every host provisioned, each state told once and in order, each machine deployed
+    once on the shared backend."""
+    wait_all_in(admin, NS, "provisioned", timeout=timeout, reported=False)
+    for key in owners(admin):
+        told_once_in_order(admin, key.split("/", 1)[1])
+    deployed_once(hardware, count)
 
 
 def busy(admin: KubeCluster) -> int:
@@ -390,7 +381,7 @@ def test_the_lead_keeps_a_node_with_no_host_and_a_new_lead_carries_on_with_it(
         wait_for(lambda: (pool(admin, "edge") or {}).get("updatedMachineCount") == 1,
                  timeout=30, what="its NodePool")  # fmt: skip
         killed = shards[lead.split("_", 1)[0]]
-        left = next(name for name in shards if name != killed.name)
+        left = next(name for name in shards if name != killed.shard)
         killed.kill()
         wait_for(lambda: holder(admin, SHARDER_LEASE).startswith(f"{left}_"), timeout=60,
                  what=f"{left} running the sharder")  # fmt: skip
@@ -401,7 +392,7 @@ def test_the_lead_keeps_a_node_with_no_host_and_a_new_lead_carries_on_with_it(
                  timeout=30, what="the NodePool counted by the new lead")  # fmt: skip
         history = admin.get(HOSTSTATES, SA_NS, edge.name)["status"]["history"]
         assert [h["to"] for h in history] == ["preparing update"], history
-        assert "keeping the Nodes with no Host" in shards[left].log.read_text()
+        assert "keeping the Nodes with no Host" in shards[left].log_text()
     finally:
         for shard in shards.values():
             shard.kill()

@@ -256,6 +256,7 @@ class ServerProcess:
         self.stop_timeout = stop_timeout
         self.error = error
         self.popen: subprocess.Popen[bytes] | None = None
+        self.last_exit: int | None = None  # the exit status of the one stopped last
 
     @property
     def running(self) -> bool:
@@ -368,7 +369,7 @@ class ServerProcess:
         while time.monotonic() < deadline and _group_running(pgid):
             time.sleep(0.05)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=self.stop_timeout)  # the leader, reaped last
+            self.last_exit = proc.wait(timeout=self.stop_timeout)  # the leader, reaped last
         if proc.poll() is None or _group_running(pgid):
             raise self.error(f"{self.name} (pid {pgid}) did not exit after SIGKILL")
 

@@ -46,16 +46,15 @@ extra: ``.venv/bin/pip install -e '.[bench]'``; the tests need none of it).
         [--out soak.json] [--svg soak-rss.svg]
 
 Every process it starts (the control plane, the replicas) is stopped when it ends, also
-on Ctrl-C, SIGTERM or an error. Some 1,000 lines (as ruff formats them): the world it
-plays (fleet, kubelets, update agent, faults) and the checks it makes of it are one run,
-read together, and one file is what a person runs.
+on Ctrl-C, SIGTERM or an error. The world it plays is in ``soak_world.py``, the checks
+it makes of it in ``soak_checks.py``; this file runs them, with the replicas and the
+faults, and reports.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import json
 import random
 import shutil
@@ -64,84 +63,32 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from state_controller.api.timefmt import parse_rfc3339
-from state_controller.api.updates import UPDATE_COMPLETE, UPDATE_STARTED, UpdateStep
-from state_controller.cluster.interface import (
-    HOSTS,
-    HOSTSTATES,
-    SECRETS,
-    AlreadyExists,
-    NotFound,
-    Resource,
+from soak_checks import (
+    FAULT_LABELS,
+    STUCK_NAMES,
+    Fault,
+    Recorder,
+    check_histories,
+    clock_text,
+    explain,
+    longest_series,
+    schedule,
+    slope,
+    unreconciled,
 )
+from soak_world import NS, SERVICE_ACCOUNTS, STATE_NS, World
+
 from state_controller.cluster.kube import KubeCluster
 from state_controller.commands.flags import duration
 from state_controller.provisioning.hardware_file import HardwareFile
-from state_controller.simulation.fleet import host_manifest, secret_manifest
-from state_controller.simulation.nodes import SimulatedNode
-from state_controller.simulation.rollout import ROLE, config_name, pool_for
-from state_controller.updates.signals import (
-    OWN_CURRENT_CONFIG,
-    OWN_DESIRED_CONFIG,
-    OWN_UPDATE_STATE,
-)
 from tests.support.kube import started_control_plane
 from tests.support.shards import ShardProcess, proc_sample, shard_argv
-
-NS = "fleet"
-STATE_NS = "hoststate-system"
-PROVISIONING_PATH = (
-    "registering",
-    "inspecting",
-    "preparing",
-    "available",
-    "provisioning",
-    "provisioned",
-)
-# the steps of the update chapter the agent here walks a node through, each seen by the
-# controller (the agent cordons as it drains: no step of its own for the cordon)
-UPDATE_WALK = tuple(
-    s.value
-    for s in (
-        UpdateStep.PENDING,
-        UpdateStep.PREPARING,
-        UpdateStep.DRAINING,
-        UpdateStep.APPLYING,
-        UpdateStep.REBOOTING,
-        UpdateStep.RESUMING,
-    )
-)
-STUCK_NAMES = (
-    "registering",
-    "inspecting",
-    "preparing",
-    "provisioning",
-    "deprovisioning",
-    "powering off before delete",
-    "deleting",
-    "preparing update",
-    "cordoning",
-    "draining",
-    "applying update",
-    "rebooting",
-    "resuming",
-)
-FAULT_KINDS = ("kill", "apiserver", "outage")
-FAULT_LABELS = {"kill": "kill -9", "apiserver": "API server restart", "outage": "backend outage"}
-SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
-
-
-def clock_text(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s"
-
 
 # -- replicas ------------------------------------------------------------------------------
 
@@ -181,421 +128,6 @@ class Replica(ShardProcess):
         self.killed, self.down_until = True, time.monotonic() + restart_after
         if self.running:
             self.kill()
-
-
-# -- the world: fleet churn, kubelets, the update agent ----------------------------------
-
-
-@dataclass
-class Node:
-    """A provisioned host's Node and what the agent does to it."""
-
-    node: SimulatedNode
-    pool: str
-    generation: int
-    phase: str = "done"  # done, targeted, working, draining, applying, rebooting, resuming
-    due: float = 0.0
-    quiet_since: float = 0.0  # the last time the agent acted on it
-    pods: list[str] = field(default_factory=list)
-    heartbeat_at: float = 0.0
-
-
-class World:
-    """Everything a person, kubelets and an update agent do to the cluster, one tick at a
-    time from one thread; a call that fails (the API server restarting) is made again at
-    a later tick."""
-
-    STEPS = {
-        "targeted": 0.5,
-        "working": 0.5,
-        "draining": 0.5,
-        "applying": 1.0,
-        "rebooting": 1.5,
-        "resuming": 0.5,
-    }
-
-    def __init__(self, kube: KubeCluster, args: argparse.Namespace, rng: random.Random) -> None:
-        self.kube, self.args, self.rng = kube, args, rng
-        self.next_index = 0
-        self.hosts: dict[str, int] = {}  # live host name -> index, oldest first
-        self.deleting: dict[str, float] = {}  # host deleted, its Secret still there
-        self.nodes: dict[str, Node] = {}
-        self.generation = {"worker": 1, "infra": 1}
-        self.waves = 0
-        self.wave_at = time.monotonic() + args.wave_every
-        self.churn_at = time.monotonic() + args.churn_every
-        self.updates_started: Counter[str] = Counter()  # per host
-        self.updates_done: Counter[str] = Counter()
-        self.deleted_hosts = 0
-        self.errors = 0
-        self.churning = True
-
-    def fill(self) -> None:
-        """New hosts, each with a new machine, up to the fleet's size (one that failed
-        half-way is made again with the same index)."""
-        while len(self.hosts) < self.args.hosts:
-            index = self.next_index
-            host = host_manifest(NS, index)
-            name = host["metadata"]["name"]
-            secret = secret_manifest(NS, f"{name}-bmc", "admin", f"pw-{index}")
-            for resource, obj in ((SECRETS, secret), (HOSTS, host)):
-                with contextlib.suppress(AlreadyExists):
-                    self.kube.create(resource, obj)
-            self.hosts[name] = index
-            self.next_index += 1
-
-    def tick(self, now: float) -> None:
-        try:
-            self.fill()
-            states = self.host_states()
-            self.register_nodes(states, now)
-            self.heartbeat(now)
-            if self.churning and now >= self.wave_at and self.all_done():
-                self.start_wave(now)
-            self.walk(now)
-            if self.churning and now >= self.churn_at:
-                self.churn(states, now)
-            self.forget_secrets(states)
-        except Exception as err:  # the API server restarting: again at the next tick
-            self.errors += 1
-            if self.errors % 50 == 1:
-                print(f"  (world: {type(err).__name__}: {str(err)[:100]})", flush=True)
-            time.sleep(1.0)
-
-    def host_states(self) -> dict[str, str]:
-        return {
-            h["metadata"]["name"]: ((h.get("status") or {}).get("provisioning") or {}).get(
-                "state", ""
-            )
-            for h in self.kube.list(HOSTS, NS)[0]
-        }
-
-    def register_nodes(self, states: dict[str, str], now: float) -> None:
-        for name, index in list(self.hosts.items()):
-            if name in self.nodes or states.get(name) != "provisioned":
-                continue
-            pool = pool_for(index)
-            sim = SimulatedNode(
-                self.kube,
-                name,
-                labels={ROLE + pool: ""},
-                provider_id=f"metal3://{NS}/{name}/{name}",
-            )
-            with contextlib.suppress(AlreadyExists):
-                sim.register()
-            gen = self.generation[pool]
-            config = config_name(pool, gen)
-            sim.annotate(
-                {OWN_DESIRED_CONFIG: config, OWN_CURRENT_CONFIG: config, OWN_UPDATE_STATE: "Done"}
-            )
-            node = Node(sim, pool, gen, quiet_since=now, heartbeat_at=now + 10 * self.rng.random())
-            self.run_pods(node)
-            self.nodes[name] = node
-
-    def run_pods(self, node: Node) -> None:
-        node.pods = [f"{node.node.name}-web-{i}" for i in range(2)]
-        for pod in node.pods:
-            with contextlib.suppress(AlreadyExists):
-                node.node.run_pod(NS, pod, {"app": "web"})
-
-    def heartbeat(self, now: float) -> None:
-        for node in self.nodes.values():
-            if node.node.ready and now >= node.heartbeat_at:
-                node.node.heartbeat()
-                node.heartbeat_at = now + 10.0
-
-    def all_done(self) -> bool:
-        return all(n.phase == "done" for n in self.nodes.values())
-
-    def start_wave(self, now: float) -> None:
-        self.waves += 1
-        for pool in self.generation:
-            self.generation[pool] += 1
-        self.wave_at = now + self.args.wave_every
-        print(
-            f"  wave {self.waves}: {len(self.nodes)} nodes to their next configuration", flush=True
-        )
-
-    def walk(self, now: float) -> None:
-        """Each pool's nodes to its generation, ``--max-unavailable`` at a time."""
-        for pool, gen in self.generation.items():
-            members = sorted(
-                (n for n in self.nodes.values() if n.pool == pool), key=lambda n: n.node.name
-            )
-            busy = sum(1 for n in members if n.phase != "done")
-            for node in members:
-                if node.phase == "done" and node.generation < gen:
-                    if busy < self.args.max_unavailable:
-                        node.node.annotate({OWN_DESIRED_CONFIG: config_name(pool, gen)})
-                        self.updates_started[node.node.name] += 1
-                        self.step(node, "targeted", now)
-                        busy += 1
-                elif node.phase != "done" and now >= node.due:
-                    self.act(node, pool, gen, now)
-
-    def step(self, node: Node, phase: str, now: float) -> None:
-        node.phase, node.quiet_since = phase, now
-        node.due = now + self.STEPS.get(phase, 0.0)
-
-    def act(self, node: Node, pool: str, gen: int, now: float) -> None:
-        sim = node.node
-        match node.phase:
-            case "targeted":
-                sim.annotate({OWN_UPDATE_STATE: "Working"})
-                self.step(node, "working", now)
-            case "working":
-                sim.cordon()
-                self.step(node, "draining", now)
-            case "draining":
-                if node.pods:
-                    sim.evict(NS, node.pods[0])
-                    node.pods.pop(0)
-                    node.due = now + self.STEPS["draining"]
-                else:
-                    self.step(node, "applying", now)
-            case "applying":
-                sim.go_down()
-                self.step(node, "rebooting", now)
-            case "rebooting":
-                sim.come_back()
-                self.step(node, "resuming", now)
-            case "resuming":
-                sim.cordon(False)
-                config = config_name(pool, gen)
-                sim.annotate({OWN_CURRENT_CONFIG: config, OWN_UPDATE_STATE: "Done"})
-                self.run_pods(node)
-                node.generation = gen
-                self.updates_done[sim.name] += 1
-                self.step(node, "done", now)
-
-    def churn(self, states: dict[str, str], now: float) -> None:
-        """The oldest provisioned host whose Node rests (15 s since the agent's last act)."""
-        for name in list(self.hosts):
-            node = self.nodes.get(name)
-            if states.get(name) != "provisioned" or node is None:
-                continue
-            if node.phase != "done" or now - node.quiet_since < 15.0:
-                continue
-            for pod in node.pods:
-                node.node.evict(NS, pod)
-            node.node.delete()
-            with contextlib.suppress(NotFound):
-                self.kube.delete(HOSTS, NS, name)
-            del self.nodes[name], self.hosts[name]
-            self.deleting[name] = now
-            self.deleted_hosts += 1
-            break
-        self.churn_at = now + self.args.churn_every
-
-    def forget_secrets(self, live: dict[str, str]) -> None:
-        """A deleted host's Secret once the host is gone (deprovisioning needs it)."""
-        for name in [n for n in self.deleting if n not in live]:
-            with contextlib.suppress(NotFound):
-                self.kube.delete(SECRETS, NS, f"{name}-bmc")
-            del self.deleting[name]
-
-
-# -- what the HostStates show ---------------------------------------------------------------
-
-
-@dataclass
-class Stuck:
-    host: str
-    at: float  # seconds into the run it was first seen stuck
-    entered: float  # seconds into the run it entered the state or step timed
-    what: str
-    message: str
-    cause: str = ""
-
-
-class Recorder:
-    """Every HostState read every few seconds: its history gathered by sequence number
-    (a record read twice must read the same), its stuck reports."""
-
-    def __init__(self, kube: KubeCluster, started_wall: float) -> None:
-        self.kube, self.started_wall = kube, started_wall
-        self.records: dict[str, dict[int, dict[str, Any]]] = {}
-        self.rewritten: list[tuple[str, int]] = []
-        self.stuck: list[Stuck] = []
-        self._stuck_now: set[str] = set()
-        self.reads = 0
-
-    def read(self) -> None:
-        items, _ = self.kube.list(HOSTSTATES, NS)
-        self.reads += 1
-        for item in items:
-            name = item["metadata"]["name"]
-            status = item.get("status") or {}
-            seen = self.records.setdefault(name, {})
-            for record in status.get("history") or ():
-                before = seen.setdefault(record["seq"], record)
-                if before != record and (name, record["seq"]) not in self.rewritten:
-                    self.rewritten.append((name, record["seq"]))
-            self.look_for_stuck(name, status)
-
-    def look_for_stuck(self, name: str, status: dict[str, Any]) -> None:
-        if not status.get("stuck"):
-            self._stuck_now.discard(name)
-            return
-        if name in self._stuck_now:
-            return
-        self._stuck_now.add(name)
-        condition: dict[str, Any] = next(
-            (c for c in status.get("conditions") or () if c["type"] == "Stuck"), {}
-        )
-        update = status.get("update") or {}
-        prov = status.get("provisioning") or {}
-        step = update.get("step", "")
-        if step and step != UpdateStep.UPDATED.value:
-            what, entered = f"update step {step}", update.get("enteredAt")
-        else:
-            what, entered = f"state {prov.get('state', '')}", prov.get("enteredAt")
-        at = time.time() - self.started_wall
-        entered_at = parse_rfc3339(entered)
-        since = entered_at - self.started_wall if entered_at is not None else at
-        self.stuck.append(Stuck(name, at, since, what, condition.get("message", "")))
-
-
-def check_histories(
-    recorder: Recorder, started: Counter[str], done: Counter[str]
-) -> dict[str, Any]:
-    """Each host's gathered history against what it went through (see the docstring)."""
-    lost: list[str] = []
-    doubled: list[str] = []
-    transitions = 0
-    for name, records in sorted(recorder.records.items()):
-        seqs = sorted(records)
-        transitions += len(seqs)
-        missing = sorted(set(range(1, seqs[-1] + 1)) - set(seqs)) if seqs else []
-        if missing:
-            lost.append(f"{name}: sequence numbers {missing} never read")
-        history = [records[s] for s in seqs]
-        for before, after in itertools.pairwise(history):
-            if after.get("from", "") != before["to"]:
-                lost.append(f"{name}: {before['to']} then {after.get('from')}, at {after['seq']}")
-        entered = Counter(r["to"] for r in history if r.get("chapter") != "update")
-        for state in PROVISIONING_PATH:
-            if entered[state] == 0:
-                lost.append(f"{name}: never entered {state}")
-            elif entered[state] > 1:
-                doubled.append(f"{name}: entered {state} {entered[state]} times")
-        for state in ("deprovisioning", "powering off before delete", "deleting"):
-            if entered[state] > 1:
-                doubled.append(f"{name}: entered {state} {entered[state]} times")
-        reasons = Counter(r.get("reason", "") for r in history)
-        steps = Counter(r["to"] for r in history if r.get("chapter") == "update")
-        wanted = [
-            (f"{r} records", reasons[r], n)
-            for r, n in ((UPDATE_STARTED, started[name]), (UPDATE_COMPLETE, done[name]))
-        ]
-        wanted += [(f"steps {step!r}", steps[step], started[name]) for step in UPDATE_WALK]
-        for what, count, want in wanted:
-            if count < want:
-                lost.append(f"{name}: {count} {what} in {started[name]} updates")
-            elif count > want:
-                doubled.append(f"{name}: {count} {what} in {started[name]} updates")
-    for name, seq in recorder.rewritten:
-        doubled.append(f"{name}: record {seq} read twice with different contents")
-    return {
-        "hosts": len(recorder.records),
-        "transitions": transitions,
-        "lost": lost,
-        "doubled": doubled,
-    }
-
-
-def unreconciled(kube: KubeCluster, world: World, replicas: list[str]) -> list[str]:
-    """Hosts whose HostState does not show them provisioned, at rest, at the last
-    configuration, with a live replica's label."""
-    states = {s["metadata"]["name"]: s for s in kube.list(HOSTSTATES, NS)[0]}
-    out = []
-    for host in kube.list(HOSTS, NS)[0]:
-        name = host["metadata"]["name"]
-        shard = (host["metadata"].get("labels") or {}).get("hoststate.io/shard", "")
-        status = (states.get(name) or {}).get("status") or {}
-        node = world.nodes.get(name)
-        update = status.get("update") or {}
-        why = ""
-        if name in world.deleting:
-            continue
-        if shard not in replicas:
-            why = f"shard label {shard!r}"
-        elif (status.get("provisioning") or {}).get("state") != "provisioned":
-            why = f"HostState shows {(status.get('provisioning') or {}).get('state')!r}"
-        elif node is None:
-            why = "no Node yet"
-        elif update.get("step") != UpdateStep.UPDATED.value:
-            why = f"update step {update.get('step')!r}"
-        elif update.get("currentConfig") != config_name(node.pool, node.generation):
-            why = f"at {update.get('currentConfig')!r}"
-        if why:
-            out.append(f"{name}: {why}")
-    return out
-
-
-# -- faults --------------------------------------------------------------------------------
-
-
-@dataclass
-class Fault:
-    kind: str
-    at: float  # seconds into the run
-    target: str = ""  # the replica killed
-    ended: float = 0.0  # seconds into the run its effect is over
-    what: str = ""
-
-
-def schedule(args: argparse.Namespace, rng: random.Random, names: list[str]) -> list[Fault]:
-    """``--faults`` moments in the middle 80% of the run, kinds in a seeded order, no two
-    closer than the run divided by twice their number."""
-    n = args.faults if args.faults is not None else max(3, round(args.duration / 1200))
-    kinds = list(FAULT_KINDS)
-    rng.shuffle(kinds)
-    span = args.duration * 0.75
-    gap = args.duration / (2 * n) if n else 0.0
-    for _ in range(1000):
-        moments = sorted(args.duration * 0.1 + rng.random() * span for _ in range(n))
-        if all(b - a >= gap for a, b in itertools.pairwise(moments)):
-            break
-    faults = [Fault(kinds[i % len(kinds)], at) for i, at in enumerate(moments)]
-    for fault in faults:
-        if fault.kind == "kill":
-            fault.target = rng.choice(names)
-    return faults
-
-
-def explain(stuck: Stuck, faults: list[Fault], grace: float) -> str:
-    """The fault active between the host's entering its state and its stuck report."""
-    for fault in faults:
-        if fault.ended and fault.at <= stuck.at and stuck.entered <= fault.ended + grace:
-            return f"{fault.kind} at {clock_text(fault.at)}"
-    return ""
-
-
-# -- the run -------------------------------------------------------------------------------
-
-
-def slope(points: list[tuple[float, float]]) -> float:
-    """Least squares slope of (seconds, value), per hour."""
-    n = len(points)
-    if n < 2:
-        return 0.0
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return 0.0 if sxx == 0 else sum((x - mx) * (y - my) for x, y in points) / sxx * 3600
-
-
-def longest_series(
-    samples: list[dict[str, Any]], replica: str, warmup: float
-) -> list[dict[str, Any]]:
-    """The samples of the replica's process sampled most, but for its first ``warmup``
-    seconds (the interpreter loading, the caches filling)."""
-    by_pid: dict[int, list[dict[str, Any]]] = {}
-    for sample in samples:
-        if sample["replica"] == replica and sample["age"] >= warmup:
-            by_pid.setdefault(sample["pid"], []).append(sample)
-    return max(by_pid.values(), key=len, default=[])
 
 
 def plot(

@@ -3,13 +3,15 @@ against a real control plane (etcd + kube-apiserver on this machine, a fresh one
 each replica count).
 
     .venv/bin/python benchmarks/shard_scale.py [--hosts 1000] [--replicas 1,3,5]
-        [--timings zero|demo] [--lease-duration 15] [--workers 4] [--failover]
+        [--timings zero|demo] [--lease-duration 15] [--workers 4] [--creators 1]
+        [--failover]
 
 For each replica count R: R replicas ``r0`` … ``r{R-1}`` (``--no-nodes``, one
 ``--simulated-hardware`` file shared between them, as replicas share one Ironic, each
-with its Prometheus metrics on a free loopback port) wait for their Leases; then a child
-process creates the fleet (Hosts and their Secrets, its own client, so the counts are
-the controller's own) and the run measures, until every Host's
+with its Prometheus metrics on a free loopback port) wait for their Leases; then child
+processes create the fleet (Hosts and their Secrets, ``--creators`` of them, each a
+share with its own client, so the counts are the controller's own; one client writes
+some 45 hosts a second here) and the run measures, until every Host's
 ``.status.provisioning.state`` is ``provisioned`` (followed by a watch of the Hosts):
 
 * the time from the start of creation to every host provisioned, beside the time the
@@ -24,7 +26,10 @@ the controller's own) and the run measures, until every Host's
   and resource, the creator's two POSTs per host taken off), of which the sharder's label
   patches (two per assignment: the HostState's label, then the Host's; counted from the
   sharder's log lines "sharding …: assign"), beside the writes in the replicas' own
-  count; and the writes per second at rest afterwards (Lease renewals).
+  count; and the writes per second at rest afterwards (Lease renewals);
+* what sets the limit: kube-apiserver's, etcd's and kube-controller-manager's peak RSS
+  and CPU seconds from creation to settled, etcd's database size, and the share of the
+  machine's CPU that was busy meanwhile (``/proc/stat``; near 100 %, CPU is the limit).
 
 The replicas' own count misses what the sharder and the Lease elections send: the
 sharder writes through the bare client, not the instrumented one, and the elections
@@ -63,6 +68,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import re
 import shutil
 import signal
@@ -81,18 +87,25 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, NotFound  # noqa: E402
+from state_controller.cluster.interface import (  # noqa: E402
+    CONTROLLERS,
+    HOSTS,
+    LEASES,
+    SECRETS,
+    NotFound,
+)
 from state_controller.cluster.kube import KubeCluster  # noqa: E402
 from state_controller.provisioning.simulated import TIMINGS  # noqa: E402
 from state_controller.runtime.informer import Informer  # noqa: E402
 from state_controller.runtime.sharder import SHARDER_LEASE  # noqa: E402
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL  # noqa: E402
 from state_controller.sharding.ring import Ring  # noqa: E402
-from state_controller.simulation.fleet import create_fleet  # noqa: E402
+from state_controller.simulation.fleet import host_manifest, secret_manifest  # noqa: E402
 from tests.support.control_plane import ControlPlane  # noqa: E402
 from tests.support.kube import started_control_plane  # noqa: E402
 from tests.support.processes import free_port  # noqa: E402
 from tests.support.shards import (  # noqa: E402
+    ProcSample,
     ShardProcess,
     election_periods,
     proc_sample,
@@ -332,6 +345,59 @@ def server_writes(plane: ControlPlane) -> Counts:
     return out
 
 
+def machine_cpu() -> tuple[float, float]:
+    """The machine's busy and total CPU seconds so far, over every core (``/proc/stat``:
+    idle and iowait are not busy)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(fields) - fields[3] - fields[4]) / tick, sum(fields) / tick
+
+
+def etcd_db_mb(plane: ControlPlane) -> float:
+    """The size of etcd's database file (``etcd_mvcc_db_total_size_in_bytes``)."""
+    with urllib.request.urlopen(f"{plane.etcd_url}/metrics", timeout=30) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith("etcd_mvcc_db_total_size_in_bytes "):
+                return float(line.split()[1]) / 2**20
+    return 0.0
+
+
+@dataclass
+class PlaneUse:
+    """What the control plane and the machine spent between two moments: each control
+    plane process's CPU seconds and peak RSS, etcd's database, the machine's busy share
+    of its cores. What sets the limit shows here: a busy share near 1 is CPU."""
+
+    cpu: dict[str, float]
+    peak_mb: dict[str, float]
+    etcd_mb: float
+    busy: float  # the machine's busy CPU seconds over all its CPU seconds
+
+    @staticmethod
+    def now(plane: ControlPlane) -> tuple[dict[str, ProcSample], tuple[float, float]]:
+        samples = {name: proc_sample(pid) for name, pid in plane.pids().items()}
+        return {k: v for k, v in samples.items() if v is not None}, machine_cpu()
+
+    @classmethod
+    def since(
+        cls, plane: ControlPlane, before: tuple[dict[str, ProcSample], tuple[float, float]]
+    ) -> PlaneUse:
+        (was, (busy0, total0)), (now, (busy1, total1)) = before, cls.now(plane)
+        return cls(
+            cpu={k: v.cpu_s - was[k].cpu_s for k, v in now.items() if k in was},
+            peak_mb={k: v.peak_rss_mb for k, v in now.items()},
+            etcd_mb=etcd_db_mb(plane),
+            busy=(busy1 - busy0) / max(total1 - total0, 1e-9),
+        )
+
+    def __str__(self) -> str:
+        procs = "; ".join(
+            f"{name} peak RSS {self.peak_mb[name]:.0f} MB, CPU {cpu:.0f}s"
+            for name, cpu in self.cpu.items()
+        )
+        return f"{procs}; etcd's database {self.etcd_mb:.0f} MB; the machine busy {self.busy:.0%}"
+
+
 def by_resource(counts: Counts, per: float = 1.0, digits: int = 2) -> str:
     shown = sorted(((v, k) for k, v in counts.items() if round(v / per, digits)), reverse=True)
     return ", ".join(f"{k} {v / per:.{digits}f}" for v, k in shown) or "none"
@@ -340,10 +406,15 @@ def by_resource(counts: Counts, per: float = 1.0, digits: int = 2) -> str:
 # -- one run -------------------------------------------------------------------------------
 
 
-def create(kubeconfig: str, n: int) -> None:
-    """The fleet's Hosts and Secrets, written from a process of their own."""
+def create(kubeconfig: str, n: int, part: int, parts: int) -> None:
+    """Every ``parts``-th of the fleet's Hosts and Secrets from ``part`` on, written from a
+    process of its own, as ``create_fleet`` writes them (the Secret, then the Host)."""
     fleet = KubeCluster.from_kubeconfig(kubeconfig)
-    create_fleet(fleet, NS, n)
+    for index in range(part, n, parts):
+        host = host_manifest(NS, index)
+        name = host["metadata"]["name"]
+        fleet.create(SECRETS, secret_manifest(NS, f"{name}-bmc", "admin", f"pw-{index}"))
+        fleet.create(HOSTS, host)
     fleet.close()
 
 
@@ -360,6 +431,7 @@ class Row:
     server_writes_per_host: float  # kube-apiserver's count, the creator's taken off
     at_rest: float  # writes per second at rest, kube-apiserver's count
     at_rest_seen: float  # requests per second at rest, the replicas' own count
+    plane: PlaneUse  # the control plane's and the machine's, creation to settled
 
 
 class Run:
@@ -370,7 +442,7 @@ class Run:
         self.n = args.hosts
         self.replicas: dict[str, Replica] = {}
         self.gone: list[Replica] = []  # killed ones, kept for their figures
-        self.creator: Any = None
+        self.creators: list[Any] = []
 
     def start(self, name: str) -> Replica:
         replica = Replica(name, self.workdir, self.kubeconfig, self.args)
@@ -399,9 +471,10 @@ class Run:
                     ok = True
                     return row
                 finally:
-                    if self.creator is not None and self.creator.is_alive():
-                        self.creator.kill()
-                        self.creator.join(5)
+                    for creator in self.creators:
+                        if creator.is_alive():
+                            creator.kill()
+                            creator.join(5)
                     for replica in self.replicas.values():
                         replica.kill()
                     self.fleet.informer.stop()
@@ -435,19 +508,26 @@ class Run:
             raise Failed("the watch of the Hosts did not sync")
         before = scrape_all(self.replicas)
         server_before = server_writes(self.plane)
+        plane_before = PlaneUse.now(self.plane)
         offsets = {name: r.log_offset() for name, r in self.replicas.items()}
 
         began = time.monotonic()
-        self.creator = mp.get_context("spawn").Process(
-            target=create, args=(str(self.kubeconfig), n)
-        )
-        self.creator.start()
+        parts = self.args.creators
+        self.creators = [
+            mp.get_context("spawn").Process(
+                target=create, args=(str(self.kubeconfig), n, part, parts)
+            )
+            for part in range(parts)
+        ]
+        for creator in self.creators:
+            creator.start()
         created: list[float] = []
 
         def all_provisioned() -> bool:
-            if not created and not self.creator.is_alive():
-                if self.creator.exitcode != 0:
-                    raise Failed(f"creating the fleet failed ({self.creator.exitcode})")
+            if not created and not any(c.is_alive() for c in self.creators):
+                if any(c.exitcode != 0 for c in self.creators):
+                    codes = [c.exitcode for c in self.creators]
+                    raise Failed(f"creating the fleet failed (exit codes {codes})")
                 created.append(time.monotonic() - began)
             return bool(created) and self.fleet.provisioned() == n
 
@@ -463,6 +543,7 @@ class Run:
 
         shares = wait("the controller's status showing every share", settled, 60,
                       self.replicas, every=1.0)  # fmt: skip
+        plane_use = PlaneUse.since(self.plane, plane_before)
         after = scrape_all(self.replicas)
         server = minus(server_writes(self.plane), server_before)
         server = minus(server, {"POST hosts": n, "POST secrets": n})  # the creator's
@@ -492,6 +573,7 @@ class Run:
             f"{sum(server.values()) / n:.2f}: {by_resource(server, n)}; of which the sharder's "
             f"label patches {label_patches / n:.2f}"
         )
+        print(f"  from creation to settled: {plane_use}")
         print(
             f"  at rest afterwards: {sum(rate.values()):.1f} writes/s ({by_resource(rate)}) by "
             f"kube-apiserver's count; {sum(seen_rate.values()):.1f} requests/s in the replicas' "
@@ -509,6 +591,7 @@ class Run:
             server_writes_per_host=sum(server.values()) / n,
             at_rest=sum(rate.values()),
             at_rest_seen=sum(seen_rate.values()),
+            plane=plane_use,
         )
 
     def at_rest(self, replicas: dict[str, Replica]) -> tuple[dict[str, float], dict[str, float]]:
@@ -663,6 +746,17 @@ def table(rows: list[Row]) -> None:
             f"{row.replicas:>8}  {row.created:7.1f}s  {row.provisioned:10.1f}s  {peaks:<20}  "
             f"{shares:<20}  {written:<24}  {row.at_rest:8.1f}  {by_method(row.requests_per_host)}"
         )
+    print(
+        f"\n{'replicas':>8}  {'kube-apiserver':>14}  {'etcd':>11}  {'etcd db':>7}  "
+        f"{'machine busy':>12}   (peak RSS MB, CPU s from creation to settled)"
+    )
+    for row in rows:
+        use, api, etcd = row.plane, "kube-apiserver", "etcd"
+        print(
+            f"{row.replicas:>8}  {use.peak_mb[api]:5.0f} {use.cpu[api]:7.0f}s  "
+            f"{use.peak_mb[etcd]:4.0f} {use.cpu[etcd]:5.0f}s  {use.etcd_mb:5.0f}MB  "
+            f"{use.busy:12.0%}"
+        )
 
 
 def interrupted(signum: int, frame: FrameType | None) -> None:
@@ -676,6 +770,9 @@ def main() -> int:
     parser.add_argument("--timings", choices=TIMINGS, default="zero")
     parser.add_argument("--lease-duration", type=int, default=15, help="whole seconds, >= 3")
     parser.add_argument("--workers", type=int, default=4, help="per replica")
+    parser.add_argument(
+        "--creators", type=int, default=1, help="processes creating the fleet, each a share"
+    )
     parser.add_argument("--failover", action="store_true")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to provision")
     args = parser.parse_args()

@@ -408,6 +408,15 @@ class ControlPlane(Servers):
     def _process(name: str, log_path: Path, stop_timeout: float) -> ServerProcess:
         return ServerProcess(name, log_path, stop_timeout=stop_timeout, error=ControlPlaneError)
 
+    def pids(self) -> dict[str, int]:
+        """The running processes' ids by name (``etcd``, ``kube-apiserver``, …), for
+        benchmarks that sample their memory and CPU."""
+        return {
+            proc.name: proc.pid
+            for proc in reversed(self._procs())
+            if proc.running and proc.pid is not None
+        }
+
     def _procs(self) -> tuple[ServerProcess, ...]:
         """All processes, in stop order."""
         return (self._controller_manager, self._apiserver, self._etcd)

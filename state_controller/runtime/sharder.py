@@ -16,6 +16,13 @@ says why); a shard whose Lease could not be taken keeps its hosts for the round,
 expired one does. A taken Lease is deleted once it has expired again and no host names
 its shard.
 
+A round judges only the hosts whose labels changed since the last one (their watch events
+mark them), unless the shards' health changed (a Lease renewed, expired, died or was
+taken: every host is judged again) or ``FULL_EVERY`` seconds went by. Judging every host
+at every round cost 18 ms a round at 10,000 hosts, and rounds ran back to back while the
+hosts' events streamed in: the replica running the sharder spent three times the CPU of
+the others (19 s against 9 s in the first minute of a 10,000-host run on 3 replicas).
+
 Each write carries the resourceVersion it was decided on: a Host that changed since is
 decided again on the next round, never written blind. A round's moves are written by
 ``WRITERS`` threads at once (each host's two patches in order): one after the other, a
@@ -30,7 +37,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -54,6 +61,7 @@ log = logging.getLogger(__name__)
 
 SHARDER_LEASE = "hoststate-sharder"  # held by the replica that runs the sharder
 WRITERS = 8  # moves written at once
+FULL_EVERY = 60.0  # seconds: every host judged again at least this often, whatever changed
 
 
 def labels_of(host: Obj) -> Labels:
@@ -69,6 +77,7 @@ class Sharder:
         lease_namespace: str,
         namespaces: tuple[str, ...] | None = None,
         resync: float = 2.0,
+        judge_all_every: float = FULL_EVERY,
         identity: str = "sharder",
         on_host: Handler | None = None,
         clock: Callable[[], float] = time.time,
@@ -77,6 +86,7 @@ class Sharder:
         self.lease_namespace = lease_namespace
         self.identity = identity  # who takes a dead shard's Lease: sharder/<identity>
         self.resync = resync
+        self.judge_all_every = judge_all_every
         self.clock = clock
         # ``on_host``: the lead's links of Nodes to every Host (runtime/lead.py) read this watch
         handlers = [self._on_host] + ([on_host] if on_host is not None else [])
@@ -86,11 +96,15 @@ class Sharder:
         # key -> (labels, resourceVersion): all a round reads of a Host, kept as they come
         self._seen: dict[str, tuple[Labels, str]] = {}
         self._seen_lock = threading.Lock()
+        self._dirty: set[str] = set()  # hosts changed since the last round
+        self._judged_health: dict[str, Health] | None = None  # the last round's shards
+        self._judged_all_at = -judge_all_every  # time.monotonic() of the last round over all
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._writers = ThreadPoolExecutor(WRITERS, thread_name_prefix="sharder-write")
         self.rounds = 0
         self.written = 0
+        self.judged = 0  # hosts judged, over all rounds
 
     def _poke(self, key: str, obj: Obj | None) -> None:
         self._changed.set()
@@ -104,6 +118,7 @@ class Sharder:
                 known = self._seen.get(key)
                 if known is None or int(version) >= int(known[1]):  # never an older copy
                     self._seen[key] = (labels_of(host), version)
+            self._dirty.add(key)
         self._changed.set()
 
     def shards(self) -> list[Shard]:
@@ -144,18 +159,39 @@ class Sharder:
 
     def round(self) -> list[Move]:
         """Decide from the caches and write the moves; the moves written."""
-        with self._seen_lock:
-            seen = dict(self._seen)
-        hosts = {key: labels for key, (labels, _) in seen.items()}
         shards = self.shards()
         holding = {s.name for s in shards if s.died_holding and not self._take(s)}
         # a Lease not taken: its hosts wait a round, as an expired shard's do
         shards = [replace(s, health=Health.EXPIRED) if s.name in holding else s for s in shards]
+        health = {s.name: s.health for s in shards}
+        began = time.monotonic()
+        with self._seen_lock:
+            every = (
+                health != self._judged_health or began - self._judged_all_at >= self.judge_all_every
+            )
+            keys = self._seen.keys() if every else self._dirty & self._seen.keys()
+            seen = {key: self._seen[key] for key in keys}
+            self._dirty.clear()
+            named = (
+                {labels.shard for labels, _ in self._seen.values()}
+                if any(s.taken for s in shards)
+                else set()
+            )
+        self._judged_health = None  # should this round fail, the next one judges every host
+        hosts = {key: labels for key, (labels, _) in seen.items()}
         decided = moves(hosts, shards)
-        written = self._writers.map(lambda move: self._write(move, seen[move.key][1]), decided)
+        written = list(
+            self._writers.map(lambda move: self._write(move, seen[move.key][1]), decided)
+        )
         done = [move for move, ok in zip(decided, written, strict=True) if ok]
-        self._forget_taken(shards, hosts)
+        with self._seen_lock:  # not written: judged again next round (no event may come)
+            self._dirty.update(m.key for m, ok in zip(decided, written, strict=True) if not ok)
+        self._forget_taken(shards, named)
+        self._judged_health = health
+        if every:
+            self._judged_all_at = began
         self.rounds += 1
+        self.judged += len(hosts)
         self.written += len(done)
         return done
 
@@ -189,9 +225,9 @@ class Sharder:
         )
         return True
 
-    def _forget_taken(self, shards: list[Shard], hosts: Mapping[str, Labels]) -> None:
-        """Delete the Leases taken once they expired and no host names their shard."""
-        named = {labels.shard for labels in hosts.values()}
+    def _forget_taken(self, shards: list[Shard], named: set[str]) -> None:
+        """Delete the Leases taken once they expired and no host names their shard
+        (``named``: the shards the hosts' labels name)."""
         now = self.clock()
         for shard in shards:
             if not shard.taken or shard.name in named:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from state_controller.cluster.interface import HOSTS, LEASES, Cluster
+from state_controller.cluster.interface import HOSTS, LEASES, ApiError, Cluster
 from state_controller.runtime.sharder import Sharder
 from state_controller.sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.ring import Ring
@@ -68,7 +68,14 @@ def sharder(cluster: Cluster) -> Iterator[Sharder]:
     for shard in ("a", "b", "c"):
         put_lease(cluster, shard, renewed_ago=1)
     create_fleet(cluster, NS, HOSTS_N)
-    running = Sharder(cluster, lease_namespace=NS, namespaces=(NS,), resync=0.2, clock=lambda: NOW)
+    running = Sharder(
+        cluster,
+        lease_namespace=NS,
+        namespaces=(NS,),
+        resync=0.2,
+        judge_all_every=3600,  # every host judged again only when the shards change
+        clock=lambda: NOW,
+    )
     running.start()
     try:
         wait_for(lambda: placed_by(THREE, cluster), what="every host on the ring of a, b, c")
@@ -144,3 +151,57 @@ def test_a_shard_label_a_user_edits_or_deletes_is_put_right(
     cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"labels": {SHARD_LABEL: None}}})
     cluster.patch(HOSTS, NS, "host-0001", {"metadata": {"labels": {SHARD_LABEL: "nobody"}}})
     wait_for(lambda: placed_by(THREE, cluster), what="both labels put right")
+
+
+def test_a_round_judges_the_hosts_that_changed_and_all_when_the_shards_change(
+    cluster: Cluster, sharder: Sharder
+) -> None:
+    cluster.patch(HOSTS, NS, "host-0002", {"metadata": {"labels": {SHARD_LABEL: None}}})
+    wait_for(lambda: placed_by(THREE, cluster), what="the host assigned again")
+    rounds, judged = sharder.rounds, sharder.judged
+    wait_for(lambda: sharder.rounds >= rounds + 3, what="three rounds more")
+    assert sharder.judged - judged < HOSTS_N  # the others were left alone
+
+    rounds, judged = sharder.rounds, sharder.judged
+    put_lease(cluster, "d", renewed_ago=1)  # a shard joins: where each host goes may change
+    wait_for(lambda: sharder.judged >= judged + HOSTS_N, what="every host judged again")
+
+
+class FailingHostWrites:
+    """A cluster whose next ``failures`` Host patches fail as an API server in trouble
+    answers (500), with no watch event to say so."""
+
+    def __init__(self, cluster: Cluster, failures: int) -> None:
+        self.cluster, self.failures = cluster, failures
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.cluster, name)
+
+    def patch(self, resource: object, *args: object, **kwargs: object) -> object:
+        if resource == HOSTS and self.failures > 0:
+            self.failures -= 1
+            raise ApiError("etcdserver: request timed out")
+        return self.cluster.patch(resource, *args, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_move_that_failed_is_written_again_with_no_event_to_ask(cluster: Cluster) -> None:
+    for shard in ("a", "b", "c"):
+        put_lease(cluster, shard, renewed_ago=1)
+    create_fleet(cluster, NS, 5)
+    failing = FailingHostWrites(cluster, failures=3)
+    sharder = Sharder(
+        failing,  # type: ignore[arg-type]
+        lease_namespace=NS,
+        namespaces=(NS,),
+        resync=0.2,
+        judge_all_every=3600,
+        clock=lambda: NOW,
+    )
+    sharder.start()
+    try:
+        wait_for(lambda: placed_by(THREE, cluster), what="every host placed in the end")
+        assert failing.failures == 0
+    finally:
+        sharder.stop()
+        for lease in cluster.list(LEASES, NS)[0]:
+            cluster.delete(LEASES, NS, lease["metadata"]["name"])

@@ -161,12 +161,15 @@ class Cluster(Protocol):
         namespace: str | None = None,
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
         """All objects (in one namespace, or all when ``None``) and the list's resourceVersion.
 
         ``field_selector`` is the API's (``spec.nodeName=worker-1``): equality terms
         joined by commas. ``label_selector`` too (``hoststate.io/bmc-credentials=true``):
         ``key=value``, ``key!=value``, ``key`` and ``!key`` terms joined by commas.
+        ``metadata_only``: each object's metadata alone (:func:`metadata_of`), as the API
+        server answers a list asked for as ``PartialObjectMetadataList``.
         """
         ...
 
@@ -177,11 +180,13 @@ class Cluster(Protocol):
         resource_version: str = "",
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> Watch:
         """Changes after ``resource_version``; iteration raises :class:`Gone` if it is too old.
 
         With a selector, an object that comes to match is ADDED and one that stops matching
-        is DELETED, as the API server tells it.
+        is DELETED, as the API server tells it. ``metadata_only``: each event's object is
+        its metadata alone (:func:`metadata_of`).
         """
         ...
 
@@ -210,6 +215,16 @@ class Cluster(Protocol):
         """Evict a pod (policy/v1 Eviction): True once it is going or gone, False while a
         PodDisruptionBudget allows no disruption (the API server's 429)."""
         ...
+
+
+PARTIAL_METADATA = "meta.k8s.io/v1", "PartialObjectMetadata"  # apiVersion, kind
+
+
+def metadata_of(obj: Obj) -> Obj:
+    """An object as a metadata-only list or watch gives it: a ``PartialObjectMetadata``
+    (its labels, annotations, UID, resourceVersion, …; no spec, no status)."""
+    api_version, kind = PARTIAL_METADATA
+    return {"apiVersion": api_version, "kind": kind, "metadata": obj.get("metadata") or {}}
 
 
 def object_key(obj: Obj) -> str:

@@ -38,6 +38,7 @@ from .interface import (
     NotFound,
     Resource,
     WatchEvent,
+    metadata_of,
 )
 
 log = logging.getLogger(__name__)
@@ -85,12 +86,19 @@ def _error(status: int, body: bytes) -> ApiError:
     return error
 
 
+# metadata-only answers (``metadata_only``): kube-apiserver sends PartialObjectMetadata
+# objects, as client-go's metadata informers ask for them
+PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
 class KubeWatch:
     """One watch request; iterating yields events until the server ends it or stop()."""
 
-    def __init__(self, cluster: KubeCluster, url: str) -> None:
+    def __init__(self, cluster: KubeCluster, url: str, accept: str = "application/json") -> None:
         self._cluster = cluster
         self._url = url
+        self._accept = accept
         self._response: Any = None
         self._stopped = threading.Event()
         self._lock = threading.Lock()  # stop() and the start of iteration, in either order
@@ -98,7 +106,7 @@ class KubeWatch:
     def __iter__(self) -> Iterator[WatchEvent]:
         if self._stopped.is_set():
             return
-        response = self._cluster._send("GET", self._url, stream=True)
+        response = self._cluster._send("GET", self._url, accept=self._accept, stream=True)
         with self._lock:
             self._response = response
             stopped = self._stopped.is_set()
@@ -208,10 +216,11 @@ class KubeCluster:
         body: Obj | None = None,
         query: dict[str, str] | None = None,
         content_type: str = "application/json",
+        accept: str = "application/json",
         stream: bool = False,
     ) -> Any:
         url = self.host + path + (f"?{urlencode(query)}" if query else "")
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         self.api.update_params_for_auth(headers, None, ["BearerToken"], method, url, body)
         response = self.api.rest_client.request(
             method,
@@ -246,14 +255,21 @@ class KubeCluster:
         namespace: str | None = None,
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
         self._count("list")
         items: list[Obj] = []
         first = _selectors(field_selector, label_selector)
         query: dict[str, str] = {"limit": "500", **first}
+        accept = PARTIAL_LIST if metadata_only else "application/json"
         while True:
-            page = self._json("GET", self.path(resource, namespace), query=query)
-            items.extend(self._with_kind(resource, o) for o in page.get("items") or [])
+            page = self._json("GET", self.path(resource, namespace), query=query, accept=accept)
+            found = page.get("items") or []
+            items.extend(
+                map(metadata_of, found)
+                if metadata_only
+                else (self._with_kind(resource, o) for o in found)
+            )
             meta = page.get("metadata") or {}
             if not meta.get("continue"):
                 return items, str(meta.get("resourceVersion", ""))
@@ -266,6 +282,7 @@ class KubeCluster:
         resource_version: str = "",
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> KubeWatch:
         self._count("watch")
         query = {
@@ -278,7 +295,7 @@ class KubeCluster:
             query["resourceVersion"] = resource_version
         query.update(_selectors(field_selector, label_selector))
         url = self.path(resource, namespace) + "?" + urlencode(query)
-        return KubeWatch(self, url)
+        return KubeWatch(self, url, PARTIAL if metadata_only else "application/json")
 
     def create(self, resource: Resource, obj: Obj) -> Obj:
         self._count("create", resource)

@@ -100,11 +100,14 @@ class InstrumentedCluster:
         namespace: str | None = None,
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
         return self._call(
             "GET",
             "200",
-            lambda: self.inner.list(resource, namespace, field_selector, label_selector),
+            lambda: self.inner.list(
+                resource, namespace, field_selector, label_selector, metadata_only=metadata_only
+            ),
         )
 
     def watch(
@@ -114,12 +117,18 @@ class InstrumentedCluster:
         resource_version: str = "",
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> Watch:
         return self._call(
             "GET",
             "200",
             lambda: self.inner.watch(
-                resource, namespace, resource_version, field_selector, label_selector
+                resource,
+                namespace,
+                resource_version,
+                field_selector,
+                label_selector,
+                metadata_only=metadata_only,
             ),
             answers=False,
         )

@@ -75,6 +75,7 @@ class Informer:
     relist_delay: float = 1.0
     field_selector: str = ""  # e.g. the pods of one node: "spec.nodeName=worker-1"
     label_selector: str = ""  # e.g. the BMC Secrets: "hoststate.io/bmc-credentials=true"
+    metadata_only: bool = False  # keep each object's metadata alone (PartialObjectMetadata)
     on_synced: Callable[[], None] | None = None  # after every full list (handlers saw changes)
 
     def __post_init__(self) -> None:
@@ -187,7 +188,11 @@ class Informer:
 
     def _relist(self) -> str:
         items, version = self.cluster.list(
-            self.resource, self.namespace, self.field_selector, self.label_selector
+            self.resource,
+            self.namespace,
+            self.field_selector,
+            self.label_selector,
+            metadata_only=self.metadata_only,
         )
         objects = {object_key(o): o for o in items}
         fresh = {key: self._entry(o) for key, o in objects.items()}
@@ -217,6 +222,7 @@ class Informer:
             resource_version=version,
             field_selector=self.field_selector,
             label_selector=self.label_selector,
+            metadata_only=self.metadata_only,
         )
         self._watch = watch
         if self._stopping.is_set():
@@ -264,11 +270,19 @@ class InformerSet:
         namespaces: tuple[str, ...] | None,
         handlers: list[Handler],
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> None:
         self.resource = resource
         scopes: tuple[str | None, ...] = namespaces if namespaces else (None,)
         self._all = [
-            Informer(cluster, resource, ns, handlers=handlers, label_selector=label_selector)
+            Informer(
+                cluster,
+                resource,
+                ns,
+                handlers=handlers,
+                label_selector=label_selector,
+                metadata_only=metadata_only,
+            )
             for ns in scopes
         ]
         self._by_namespace = {ns: i for ns, i in zip(scopes, self._all, strict=True)}

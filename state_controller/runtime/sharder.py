@@ -90,7 +90,9 @@ class Sharder:
         self.clock = clock
         # ``on_host``: the lead's links of Nodes to every Host (runtime/lead.py) read this watch
         handlers = [self._on_host] + ([on_host] if on_host is not None else [])
-        self.hosts = InformerSet(cluster, HOSTS, namespaces, handlers=handlers)
+        # metadata alone (labels, resourceVersion; the lead reads names and UIDs): a Host's
+        # spec and status never reach this watch
+        self.hosts = InformerSet(cluster, HOSTS, namespaces, handlers=handlers, metadata_only=True)
         self.leases = Informer(cluster, LEASES, lease_namespace, handlers=[self._poke])
         self._changed = threading.Event()
         # key -> (labels, resourceVersion): all a round reads of a Host, kept as they come

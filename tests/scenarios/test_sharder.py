@@ -145,6 +145,12 @@ def test_a_joining_shards_share_is_drained_first_then_assigned(
     wait_for(lambda: placed_by(four, cluster), what="d's share assigned to d")
 
 
+def test_the_sharder_caches_the_hosts_metadata_alone(sharder: Sharder) -> None:
+    host = sharder.hosts.get(f"{NS}/host-0000")
+    assert host is not None and host["metadata"]["labels"][SHARD_LABEL] in ("a", "b", "c")
+    assert "spec" not in host and "status" not in host
+
+
 def test_a_shard_label_a_user_edits_or_deletes_is_put_right(
     cluster: Cluster, sharder: Sharder
 ) -> None:

@@ -48,6 +48,7 @@ from state_controller.cluster.interface import (
     EventType,
     NotFound,
     Resource,
+    metadata_of,
 )
 
 Validator = Callable[[Obj], None]
@@ -204,6 +205,7 @@ class EmbeddedCluster:
         namespace: str | None = None,
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> tuple[list[Obj], str]:
         """Sorted by namespace/name like etcd; parsing happens after releasing the lock."""
         match = selector_matcher(field_selector, label_selector)
@@ -215,7 +217,8 @@ class EmbeddedCluster:
             items = [item for item in items if item[0][0] == namespace]
         items.sort(key=lambda item: item[0])
         parsed = [orjson.loads(body) for _, (_, body) in items]
-        return [o for o in parsed if match is None or match(o)], str(rv)
+        shown = [o for o in parsed if match is None or match(o)]
+        return [metadata_of(o) for o in shown] if metadata_only else shown, str(rv)
 
     def watch(
         self,
@@ -224,6 +227,7 @@ class EmbeddedCluster:
         resource_version: str = "",
         field_selector: str = "",
         label_selector: str = "",
+        metadata_only: bool = False,
     ) -> EmbeddedWatch:
         """Selectors filter events as the API server does: by the object before and after
         the change, so one that stops matching is DELETED and one that comes to match ADDED."""
@@ -233,9 +237,12 @@ class EmbeddedCluster:
         match = selector_matcher(field_selector, label_selector)
         with self._lock:
             self._stats["watch"] += 1
-            return self._hub.watch_locked(
+            watcher = self._hub.watch_locked(
                 rkey, ns, since, self._objects.get(rkey, {}), self._rv, match
             )
+        if metadata_only:
+            watcher.shape = metadata_of
+        return watcher
 
     # -- writes ----------------------------------------------------------------------------
 

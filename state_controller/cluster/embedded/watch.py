@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from queue import SimpleQueue
 from typing import Final
 
 import orjson
 
+from state_controller.api.objects import Obj
 from state_controller.cluster.embedded.semantics import FieldMatch, Key, Record
 from state_controller.cluster.interface import EventType, Gone, Invalid, WatchEvent
 
@@ -50,6 +51,7 @@ class EmbeddedWatch:
         self._backlog = backlog
         self._gone = gone
         self._stopped = False
+        self.shape: Callable[[Obj], Obj] | None = None  # what of each object is shown
 
     def __iter__(self) -> Iterator[WatchEvent]:
         return self._events()
@@ -80,15 +82,16 @@ class EmbeddedWatch:
         """
         event_type, body, before = change
         obj = orjson.loads(body)
+        shown = obj if self.shape is None else self.shape(obj)
         if self._match is None:
-            return WatchEvent(event_type, obj)
+            return WatchEvent(event_type, shown)
         now = self._match(obj)
         if event_type != "MODIFIED":
-            return WatchEvent(event_type, obj) if now else None
+            return WatchEvent(event_type, shown) if now else None
         was = before is not None and self._match(orjson.loads(before))
         if now:
-            return WatchEvent("MODIFIED" if was else "ADDED", obj)
-        return WatchEvent("DELETED", obj) if was else None
+            return WatchEvent("MODIFIED" if was else "ADDED", shown)
+        return WatchEvent("DELETED", shown) if was else None
 
     def stop(self) -> None:
         """Ends iteration, also for a thread blocked waiting for the next event."""

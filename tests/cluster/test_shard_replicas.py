@@ -4,7 +4,7 @@ label between them and each is provisioned; a replica killed with SIGKILL has it
 given to the one left once its Lease has died (twice its duration without a renew),
 the sharder moving with it when the killed replica held that Lease too; a third that
 joins has its share drained from the one left, and given back at once when it stops
-cleanly (it gives up its Lease).
+cleanly (it gives up its Lease); one of three killed while its hosts are mid-flight.
 
 The first tests give each replica simulated machines of its own (in its memory), so the
 one left adopts the hosts it is given ("adopted the running host, not deployed"); the
@@ -48,6 +48,7 @@ SA_NS = "hoststate-system"
 LEASE = 4  # seconds: a dead shard's hosts move 8 s after its last renew
 FLEET = 12
 SCALED_FLEET = 30  # at the demo's timings: a host takes about 10 s to provision
+KILLED_FLEET = 60  # at the demo's timings, on three replicas
 
 
 class Shard(ShardProcess):
@@ -281,6 +282,51 @@ def test_scaling_from_three_to_five_to_two_while_hosts_provision(
         print(f"3 -> 5: shares in place after {grown:.1f}s ({mid_flight} hosts mid-flight); "
               f"5 -> 2: after {shrunk:.1f}s")  # fmt: skip
         every_host_told_and_deployed_once(admin, hardware, SCALED_FLEET, timeout=120)
+    finally:
+        stop_all(admin, shards)
+
+
+def test_one_of_three_killed_mid_flight_its_hosts_finish_once_on_the_other_two(
+    control_plane: ControlPlane, admin: KubeCluster, tmp_path: Path, manifests: Any
+) -> None:
+    """Three replicas on one backend, at the demo's timings; SIGKILL of one (not the
+    sharder) while hosts of its own are mid-flight: nothing of it runs on, yet its hosts
+    stay with it until its Lease has died, then go to the two left. Every host ends
+    provisioned with each state told once and in order, and each machine went through
+    each step once: no host reconciled by two replicas at once, none adopted."""
+    hardware = tmp_path / "hardware.db"
+    shards = {n: Shard(control_plane, tmp_path, n, timings="demo", hardware=hardware)
+              for n in ("a", "b", "c")}  # fmt: skip
+    try:
+        leases_held(admin, shards)
+        sharder = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        create_fleet(admin, NS, KILLED_FLEET)
+        wait_for(lambda: placed(admin, list(shards), KILLED_FLEET), timeout=60,
+                 what="shared out on three")  # fmt: skip
+        victim = next(n for n in shards if not sharder.startswith(f"{n}_"))
+        left = [n for n in shards if n != victim]
+
+        def its_mid_flight() -> int:
+            states, now = host_states(admin), owners(admin)
+            return sum(1 for k, v in now.items()
+                       if v == victim and states.get(k) not in ("", "provisioned"))  # fmt: skip
+
+        wait_for(lambda: its_mid_flight() >= 3, timeout=60, what=f"hosts of {victim} mid-flight")
+        theirs = {k for k, v in owners(admin).items() if v == victim}
+        mid_flight = its_mid_flight()
+        shards[victim].kill()
+        began = time.monotonic()
+        wait_for(lambda: not {k for k, v in owners(admin).items() if v == victim}, timeout=60,
+                 what=f"{victim}'s hosts moved")  # fmt: skip
+        moved = time.monotonic() - began
+        assert moved >= LEASE, f"{victim}'s hosts moved {moved:.1f}s after the kill"
+        assert placed(admin, left, KILLED_FLEET)
+        print(f"{victim} killed with {mid_flight} of its {len(theirs)} hosts mid-flight; "
+              f"moved to {left} {moved:.1f}s later")  # fmt: skip
+        every_host_told_and_deployed_once(admin, hardware, KILLED_FLEET, timeout=120)
+        wait_for(lambda: set(shares(admin)) == set(left)
+                 and sum(shares(admin).values()) == KILLED_FLEET,
+                 timeout=30, what=f"the status showing {left} with every host")  # fmt: skip
     finally:
         stop_all(admin, shards)
 

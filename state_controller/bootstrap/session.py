@@ -43,7 +43,7 @@ from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
 from ..runtime.leader import DEFAULT_LEASE
-from ..screens.live import Bars, cluster_frame
+from ..screens.live import Bars, cluster_frame, hoststates_settled
 from ..screens.progress import provisioning_line, summarize
 from ..screens.terminal import LiveScreen
 from ..wiring import observed_controller
@@ -175,11 +175,10 @@ def goal_of(host: dict[str, Any]) -> ProvisioningState:
     return ProvisioningState.AVAILABLE
 
 
-def summarize_bootstrap(controller: HostController, cluster: EmbeddedCluster) -> dict[str, Any]:
-    """The demo's counts, each host of the store measured against its own goal."""
+def goals_of(cluster: EmbeddedCluster) -> dict[str, ProvisioningState]:
+    """Each host of the store (namespace/name) and its own goal."""
     hosts, _ = cluster.list(HOSTS, None)
-    goals = {f"{h['metadata']['namespace']}/{h['metadata']['name']}": goal_of(h) for h in hosts}
-    return summarize(controller, goals, "at their goal")
+    return {f"{h['metadata']['namespace']}/{h['metadata']['name']}": goal_of(h) for h in hosts}
 
 
 def _watch(
@@ -212,9 +211,15 @@ def _follow(
     last = 0.0
     bars = Bars()
     while not stop.wait(0.2):
-        summary = summarize_bootstrap(controller, cluster)
+        goals = goals_of(cluster)
+        summary = summarize(controller, goals, "at their goal")
         now = time.time()
-        done = summary["hosts"] > 0 and summary["at_target"] == summary["hosts"]
+        done = (
+            summary["hosts"] > 0
+            and summary["at_target"] == summary["hosts"]
+            # the HostStates, written after the books, say it too
+            and (settled_at is not None or hoststates_settled(cluster, None, goals))
+        )
         line = provisioning_line(summary, started)
         settling = done and settled_at is None  # the frame that shows it settled
         if screen is not None and (now - last >= 0.5 or settling):

@@ -19,7 +19,7 @@ from ..api.updates import UpdateStep
 from ..books.records import POWER_CYCLED
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
 from ..runtime.controller import HostController
-from ..screens.live import Bars, cluster_frame, hoststates_table, pools_table
+from ..screens.live import Bars, cluster_frame, hoststates_settled, hoststates_table, pools_table
 from ..screens.picture import SIZE, save_svg
 from ..screens.progress import provisioning_line, summarize, update_line
 from ..screens.rows import sort_rows
@@ -128,6 +128,8 @@ def _follow(
             firmware.tick(time.monotonic(), controller.books)
             serviced = firmware.done(controller.books)
         done = updated and serviced
+        if done and settled_at is None:  # the HostStates, written after the books, say it too
+            done = hoststates_settled(cluster, opts.namespace, keys)
         now = time.time()
         if done and settled_at is None:
             settled_at = now

@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -38,7 +38,7 @@ from rich.text import Text
 
 from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
-from .rows import Row, sort_rows
+from .rows import Row, all_settled, sort_rows
 from .tables import human_age, render, rows
 
 UPDATE_COLUMNS: tuple[Column, ...] = (
@@ -280,6 +280,11 @@ def cluster_frame(
     pool_items = cluster.list(NODEPOOLS, None)[0] if pools else []
     width, height = size
     return frame(items, width=width, height=height, pools=pool_items, bars=bars, footer=footer)
+
+
+def hoststates_settled(cluster: Cluster, namespace: str | None, keys: Collection[str]) -> bool:
+    """:func:`all_settled` of the HostStates ``cluster`` holds now."""
+    return all_settled(cluster.list(HOSTSTATES, namespace)[0], keys)
 
 
 def hoststates_table(cluster: Cluster, namespace: str | None, *, updating: bool) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,3 +86,13 @@ def sort_rows(items: Iterable[dict[str, Any]]) -> tuple[list[Row], list[Row], Co
         else:
             settled[row.settled_as] += 1
     return attention, moving, settled
+
+
+def all_settled(items: Iterable[dict[str, Any]], keys: Collection[str]) -> bool:
+    """The HostStates of ``keys`` (namespace/name) are there, and show every one settled,
+    none in progress or in trouble: what a screen may call settled. The books get there
+    first and each HostState is written after them, so a screen that trusted the books
+    alone could draw its last frame with a host still in progress."""
+    ours = [i for i in items if f"{i['metadata']['namespace']}/{i['metadata']['name']}" in keys]
+    attention, moving, settled = sort_rows(ours)
+    return not attention and not moving and sum(settled.values()) == len(keys)

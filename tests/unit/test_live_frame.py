@@ -12,6 +12,7 @@ from rich.console import Console
 
 from state_controller.api.timefmt import rfc3339
 from state_controller.screens.live import Bars, frame
+from state_controller.screens.rows import all_settled
 from tests.support.clocks import T0 as NOW
 
 BLOCKED = (
@@ -80,3 +81,21 @@ def test_attention_first_with_the_whole_reason_as_written(size: tuple[int, int])
     assert " ".join(reason) == BLOCKED  # brackets and all, wrapped but whole
     assert any(line.startswith("moving-00 ") for line in lines)
     assert any("settled: 30 provisioned" in line for line in lines)
+
+
+def test_settled_only_when_every_hoststate_of_the_fleet_says_so() -> None:
+    """A screen may call the fleet settled only once each of its HostStates is there and
+    settled: the books get there first, a HostState one write later."""
+
+    def placed(item: Any) -> Any:
+        item["metadata"]["namespace"] = "metal"
+        return item
+
+    keys = {"metal/a", "metal/b"}
+    done = [placed(hoststate("a")), placed(hoststate("b"))]
+    assert all_settled(done, keys)
+    assert not all_settled(done[:1], keys)  # b's HostState not written yet
+    assert not all_settled([done[0], placed(hoststate("b", moving=True))], keys)
+    assert not all_settled([done[0], placed(hoststate("b", stuck=True))], keys)
+    others = [*done, placed(hoststate("c", moving=True))]
+    assert all_settled(others, keys)  # a host outside the fleet does not hold it back

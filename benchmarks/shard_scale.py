@@ -95,8 +95,6 @@ from shard_scale_probes import (  # noqa: E402
     add,
     by_method,
     by_resource,
-    holder,
-    members,
     minus,
     scrape_all,
     server_writes,
@@ -118,6 +116,8 @@ from state_controller.simulation.fleet import host_manifest, secret_manifest  # 
 from tests.support.kube import started_control_plane  # noqa: E402
 from tests.support.shards import (  # noqa: E402
     election_periods,
+    lease_holder,
+    shard_members,
 )
 
 # -- one run -------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ class Run:
     def leases_held(self, names: list[str], timeout: float = 60.0) -> None:
         for name in names:
             wait(f"{name}'s Lease held",
-                 lambda: holder(self.admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                 lambda: lease_holder(self.admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
                  timeout, self.replicas)  # fmt: skip
 
     def __call__(self) -> Row:
@@ -218,7 +218,7 @@ class Run:
         for name in names:
             self.start(name)
         self.leases_held(names)
-        sharder = wait("the sharder's Lease held", lambda: holder(self.admin, SHARDER_LEASE),
+        sharder = wait("the sharder's Lease held", lambda: lease_holder(self.admin, SHARDER_LEASE),
                        60, self.replicas)  # fmt: skip
         self.fleet.informer.start()
         if not self.fleet.informer.wait_synced(60):
@@ -255,7 +255,7 @@ class Run:
 
         def settled() -> dict[str, int] | None:
             labels = Counter(self.fleet.owners().values())
-            shown = members(self.admin)
+            shown = shard_members(self.admin)
             return shown if shown == {k: labels[k] for k in names} else None
 
         shares = wait("the controller's status showing every share", settled, 60,
@@ -337,10 +337,10 @@ class Run:
             f"{SHARDER_RESYNC:.0f}s = {target:.0f}s after the last renew)",
             flush=True,
         )
-        lead = holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
+        lead = lease_holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
         others = sorted(name for name in self.replicas if name != lead)
         self.kill_and_return(others[-1], sharder=False)
-        lead = holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
+        lead = lease_holder(self.admin, SHARDER_LEASE).split("_", 1)[0]
         self.kill_and_return(lead, sharder=True)
 
     def kill_and_return(self, victim: str, *, sharder: bool) -> None:
@@ -363,11 +363,11 @@ class Run:
             marks.setdefault(name, time.monotonic() - began)
 
         def moved_and_reconciled() -> bool:
-            if "lease taken" not in marks and holder(self.admin, LEASE_PREFIX + victim).startswith(
-                "sharder/"
-            ):
+            if "lease taken" not in marks and lease_holder(
+                self.admin, LEASE_PREFIX + victim
+            ).startswith("sharder/"):
                 mark("lease taken")
-            if sharder and holder(self.admin, SHARDER_LEASE).split("_", 1)[0] in survivors:
+            if sharder and lease_holder(self.admin, SHARDER_LEASE).split("_", 1)[0] in survivors:
                 mark("sharder")
             owners = self.fleet.owners()
             moved = {k for k in theirs if owners.get(k) in survivors}

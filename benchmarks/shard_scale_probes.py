@@ -20,18 +20,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from state_controller.cluster.interface import (  # noqa: E402
-    CONTROLLERS,
-    HOSTS,
-    LEASES,
-    NotFound,
-)
+from state_controller.cluster.interface import HOSTS  # noqa: E402
 from state_controller.cluster.kube import KubeCluster  # noqa: E402
 from state_controller.runtime.informer import Informer  # noqa: E402
 from state_controller.sharding.leases import SHARD_LABEL  # noqa: E402
 from tests.support.control_plane import ControlPlane  # noqa: E402
 from tests.support.processes import free_port  # noqa: E402
 from tests.support.shards import (  # noqa: E402
+    SHARD_NS,
     ProcSample,
     ShardProcess,
     proc_sample,
@@ -39,7 +35,6 @@ from tests.support.shards import (  # noqa: E402
 )
 
 NS = "fleet"  # the Hosts' namespace (created by started_control_plane)
-LEASE_NS = "hoststate-system"  # the Leases' and the name of the controller's status object
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 SERVER_WRITES = (*WRITES, "APPLY")
@@ -84,7 +79,7 @@ class Replica(ShardProcess):
             name,
             kubeconfig=kubeconfig,
             namespace=NS,
-            lease_namespace=LEASE_NS,
+            lease_namespace=SHARD_NS,
             lease_duration=args.lease_duration,
             timings=args.timings,
             hardware=workdir / "hardware.db",
@@ -159,22 +154,6 @@ class Fleet:
     def owners(self) -> dict[str, str]:
         with self.lock:
             return dict(self.shard)
-
-
-def holder(admin: KubeCluster, lease: str) -> str:
-    try:
-        return str(admin.get(LEASES, LEASE_NS, lease)["spec"].get("holderIdentity") or "")
-    except NotFound:
-        return ""
-
-
-def members(admin: KubeCluster) -> dict[str, int]:
-    """Each replica's hosts, as the controller's own status lists them."""
-    try:
-        status = admin.get(CONTROLLERS, None, LEASE_NS).get("status") or {}
-    except NotFound:
-        return {}
-    return {m["name"]: int(m.get("hosts") or 0) for m in status.get("members") or []}
 
 
 class Failed(RuntimeError):

@@ -40,11 +40,10 @@ from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
 from tests.support.kube import HOSTS_NS
 from tests.support.scenarios import pool, step_of, wait_all_in
-from tests.support.shards import ShardProcess, shard_argv
+from tests.support.shards import SHARD_NS, ShardProcess, lease_holder, shard_argv, shard_members
 from tests.support.tcp_proxy import TcpProxy
 
 NS = HOSTS_NS
-SA_NS = "hoststate-system"
 LEASE = 4  # seconds: a dead shard's hosts move 8 s after its last renew
 FLEET = 12
 SCALED_FLEET = 30  # at the demo's timings: a host takes about 10 s to provision
@@ -63,18 +62,18 @@ class Shard(ShardProcess):
         kubeconfig: Path | None = None,
         timings: str = "zero",
         hardware: Path | None = None,  # one backend shared with the replicas given it too
-        nodes: bool = False,  # follow Nodes (node-only HostStates in SA_NS)
+        nodes: bool = False,  # follow Nodes (node-only HostStates in SHARD_NS)
     ) -> None:
         argv = shard_argv(
             name,
             kubeconfig=kubeconfig or plane.kubeconfig,
             namespace=NS,
-            lease_namespace=SA_NS,
+            lease_namespace=SHARD_NS,
             lease_duration=LEASE,
             timings=timings,
             hardware=hardware,
             nodes=nodes,
-            node_state_namespace=SA_NS,
+            node_state_namespace=SHARD_NS,
         )
         super().__init__(name, argv, workdir / f"shard-{name}.log")
         self.launch()
@@ -83,22 +82,6 @@ class Shard(ShardProcess):
         """SIGTERM, as Kubernetes stops a pod: the exit code."""
         self.stop()
         return self.last_exit
-
-
-def holder(admin: KubeCluster, lease: str) -> str:
-    try:
-        return str(admin.get(LEASES, SA_NS, lease)["spec"].get("holderIdentity") or "")
-    except Exception:
-        return ""
-
-
-def shares(admin: KubeCluster) -> dict[str, int]:
-    """Each replica's hosts, as the controller's own status lists them."""
-    try:
-        status = admin.get(CONTROLLERS, None, SA_NS).get("status") or {}
-    except NotFound:
-        return {}
-    return {m["name"]: m["hosts"] for m in status.get("members") or []}
 
 
 def owners(admin: KubeCluster) -> dict[str, str]:
@@ -110,18 +93,18 @@ def owners(admin: KubeCluster) -> dict[str, str]:
 
 def forget_shards(admin: KubeCluster) -> None:
     """The Leases and the controller's status the replicas leave behind."""
-    for lease in admin.list(LEASES, SA_NS)[0]:
+    for lease in admin.list(LEASES, SHARD_NS)[0]:
         name = lease["metadata"]["name"]
         if name.startswith(LEASE_PREFIX) or name == SHARDER_LEASE:
             with contextlib.suppress(NotFound):
-                admin.delete(LEASES, SA_NS, name)
+                admin.delete(LEASES, SHARD_NS, name)
     with contextlib.suppress(NotFound):
-        admin.delete(CONTROLLERS, None, SA_NS)
+        admin.delete(CONTROLLERS, None, SHARD_NS)
 
 
 def leases_held(admin: KubeCluster, shards: dict[str, Shard]) -> None:
     for name in shards:
-        wait_for(lambda: holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+        wait_for(lambda: lease_holder(admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
                  timeout=30, what=f"shard {name}'s Lease held")  # fmt: skip
 
 
@@ -143,13 +126,13 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
     shards = {name: Shard(control_plane, tmp_path, name) for name in ("a", "b")}
     try:
         leases_held(admin, shards)
-        sharder = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        sharder = wait_for(lambda: lease_holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
         create_fleet(admin, NS, FLEET)
         wait_for(lambda: placed(admin, list(shards), FLEET), timeout=60, what="hosts shared out")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
         assert set(owners(admin).values()) == {"a", "b"}
         counts = {name: list(owners(admin).values()).count(name) for name in shards}
-        wait_for(lambda: shares(admin) == counts, timeout=30,
+        wait_for(lambda: shard_members(admin) == counts, timeout=30,
                  what=f"the controller's status showing the shares {counts}")  # fmt: skip
 
         killed = shards[sharder.split("_", 1)[0]]  # the one running the sharder too
@@ -160,11 +143,11 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
                  what=f"{killed.shard}'s hosts given to {left}")  # fmt: skip
         moved = time.monotonic() - began
         print(f"shard {killed.shard} killed; its hosts given to {left} in {moved:.1f}s")
-        assert holder(admin, SHARDER_LEASE).startswith(f"{left}_")
+        assert lease_holder(admin, SHARDER_LEASE).startswith(f"{left}_")
         text = shards[left].log_text()
         assert "elected to run the sharder" in text, text[-2000:]
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
-        wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
+        wait_for(lambda: shard_members(admin) == {left: FLEET}, timeout=30,
                  what=f"the status showing {left} alone, with every host")  # fmt: skip
 
         # a third joins: its share drained from the one left, across processes
@@ -172,7 +155,8 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
         wait_for(lambda: placed(admin, [left, "c"], FLEET),
                  timeout=60, what=f"c's share drained from {left} and given to c")  # fmt: skip
         assert "c" in owners(admin).values()
-        wait_for(lambda: set(shares(admin)) == {left, "c"} and sum(shares(admin).values()) == FLEET,
+        wait_for(lambda: (shown := shard_members(admin)).keys() == {left, "c"}
+                 and sum(shown.values()) == FLEET,
                  timeout=30, what="the status showing c beside the one left")  # fmt: skip
         # and leaves cleanly: its Lease given up, its hosts back at once, not at expiry
         assert shards["c"].stopped() == 0, shards["c"].log_text()[-2000:]
@@ -182,7 +166,7 @@ def test_shards_share_the_hosts_and_a_killed_ones_move_to_the_other(
                  what=f"c's hosts back with {left}")  # fmt: skip
         print(f"shard c stopped; its hosts back with {left} in {time.monotonic() - began:.1f}s")
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
-        wait_for(lambda: shares(admin) == {left: FLEET}, timeout=30,
+        wait_for(lambda: shard_members(admin) == {left: FLEET}, timeout=30,
                  what="c gone from the status once its Lease is given up")  # fmt: skip
     finally:
         stop_all(admin, shards)
@@ -233,7 +217,7 @@ def test_a_replica_cut_off_from_the_api_server_stops_before_its_hosts_move(
         assert "lost the shard Lease" in text or "lost the sharder Lease" in text, text[-2000:]
         wait_for(lambda: set(owners(admin).values()) == {"a"}, timeout=60,
                  what="b's hosts all with a")  # fmt: skip
-        assert holder(admin, LEASE_PREFIX + "b").startswith("sharder/") or not holder(
+        assert lease_holder(admin, LEASE_PREFIX + "b").startswith("sharder/") or not lease_holder(
             admin, LEASE_PREFIX + "b"
         )
         wait_all_in(admin, NS, "provisioned", timeout=60, reported=False)
@@ -299,7 +283,7 @@ def test_one_of_three_killed_mid_flight_its_hosts_finish_once_on_the_other_two(
               for n in ("a", "b", "c")}  # fmt: skip
     try:
         leases_held(admin, shards)
-        sharder = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        sharder = wait_for(lambda: lease_holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
         create_fleet(admin, NS, KILLED_FLEET)
         wait_for(lambda: placed(admin, list(shards), KILLED_FLEET), timeout=60,
                  what="shared out on three")  # fmt: skip
@@ -324,8 +308,8 @@ def test_one_of_three_killed_mid_flight_its_hosts_finish_once_on_the_other_two(
         print(f"{victim} killed with {mid_flight} of its {len(theirs)} hosts mid-flight; "
               f"moved to {left} {moved:.1f}s later")  # fmt: skip
         every_host_told_and_deployed_once(admin, hardware, KILLED_FLEET, timeout=120)
-        wait_for(lambda: set(shares(admin)) == set(left)
-                 and sum(shares(admin).values()) == KILLED_FLEET,
+        wait_for(lambda: set(shard_members(admin)) == set(left)
+                 and sum(shard_members(admin).values()) == KILLED_FLEET,
                  timeout=30, what=f"the status showing {left} with every host")  # fmt: skip
     finally:
         stop_all(admin, shards)
@@ -419,24 +403,24 @@ def test_the_lead_keeps_a_node_with_no_host_and_a_new_lead_carries_on_with_it(
     shards = {name: Shard(control_plane, tmp_path, name, nodes=True) for name in ("a", "b")}
     edge = SimulatedNode(admin, "edge-lead-0", labels={"node-role.kubernetes.io/edge": ""})
     try:
-        lead = wait_for(lambda: holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
+        lead = wait_for(lambda: lease_holder(admin, SHARDER_LEASE), timeout=30, what="a sharder")
         edge.register()
         edge.annotate({"hoststate.io/current-config": "v1"})
-        wait_for(lambda: step_of(admin, SA_NS, edge.name) == "updated", timeout=30,
+        wait_for(lambda: step_of(admin, SHARD_NS, edge.name) == "updated", timeout=30,
                  what="the node-only HostState")  # fmt: skip
         wait_for(lambda: (pool(admin, "edge") or {}).get("updatedMachineCount") == 1,
                  timeout=30, what="its NodePool")  # fmt: skip
         killed = shards[lead.split("_", 1)[0]]
         left = next(name for name in shards if name != killed.shard)
         killed.kill()
-        wait_for(lambda: holder(admin, SHARDER_LEASE).startswith(f"{left}_"), timeout=60,
+        wait_for(lambda: lease_holder(admin, SHARDER_LEASE).startswith(f"{left}_"), timeout=60,
                  what=f"{left} running the sharder")  # fmt: skip
         edge.annotate({"hoststate.io/desired-config": "v2", "hoststate.io/update-state": "Working"})
-        wait_for(lambda: step_of(admin, SA_NS, edge.name) == "preparing update", timeout=30,
+        wait_for(lambda: step_of(admin, SHARD_NS, edge.name) == "preparing update", timeout=30,
                  what=f"{left} following the Node's update")  # fmt: skip
         wait_for(lambda: (pool(admin, "edge") or {}).get("updatingMachineCount") == 1,
                  timeout=30, what="the NodePool counted by the new lead")  # fmt: skip
-        history = admin.get(HOSTSTATES, SA_NS, edge.name)["status"]["history"]
+        history = admin.get(HOSTSTATES, SHARD_NS, edge.name)["status"]["history"]
         assert [h["to"] for h in history] == ["preparing update"], history
         assert "keeping the Nodes with no Host" in shards[left].log_text()
     finally:
@@ -447,5 +431,5 @@ def test_the_lead_keeps_a_node_with_no_host_and_a_new_lead_carries_on_with_it(
         with contextlib.suppress(NotFound):
             admin.delete(NODEPOOLS, None, "edge")
         with contextlib.suppress(NotFound):
-            admin.delete(HOSTSTATES, SA_NS, edge.name)
+            admin.delete(HOSTSTATES, SHARD_NS, edge.name)
         forget_shards(admin)

@@ -3,8 +3,10 @@ sharded process tests, ``benchmarks/shard_scale.py`` and ``benchmarks/soak.py`` 
 
 One command line for all three (:func:`shard_argv`), each replica a
 :class:`~tests.support.processes.ServerProcess` (its own process group, its output in a
-log, stopped with SIGTERM then SIGKILL, killed with SIGKILL as a crash), and what
-``/proc`` says of it (:func:`proc_sample`).
+log, stopped with SIGTERM then SIGKILL, killed with SIGKILL as a crash), what
+``/proc`` says of it (:func:`proc_sample`), and what the replicas say through the API
+server: who holds a Lease (:func:`lease_holder`), how many hosts each has
+(:func:`shard_members`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from state_controller.cluster.interface import CONTROLLERS, LEASES, Cluster, NotFound
+
 from .processes import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
+SHARD_NS = "hoststate-system"  # the replicas' Leases, and the name of their status object
 
 
 def election_periods(lease: int) -> tuple[int, int]:
@@ -114,3 +119,21 @@ def proc_sample(pid: int | None) -> ProcSample | None:
             cpu_s=(int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
         )
     return None
+
+
+def lease_holder(admin: Cluster, lease: str, namespace: str = SHARD_NS) -> str:
+    """Who holds ``lease`` ("" when no one, or no such Lease)."""
+    try:
+        spec = admin.get(LEASES, namespace, lease).get("spec") or {}
+    except NotFound:
+        return ""
+    return str(spec.get("holderIdentity") or "")
+
+
+def shard_members(admin: Cluster, namespace: str = SHARD_NS) -> dict[str, int]:
+    """Each replica's hosts, as the controller's own status lists them."""
+    try:
+        status = admin.get(CONTROLLERS, None, namespace).get("status") or {}
+    except NotFound:
+        return {}
+    return {m["name"]: int(m.get("hosts") or 0) for m in status.get("members") or []}

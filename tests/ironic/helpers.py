@@ -220,6 +220,14 @@ def condition(cluster: Cluster, ns: str, name: str, type_: str) -> dict[str, Any
     return next((c for c in conditions if c["type"] == type_), {})
 
 
+def degraded(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
+    """The HostState's Degraded condition once it is True, else {}: the HostState is
+    written just after the Host, so a Host's error can be read while the HostState still
+    says AsExpected."""
+    found = condition(cluster, ns, name, "Degraded")
+    return found if found.get("status") == "True" else {}
+
+
 def events(cluster: Cluster, ns: str) -> list[dict[str, Any]]:
     return list(cluster.list(EVENTS, ns)[0])
 

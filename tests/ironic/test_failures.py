@@ -22,7 +22,7 @@ from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.ironic.helpers import (
     IronicAPI,
-    condition,
+    degraded,
     events,
     eventually,
     host_status,
@@ -92,7 +92,7 @@ def test_deploy_and_inspection_failures_are_readable(
         deploy = eventually(
             lambda: (
                 host_status(cluster, ns, "host-0000").get("errorType") == "provisioning error"
-                and condition(cluster, ns, "host-0000", "Degraded")
+                and degraded(cluster, ns, "host-0000")
             ),
             what="deploy failure reported",
         )
@@ -113,7 +113,7 @@ def test_deploy_and_inspection_failures_are_readable(
         inspect = eventually(
             lambda: (
                 host_status(cluster, ns, "host-0001").get("errorType") == "inspection error"
-                and condition(cluster, ns, "host-0001", "Degraded")
+                and degraded(cluster, ns, "host-0001")
             ),
             timeout=60,
             what=f"inspection failure reported: {host_status(cluster, ns, 'host-0001')}",
@@ -142,10 +142,10 @@ def test_a_bmc_ironic_cannot_verify_is_a_registration_error(ironic: IronicServer
     cluster = new_cluster()
     with running(cluster, prov) as observed:
         create_host(cluster, ns, 0, "pw-0")
-        degraded = eventually(
+        failure = eventually(
             lambda: (
                 host_status(cluster, ns, name).get("errorType") == "registration error"
-                and condition(cluster, ns, name, "Degraded")
+                and degraded(cluster, ns, name)
             ),
             what="registration failure reported",
         )
@@ -158,8 +158,8 @@ def test_a_bmc_ironic_cannot_verify_is_a_registration_error(ironic: IronicServer
             "enabled to use the agent power interface"
         ), message
         assert "backend said" not in message  # Ironic's own words: the operator's log
-        assert degraded["reason"] == "RegistrationError"
-        assert degraded["message"] == message
+        assert failure["reason"] == "RegistrationError"
+        assert failure["message"] == message
         warnings = [
             e
             for e in events(cluster, ns)

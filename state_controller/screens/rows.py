@@ -93,6 +93,7 @@ def all_settled(items: Iterable[dict[str, Any]], keys: Collection[str]) -> bool:
     none in progress or in trouble: what a screen may call settled. The books get there
     first and each HostState is written after them, so a screen that trusted the books
     alone could draw its last frame with a host still in progress."""
-    ours = [i for i in items if f"{i['metadata']['namespace']}/{i['metadata']['name']}" in keys]
+    wanted = set(keys)
+    ours = [i for i in items if f"{i['metadata']['namespace']}/{i['metadata']['name']}" in wanted]
     attention, moving, settled = sort_rows(ours)
-    return not attention and not moving and sum(settled.values()) == len(keys)
+    return not attention and not moving and sum(settled.values()) == len(wanted)

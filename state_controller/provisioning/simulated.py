@@ -37,7 +37,7 @@ from ..servicing.plan import ServicePlan
 from .fault_plan import Fault, FaultPlan, Operation, failure
 from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
-from .results import Result, complete, continuing, failed, transient
+from .results import Result, complete, continuing, failed, retry_after, transient
 from .simulated_firmware import SimulatedFirmware
 
 
@@ -228,6 +228,15 @@ class SimulatedProvisioner:
 
             if machine.node_id and not credentials_changed:
                 return finish()  # already managed: nothing to wait for (nor to digest)
+            if machine.node_id:
+                # a node the backend has: the new credentials are sent to it, not enrolled
+                # again, and refused while it works (Ironic answers 409), so that the work
+                # under way (another owner's, after a crash) is neither redone nor cut off
+                working = self._working(machine)
+                if working is not None:
+                    return retry_after(working, "the machine is busy; credentials sent after")
+                machine.registered_with = _registered_with(host)
+                return finish()
             machine.registered_with = _registered_with(host)
             return self._operation(host, machine, "register", finish)
 
@@ -476,6 +485,19 @@ class SimulatedProvisioner:
             return self._finish(host, machine, operation, finish)
         machine.busy = (operation, now + duration)
         return continuing(duration)
+
+    def _working(self, machine: Machine) -> float | None:
+        """How long the machine's work under way still runs (None: none). Work whose end
+        has passed while nobody asked ends now, shown done as the backend keeps it."""
+        if machine.busy is None:
+            return None
+        operation, ends = machine.busy
+        now = self.clock()
+        if now < ends:
+            return ends - now
+        if operation in _REPEATED_WHEN_ASKED_AGAIN:
+            machine.busy, machine.finished = None, operation
+        return None
 
     def _finish(
         self, host: HostView, machine: Machine, operation: Operation, finish: Callable[[], Result]

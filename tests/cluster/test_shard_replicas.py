@@ -371,9 +371,24 @@ def every_host_told_and_deployed_once(
     """Every host provisioned, each state told once and in order, each machine deployed
     once on the shared backend."""
     wait_all_in(admin, NS, "provisioned", timeout=timeout, reported=False)
+    # each HostState is written just after its Host: wait until every one has told it too
+    wait_for(
+        lambda: len(told_provisioned(admin)) == count,
+        timeout=timeout,
+        what=f"{count} HostStates told provisioned",
+    )
     for key in owners(admin):
         told_once_in_order(admin, key.split("/", 1)[1])
     deployed_once(hardware, count)
+
+
+def told_provisioned(admin: KubeCluster) -> list[str]:
+    """The HostStates whose history ends with provisioned."""
+    return [
+        s["metadata"]["name"]
+        for s in admin.list(HOSTSTATES, NS)[0]
+        if ((s.get("status") or {}).get("history") or [{}])[-1].get("to") == "provisioned"
+    ]
 
 
 def busy(admin: KubeCluster) -> int:

@@ -55,6 +55,39 @@ def test_an_operation_the_machine_has_moved_past_answers_done_after_a_restart(
     assert machine.started["inspect"] == 1
 
 
+def test_a_new_owner_that_registers_again_neither_redoes_nor_cuts_off_the_work(
+    tmp_path: Path,
+) -> None:
+    """A replica killed after its backend registered a machine and began inspecting it,
+    before any status said so: the replica taking the host over registers it again with
+    the credentials as new. The backend sends them to the node it has (no second
+    enrollment), refuses while the inspection runs, as Ironic answers 409, and the
+    inspection asked for after is the first one, done."""
+    clock = [0.0]
+    timings = Timings(register=1.0, inspect=30.0)
+    kept = HardwareFile(tmp_path / "machines.db")
+    first = SimulatedProvisioner(timings=timings, hardware=kept, clock=lambda: clock[0])
+    host = view_of("metal", 0)
+    assert not first.register(host, credentials_changed=True).done
+    clock[0] = 1.0
+    assert first.register(host, credentials_changed=True).done
+    assert not first.inspect(host, restart=False).done  # 30 s of inspection; then the kill
+    kept.close()
+
+    after = SimulatedProvisioner(
+        timings=timings, hardware=HardwareFile(tmp_path / "machines.db"), clock=lambda: clock[0]
+    )
+    clock[0] = 11.0
+    refused = after.register(host, credentials_changed=True)
+    # (each process maps its clock to the wall's when it starts: here 1 s apart)
+    assert refused.outcome is Outcome.RETRY_AFTER and 19.0 < refused.delay <= 21.0
+    clock[0] = 33.0  # the inspection ended while nobody asked
+    assert after.register(host, credentials_changed=True).done
+    assert after.inspect(host, restart=False).done
+    machine = after.machine(host.bmc_address)
+    assert machine.started["register"] == 1 and machine.started["inspect"] == 1
+
+
 def test_an_earlier_operation_is_started_again_once_the_machine_went_back() -> None:
     """After deprovisioning, the machine is no longer past ``prepare``: a new
     deployment prepares it again."""

@@ -239,6 +239,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         observed.controller.start()
         for name in uuids:  # observed first: their story is told as BareMetalHosts
             wait_for(partial(history, kube, name), what=f"{name} observed")
+        wait_for(observed.controller.idle, what="the first look at them over")
         told_before = {name: history(kube, name) for name in uuids}
         before = nodes(api, uuids)
         bmh_versions = {

@@ -160,17 +160,25 @@ def test_a_bmc_ironic_cannot_verify_is_a_registration_error(ironic: IronicServer
         assert "backend said" not in message  # Ironic's own words: the operator's log
         assert failure["reason"] == "RegistrationError"
         assert failure["message"] == message
-        warnings = [
-            e
-            for e in events(cluster, ns)
-            if e["type"] == "Warning" and e["reason"] == "RegistrationFailed"
-        ]
-        assert warnings and warnings[0]["message"] == message
+        # the Event is recorded after both statuses are written
+        warnings = eventually(
+            lambda: [
+                e
+                for e in events(cluster, ns)
+                if e["type"] == "Warning" and e["reason"] == "RegistrationFailed"
+            ],
+            what="a RegistrationFailed Event",
+        )
+        assert warnings[0]["message"] == message
         # retried with backoff: verify is asked again, the error counted, nothing more
         eventually(lambda: prov.actions[(f"{ns}~{name}", "manage")] >= 2, what="a retry")
         eventually(lambda: host_status(cluster, ns, name).get("errorCount", 0) >= 2)
         assert set(target for (_, target) in prov.actions) == {"manage"}
-        assert sample(observed, "hoststate_errors_total", {"type": "registration error"}) >= 2
+        # counted once both statuses are written
+        eventually(
+            lambda: sample(observed, "hoststate_errors_total", {"type": "registration error"}) >= 2,
+            what="two registration errors counted",
+        )
 
 
 def test_hardware_type_ironic_does_not_offer_is_named(ironic: IronicServer) -> None:

@@ -181,6 +181,8 @@ def test_reboot_modes_and_a_keyed_hold_off_reach_ironic(
 
     annotate(**{"reboot.metal3.io/remediation": ""})
     eventually(lambda: (api.node(node_name) or {}).get("power_state") == "power off")
+    # counted once Ironic has answered, which may be after the node is already off
+    eventually(lambda: prov.actions[(node_name, "soft power off")] >= 1, what="a soft power off")
     assert prov.actions[(node_name, "soft power off")] == 1
     annotate(**{"reboot.metal3.io/remediation": None})
     eventually(lambda: (api.node(node_name) or {}).get("power_state") == "power on")

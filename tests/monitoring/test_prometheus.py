@@ -133,6 +133,14 @@ def run(prometheus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         ):
             assert time.monotonic() < until, "Prometheus stopped scraping the settled demo"
             time.sleep(0.5)
+        # and what Prometheus itself kept of the alert (ALERTS, written at every evaluation
+        # while pending or firing): a poll of /alerts above can miss a short pending spell
+        window = int(settled - started) + 10
+        kept = (
+            f'count by (host) (count_over_time(ALERTS{{alertname="HostStuck"}}[{window}s] '
+            f"@ {settled:.0f}))"
+        )
+        stuck |= {r["metric"]["host"] for r in api_get(base, "/api/v1/query", query=kept)["result"]}
         yield Run(base, started, settled, stuck, _faults())
     finally:
         demo.stop()

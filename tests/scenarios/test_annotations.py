@@ -184,7 +184,7 @@ def test_inspection_disabled_with_invalid_hardware_details(
             ann.HARDWARE_DETAILS in degraded["message"]
             and "fix or remove it" in degraded["message"]
         )
-        # Events are sent by their own thread: the status may be written before it
+        # the Event is recorded after the statuses are written: wait for it
         wait_for(
             lambda: any(
                 e["reason"] == "InvalidAnnotation" for e in events_for(cluster, "host-0000")

@@ -132,15 +132,18 @@ def test_stuck_host_is_flagged_then_cleared(cluster: Cluster, run_controller: An
     from tests.conftest import FAST_BACKOFF
 
     plan = FaultPlan(
-        {f"{NS}/host-0000": [Fault("hang", times=1, operation="inspect", seconds=1.5)]}
+        {f"{NS}/host-0000": [Fault("hang", times=1, operation="inspect", seconds=4.0)]}
     )
     config = ControllerConfig(
         workers=2, backoff=FAST_BACKOFF, stuck=StuckPolicy({S.INSPECTING: 0.5})
     )
     with run_controller(cluster, SimulatedProvisioner(faults=plan), config) as running:
         create_fleet(cluster, NS, 1)
-        wait_for(lambda: hoststate(cluster, "host-0000")["status"]["stuck"], what="stuck flag")
-        state = hoststate(cluster, "host-0000")
+        # stuck after 0.5 s, the hang over after 4 s: the flag is read in between
+        state = wait_for(
+            lambda: (s := hoststate(cluster, "host-0000"))["status"]["stuck"] and s,
+            what="stuck flag",
+        )
         assert state["status"]["phase"] == "Inspecting"
         assert condition(state, "Stuck")["reason"] == "StateTimeout"
         assert (

@@ -13,6 +13,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as openmetr
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
 from tests.support.scenarios import HOST_DATA_MARKS, PASSWORD
+from tests.support.waiting import wait_for
 
 NS = "fleet"
 
@@ -106,15 +107,24 @@ def test_provisioner_calls_and_status_writes_are_children_with_their_errors(obse
 
 def test_reconcile_time_has_trace_exemplars_in_openmetrics(observed: Any) -> None:
     metrics, spans = observed
-    traces = {format(s.context.trace_id, "032x") for s in spans.get_finished_spans()}
-    text = openmetrics_latest(metrics.registry).decode()
-    buckets = [
-        line for line in text.splitlines()
-        if line.startswith("controller_runtime_reconcile_time_seconds_bucket") and " # " in line
-    ]  # fmt: skip
-    assert buckets, "no exemplar on the reconcile-time histogram"
-    found = {line.split('trace_id="')[1].split('"')[0] for line in buckets}
-    assert found <= traces
+
+    def exemplar_traces() -> set[str]:
+        text = openmetrics_latest(metrics.registry).decode()
+        buckets = [
+            line for line in text.splitlines()
+            if line.startswith("controller_runtime_reconcile_time_seconds_bucket") and " # " in line
+        ]  # fmt: skip
+        return {line.split('trace_id="')[1].split('"')[0] for line in buckets}
+
+    def finished_traces() -> set[str]:
+        return {format(s.context.trace_id, "032x") for s in spans.get_finished_spans()}
+
+    assert exemplar_traces(), "no exemplar on the reconcile-time histogram"
+    # the last reconcile's span ends, and its exemplar is kept, after the queue is idle
+    wait_for(
+        lambda: exemplar_traces() <= finished_traces(),
+        what="every exemplar's trace among the finished spans",
+    )
 
 
 def test_the_bmc_password_appears_nowhere(

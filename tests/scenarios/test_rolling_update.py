@@ -85,7 +85,13 @@ def test_fifty_nodes_rolled_one_at_a_time(cluster: Cluster, run_controller: Any)
             node.annotate({"hoststate.io/current-config": NEW, "hoststate.io/update-state": "Done"})
             move(node, S.RESUMING, S.UPDATED, done)
 
-        assert running.sample("hoststate_node_updates_total", {"outcome": "completed"}) == NODES
+        # counted as each update is told, just after its HostState is written
+        wait_for(
+            lambda: (
+                running.sample("hoststate_node_updates_total", {"outcome": "completed"}) == NODES
+            ),
+            what=f"{NODES} updates counted",
+        )
         drained = running.sample(
             "hoststate_node_update_step_duration_seconds_count", {"step": "draining"}
         )

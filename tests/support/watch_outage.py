@@ -92,9 +92,17 @@ def told_what_was_missed(
     from tests.conftest import wait_for
 
     wait_for(lambda: cache_matches(cluster, namespace, informer), what="the cache caught up")
+    # the cache is updated before each handler is told: wait for what they are told too
     wait_for(lambda: (f"{namespace}/b", None) in seen, what="b's deletion told")
-    assert any(key == f"{namespace}/d" and obj is not None for key, obj in seen)
-    last_c = [obj for key, obj in seen if key == f"{namespace}/c"][-1]
+    wait_for(
+        lambda: any(key == f"{namespace}/d" and obj is not None for key, obj in seen),
+        what="d's creation told",
+    )
     now = cluster.get(SECRETS, namespace, "c")["metadata"]["resourceVersion"]
-    assert last_c is not None and last_c["metadata"]["resourceVersion"] == now
+
+    def last_c() -> str:
+        told = [obj for key, obj in seen if key == f"{namespace}/c"]
+        return str(((told[-1] or {}).get("metadata") or {}).get("resourceVersion")) if told else ""
+
+    wait_for(lambda: last_c() == now, what=f"c's last version ({now}) told")
     assert informer.get(f"{namespace}/b") is None

@@ -13,7 +13,7 @@ faults due when an operation ends (a fault plan is a process's own) and the firm
 Calls are refused while the file says so (:meth:`.HardwareFile.refuse`): an outage of
 the backend, answered as an unreachable Ironic is.
 
-Some 520 lines: the machines, their operations and their persistence are one
+Some 550 lines: the machines, their operations and their persistence are one
 backend, read together.
 """
 

@@ -90,6 +90,8 @@ class SelfStatus:
         self.leases = Informer(cluster, LEASES, lease_namespace) if shard else None
         self.since = clock()
         self.status: dict[str, Any] = {}  # the status last written or found (metrics read it)
+        # counted before each write is sent, taken back if it is refused: a status the
+        # server holds is always counted by the time anyone can read it there
         self.writes = 0
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -200,19 +202,24 @@ class SelfStatus:
             "metadata": {"name": self.name, "resourceVersion": meta.get("resourceVersion", "")},
             "status": status,
         }
+        self.writes += 1
         try:
             written = self.cluster.update_status(CONTROLLERS, body)
         except Conflict:
+            self.writes -= 1
             self.objects.mutate(self.cluster.get(CONTROLLERS, None, self.name))
             self.reporter.status_write(CONTROLLERS.plural, "conflict")
             return True
         except NotFound:  # deleted by someone: made again at the next look
+            self.writes -= 1
             self.objects.forget(self.name)
             return False
+        except BaseException:
+            self.writes -= 1
+            raise
         self.objects.mutate(written)
         self.status = status
         self._note_others(status)
-        self.writes += 1
         self.reporter.status_write(CONTROLLERS.plural, "written")
         return False
 

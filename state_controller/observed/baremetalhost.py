@@ -11,9 +11,12 @@ difference, and nothing else:
 * The time of each record is BMO's where BMO wrote one (``operationHistory``'s start
   of the operation a state begins, or end of the one it follows; else
   ``status.lastUpdated``), else the moment it was seen; the message names which.
-* ``operationalStatus`` and ``errorType``/``errorMessage``/``errorCount`` become the
-  book's error (with BMO's count), ``detached``, ``delayed`` and ``servicing`` (a
-  chapter of its own); ``poweredOn`` a fact and a record when it changes.
+* ``operationalStatus`` and ``errorType``/``errorCount`` become the book's error (with
+  BMO's count, in the controller's own sentence for the type), ``detached``,
+  ``delayed`` and ``servicing`` (a chapter of its own); ``poweredOn`` a fact and a
+  record when it changes. ``errorMessage`` is Ironic's ``last_error``, which may quote
+  what a BMC or an image server answered: it is never recorded, only handed to the
+  operator's log (:func:`bmo_words`).
 * Its consumer, ``spec.online``, the detached annotation and BMO's own conditions are
   facts, a change of one told when worth an Event (:mod:`.baremetalhost_facts`).
 
@@ -94,6 +97,38 @@ ERRORS: dict[str, ErrorType] = {e.value: e for e in ErrorType}
 
 OBSERVED, JUMP, FIRST = "Observed", "ObservedJump", "FirstObserved"
 
+# What each of BMO's error types means (its baremetalhost_types.go), said by the
+# controller: a tenant who reads the HostState or an Event learns which failure it was,
+# never what a server at an address a BareMetalHost named replied.
+WHAT_FAILED: dict[ErrorType, str] = {
+    ErrorType.REGISTRATION: "it could not reach or use the BMC",
+    ErrorType.PROVISIONED_REGISTRATION: "it could not register the provisioned host again",
+    ErrorType.INSPECTION: "inspecting the hardware failed",
+    ErrorType.PREPARATION: "preparing the host (cleaning, RAID, firmware settings) failed",
+    ErrorType.PROVISIONING: "provisioning or deprovisioning the host failed",
+    ErrorType.POWER_MANAGEMENT: "it could not change the host's power",
+    ErrorType.DETACH: "it could not detach the host from Ironic",
+    ErrorType.SERVICING: "servicing the provisioned host failed",
+}
+NOT_SHOWN = (
+    "baremetal-operator's words are in hoststate's log "
+    "(not shown here: they may quote a remote server)"
+)
+
+
+def error_sentence(error: ErrorType) -> str:
+    """What the book says of a BMO error of this type, in place of BMO's ``errorMessage``."""
+    return f"baremetal-operator reports a {error.value}: {WHAT_FAILED[error]}; {NOT_SHOWN}"
+
+
+def bmo_words(bmh: dict[str, Any]) -> str:
+    """BMO's own ``errorMessage`` while the host is in error ("" otherwise): for the
+    operator's log only."""
+    status = bmh.get("status") or {}
+    if str(status.get("operationalStatus") or "") != OperationalStatus.ERROR.value:
+        return ""
+    return str(status.get("errorMessage") or "")
+
 
 @dataclass(frozen=True)
 class Shown:
@@ -102,7 +137,6 @@ class Shown:
     state: S
     status: OperationalStatus
     error: ErrorType | None
-    error_message: str
     error_count: int
     powered_on: bool
     history: dict[str, tuple[float | None, float | None]]  # operation -> (start, end)
@@ -124,7 +158,6 @@ def shown(bmh: dict[str, Any]) -> Shown:
         state=state if state is not None else S.NONE,
         status=STATUSES.get(str(status.get("operationalStatus") or "OK"), OperationalStatus.OK),
         error=ERRORS.get(str(status.get("errorType") or "")),
-        error_message=str(status.get("errorMessage") or ""),
         error_count=int(status.get("errorCount") or 0),
         powered_on=bool(status.get("poweredOn")),
         history=history,
@@ -252,15 +285,16 @@ def _floor(book: Book) -> float:
 def _observe_status(book: Book, seen: Shown, now: float) -> None:
     cursor = book.cursor
     if seen.status == OperationalStatus.ERROR and seen.error is not None:
+        sentence = error_sentence(seen.error)
         if (
             cursor.error_type != seen.error
-            or cursor.error_message != seen.error_message
+            or cursor.error_message != sentence
             or cursor.error_count != seen.error_count
         ):
             book.transition(
                 now=_written_at(book, seen, now),
                 reason=camel(seen.error.value).replace("Error", "Failed"),
-                message=seen.error_message or f"baremetal-operator reports a {seen.error.value}",
+                message=sentence,
                 error=seen.error,
                 error_count=seen.error_count,
             )

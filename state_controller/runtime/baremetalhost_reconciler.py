@@ -23,6 +23,7 @@ the Host's: the BareMetalHost is then not reported on (a handover in progress).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,13 +34,15 @@ from ..api.objects import Obj
 from ..api.states import ProvisioningState
 from ..books.book import Book
 from ..books.restore import confirmed_seq, observed_host_status, restore
-from ..observed.baremetalhost import observe
+from ..observed.baremetalhost import bmo_words, observe
 from .config import ControllerConfig
 from .delivery import Delivery
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .results import DONE, ReconcileResult
 from .statuses import BookWriter, hoststate_body
+
+log = logging.getLogger(__name__)
 
 PREFIX = "bmh:"  # the queue key of an observed BareMetalHost: bmh:<namespace>/<name>
 
@@ -82,6 +85,7 @@ class BareMetalHostReconciler:
         now = self.clock()
         book, delivery = self._open(key, now)
         observe(book, bmh, now)
+        _log_bmo_words(key, bmh, delivery, bmo_words(bmh))
         book.note(now=now, goal=goal_of(bmh), observed_generation=_generation(bmh))
         if self.nodes is not None:  # its Node's updates: chapters of the same story
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
@@ -118,6 +122,23 @@ class BareMetalHostReconciler:
         delivery = Delivery(confirmed_seq=confirmed_seq(stored), reported=book.journal.end)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery
+
+
+def _log_bmo_words(key: str, bmh: Obj, delivery: Delivery, said: str) -> None:
+    """BMO's ``errorMessage`` (Ironic's ``last_error``), for the operator only: the
+    HostState and Events say which failure it was, never what a remote server answered.
+    Logged when it changes, and again when an error comes back after the host was out of
+    it."""
+    if said and said != delivery.backend_said:
+        error_type = str((bmh.get("status") or {}).get("errorType") or "error")
+        log.warning(
+            "%s: baremetal-operator reports a %s; its errorMessage: %s",
+            key,
+            error_type,
+            said,
+            extra={"host": key, "error_type": error_type},
+        )
+    delivery.backend_said = said
 
 
 def goal_of(bmh: Obj) -> ProvisioningState:

@@ -5,8 +5,12 @@ writes a BareMetalHost."""
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from typing import Any
+
+import pytest
 
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.stuck import StuckPolicy
@@ -20,6 +24,8 @@ from tests.support.bmo import PlayedBMO
 from tests.support.scenarios import WORKER, condition, events_for
 
 NS = "fleet"
+# what an image server answered, as Ironic's last_error quotes it
+WORDS = "Image download failed: HTTP/1.1 403 Forbidden <title>internal admin</title>"
 
 
 def observing(stuck: StuckPolicy | None = None) -> ControllerConfig:
@@ -109,15 +115,16 @@ def test_a_baremetalhost_life_is_reported_at_bmos_times_and_never_written(
 
 
 def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
-    cluster: Cluster, run_controller: Any
+    cluster: Cluster, run_controller: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="state_controller.runtime.baremetalhost_reconciler")
     with run_controller(cluster, config=observing()) as first:
         bmo = PlayedBMO(cluster, NS, "worker-1")
         bmo.show("provisioning", started=("provision",))
         failing = {
             "operationalStatus": "error",
             "errorType": "provisioning error",
-            "errorMessage": "Image checksum mismatch",
+            "errorMessage": WORDS,
         }
         bmo.show("provisioning", errorCount=3, **failing)
         status = wait_for(
@@ -136,6 +143,19 @@ def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
             ),
             what="the ProvisioningFailed Event",
         )
+        # Ironic's words (what a server answered) reach the operator's log, once, and
+        # neither the HostState nor an Event: they say which failure it was
+        assert (
+            "provisioning or deprovisioning the host failed"
+            in (status["provisioning"]["errorMessage"])
+        )
+        shown = json.dumps(
+            [cluster.get(HOSTSTATES, NS, "worker-1"), events_for(cluster, "worker-1")]
+        )
+        assert "internal admin" not in shown and "403" not in shown
+        said = [r for r in caplog.records if WORDS in r.getMessage()]
+        assert len(said) == 1 and said[0].levelname == "WARNING", said
+        assert getattr(said[0], "host", None) == f"{NS}/worker-1"
         bmo.claim("Metal3Machine", NS, "worker-1-abc")  # kept across the restart too
         wait_for(
             lambda: any(e["reason"] == "Claimed" for e in events_for(cluster, "worker-1")),

@@ -3,6 +3,7 @@ BMO's own times, a missed change as one marked jump, and nothing new after a res
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from state_controller.api.states import ErrorType, OperationalStatus
@@ -12,7 +13,14 @@ from state_controller.books.book import Book
 from state_controller.books.projections import hoststate_status, phase
 from state_controller.books.restore import observed_host_status, restore
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observed.baremetalhost import FIRST, JUMP, OBSERVED, observe
+from state_controller.observed.baremetalhost import (
+    FIRST,
+    JUMP,
+    OBSERVED,
+    bmo_words,
+    error_sentence,
+    observe,
+)
 from tests.support.bmo import bmo_conditions
 from tests.support.clocks import T0
 
@@ -112,18 +120,24 @@ def test_a_time_from_the_future_or_before_the_book_is_not_taken() -> None:
     assert "when hoststate saw it" in book.history[0].message
 
 
-def test_errors_take_bmos_type_message_and_count_then_clear() -> None:
+def test_errors_take_bmos_type_and_count_in_the_controllers_words_then_clear() -> None:
     book = Book(KEY, now=T0)
     observe(book, bmh("provisioning"), T0)
+    words = "Image download failed: HTTP/1.1 403 Forbidden <title>internal admin</title>"
     failing = {
         "operationalStatus": "error",
         "errorType": "provisioning error",
-        "errorMessage": "Image checksum mismatch",
+        "errorMessage": words,
     }
     observe(book, bmh("provisioning", errorCount=3, **failing), T0 + 10)
     assert book.cursor.operational_status == OperationalStatus.ERROR
     assert book.cursor.error_type == ErrorType.PROVISIONING
     assert book.cursor.error_count == 3  # BMO's count, not ours
+    # BMO's errorMessage is Ironic's last_error, quoting a server: for the log only
+    assert book.cursor.error_message == error_sentence(ErrorType.PROVISIONING)
+    assert bmo_words(bmh("provisioning", errorCount=3, **failing)) == words
+    told = json.dumps(hoststate_status(book, StuckPolicy(), T0 + 10))
+    assert "internal admin" not in told and "in hoststate's log" in told
     records = book.last_seq
     observe(book, bmh("provisioning", errorCount=4, **failing), T0 + 20)
     assert book.cursor.error_count == 4 and book.last_seq == records  # counted, not retold
@@ -196,3 +210,8 @@ def test_a_paused_baremetalhost_is_told_as_paused_not_progressing() -> None:
     observe(book, bmh("inspecting"), T0 + 9)  # unpaused: moving again, nothing recorded
     conditions = {c["type"]: c for c in hoststate_status(book, StuckPolicy(), T0 + 9)["conditions"]}
     assert conditions["Progressing"]["reason"] != "Paused" and book.last_seq == records
+
+
+def test_every_error_type_has_a_sentence_of_its_own() -> None:
+    sentences = {error_sentence(e) for e in ErrorType}
+    assert len(sentences) == len(ErrorType)

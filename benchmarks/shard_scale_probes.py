@@ -77,6 +77,7 @@ class Replica(ShardProcess):
         self.port = free_port()
         argv = shard_argv(
             name,
+            shards=",".join(f"r{i}" for i in range(64)),  # the names shard_scale.py gives
             kubeconfig=kubeconfig,
             namespace=NS,
             lease_namespace=SHARD_NS,

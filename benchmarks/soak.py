@@ -241,6 +241,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         for name in names:
             argv = shard_argv(
                 name,
+                shards=",".join(names),
                 kubeconfig=plane.kubeconfig,
                 namespace=NS,
                 lease_namespace=STATE_NS,

@@ -42,6 +42,7 @@ from .runtime.controller import HostController
 from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
 from .runtime.sharder import SHARDER_LEASE, Sharder
 from .sharding.leases import LEASE_PREFIX
+from .sharding.members import Members, identity_for
 from .updates.signals import DEFAULT_POOL_LABEL
 from .wiring import observed_controller
 
@@ -62,6 +63,8 @@ class RunOptions:
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
     shard: str = ""  # one of several replicas sharing the Hosts (runtime/sharder.py)
+    # every replica's shard (--shards): a Lease of another name is no shard
+    shards: frozenset[str] = frozenset()
     leader_election_namespace: str = "hoststate-system"
     leader_election_id: str = DEFAULT_LEASE
     lease_duration: int = 15
@@ -257,7 +260,8 @@ def run_as_shard(
 ) -> Sharder:
     """Hold this shard's Lease (reconciling while it is held) and campaign for the
     sharder's; losing either ends the process, as losing the leader's Lease does."""
-    identity = f"{opts.shard}_{uuid.uuid4().hex[:8]}"
+    identity = identity_for(opts.shard, uuid.uuid4().hex)
+    members = Members(opts.shards or frozenset({opts.shard}), opts.lease_duration)
     election = LeaderElectionConfig(
         namespace=opts.leader_election_namespace,
         name=LEASE_PREFIX + opts.shard,
@@ -265,10 +269,12 @@ def run_as_shard(
         lease_duration=opts.lease_duration,
         renew_deadline=opts.renew_deadline,
         retry_period=opts.retry_period,
+        may_hold=lambda holder: members.may_hold_own(opts.shard, holder),
     )
     sharder = Sharder(
         controller.cluster,  # instrumented: its requests are counted with the controller's
         lease_namespace=opts.leader_election_namespace,
+        members=members,
         namespaces=opts.namespaces,
         identity=identity,
         on_host=controller.on_fleet_host,
@@ -294,7 +300,7 @@ def run_as_shard(
     run_for_leadership(api, election, on_started=shard_held, on_stopped=lambda: lose("shard"))
     run_for_leadership(
         api,
-        replace(election, name=SHARDER_LEASE),
+        replace(election, name=SHARDER_LEASE, may_hold=members.may_hold_sharder),
         on_started=sharder_held,
         on_stopped=lambda: lose("sharder"),
     )

@@ -9,6 +9,7 @@ import sys
 from kubernetes.config import ConfigException
 
 from ..books.stuck import stuck_policy
+from ..sharding.members import shard_names
 from ..updates.signals import DEFAULT_POOL_LABEL
 from .flags import (
     duration,
@@ -77,6 +78,14 @@ def add(p: argparse.ArgumentParser) -> None:
         "sharder gives NAME, holding the Lease hoststate-shard-NAME in "
         "--leader-election-namespace (the replica holding hoststate-sharder runs the "
         "sharder); NAME is unique among the replicas, e.g. the pod's name",
+    )
+    p.add_argument(
+        "--shards",
+        metavar="N|NAMES",
+        default="",
+        help="with --shard: every replica the operator runs, as the StatefulSet's replica "
+        "count (its pods <name>-0 to <name>-(N-1)) or the shard names, comma-separated; a "
+        "Lease of any other shard is ignored, never trusted (docs/security.md)",
     )
     p.add_argument("--lease-duration", type=int, default=15, help="whole seconds")
     p.add_argument("--renew-deadline", type=int, default=10, help="whole seconds")
@@ -200,6 +209,12 @@ def main(args: argparse.Namespace) -> int:
     if args.servicing_max_unavailable < 1:
         problem = "--servicing-max-unavailable: give 1 or more"
     problem = problem or shard_problem(args.shard, leader_elect=args.leader_elect, sources=sources)
+    shards: frozenset[str] = frozenset()
+    if args.shard and not problem:
+        try:
+            shards = shard_names(args.shards, args.shard)
+        except ValueError as err:
+            problem = str(err)
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -218,6 +233,7 @@ def main(args: argparse.Namespace) -> int:
                 health_probe_bind_address=args.health_probe_bind_address,
                 leader_elect=args.leader_elect,
                 shard=args.shard,
+                shards=shards,
                 leader_election_namespace=args.leader_election_namespace,
                 leader_election_id=args.leader_election_id,
                 lease_duration=args.lease_duration,

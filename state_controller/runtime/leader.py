@@ -38,11 +38,20 @@ class AnsweringLeaseLock(LeaseLock):
     the process exits before the Lease expires.
     """
 
+    may_hold: Callable[[str], bool] | None = None  # None: any holder is believed
+
     def get(self, name: str, namespace: str) -> tuple[bool, Any]:
         try:
-            return super().get(name, namespace)  # type: ignore[no-any-return]
+            found, record = super().get(name, namespace)
         except UNREACHABLE as err:
             return False, ApiException(status=0, reason=f"API server unreachable: {err}")
+        holder = getattr(record, "holder_identity", None) if found else None
+        if holder and self.may_hold is not None and not self.may_hold(holder):
+            # a holder no replica of this installation could be: taken over at once (the
+            # election writes over a record with no holder), with the resourceVersion read
+            log.warning("Lease %s/%s: holder %r not believed; taking it", namespace, name, holder)
+            record.holder_identity = None
+        return found, record
 
     def create(self, name: str, namespace: str, election_record: Any) -> bool:
         try:
@@ -68,6 +77,9 @@ class LeaderElectionConfig:
     lease_duration: int = 15
     renew_deadline: int = 10
     retry_period: int = 2
+    # the holders this Lease may have (None: any); another is taken over at once rather
+    # than waited out, so a Lease someone else wrote cannot stop this election forever
+    may_hold: Callable[[str], bool] | None = None
 
 
 def run_for_leadership(
@@ -104,6 +116,7 @@ def campaign(
     """The election, not yet run: the Lease ``cfg`` names, read and written through ``api``
     (get, create, update: what the manifests' Role grants on that one Lease)."""
     lock = AnsweringLeaseLock(cfg.name, cfg.namespace, cfg.identity)
+    lock.may_hold = cfg.may_hold
     lock.api_instance = client.CoordinationV1Api(api)  # ours, not the global default client
     return leaderelection.LeaderElection(
         electionconfig.Config(

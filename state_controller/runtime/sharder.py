@@ -54,14 +54,15 @@ from ..sharding.leases import (
     Health,
     Shard,
     micro_time,
-    shard_of,
 )
+from ..sharding.members import Members, judge
 from .informer import Handler, Informer, InformerSet
 from .outages import log_failure
 
 log = logging.getLogger(__name__)
 
-SHARDER_LEASE = "hoststate-sharder"  # held by the replica that runs the sharder
+SHARDER_LEASE = "hoststate-sharder"  # held by the replica that runs the sharder (its
+# holder must be a configured replica's identity: Members.may_hold_sharder)
 WRITERS = 8  # moves written at once
 FULL_EVERY = 60.0  # seconds: every host judged again at least this often, whatever changed
 
@@ -77,6 +78,7 @@ class Sharder:
         cluster: Cluster,
         *,
         lease_namespace: str,
+        members: Members,
         namespaces: tuple[str, ...] | None = None,
         resync: float = 2.0,
         judge_all_every: float = FULL_EVERY,
@@ -86,6 +88,7 @@ class Sharder:
     ) -> None:
         self.cluster = cluster
         self.lease_namespace = lease_namespace
+        self.members = members  # the shards the operator runs: no other Lease is one
         self.identity = identity  # who takes a dead shard's Lease: sharder/<identity>
         self.resync = resync
         self.judge_all_every = judge_all_every
@@ -109,6 +112,8 @@ class Sharder:
         self.rounds = 0
         self.written = 0
         self.judged = 0  # hosts judged, over all rounds
+        # Leases not believed, as last judged: Lease name -> why (each told once)
+        self.refused: dict[str, str] = {}
 
     def _poke(self, key: str, obj: Obj | None) -> None:
         self._changed.set()
@@ -126,12 +131,24 @@ class Sharder:
         self._changed.set()
 
     def shards(self) -> list[Shard]:
+        """The configured shards' health from their Leases; a Lease the checks of
+        :mod:`..sharding.members` refuse is told once (a warning) and not believed."""
         now = self.clock()
-        return [
-            shard_of(lease, now)
-            for lease in self.leases.items()
-            if str(lease["metadata"]["name"]).startswith(LEASE_PREFIX)
-        ]
+        out: list[Shard] = []
+        refused: dict[str, str] = {}
+        for lease in self.leases.items():
+            name = str(lease["metadata"]["name"])
+            if not name.startswith(LEASE_PREFIX):
+                continue
+            shard, why = judge(lease, self.members, now)
+            if why:
+                refused[name] = why
+                if self.refused.get(name) != why:
+                    log.warning("Lease %s/%s not believed: %s", self.lease_namespace, name, why)
+            if shard is not None:
+                out.append(shard)
+        self.refused = refused
+        return out
 
     def start(self, *, sync_timeout: float = 60.0) -> None:
         for informer in (self.leases, self.hosts):
@@ -209,6 +226,7 @@ class Sharder:
         spec = lease.get("spec") or {}
         taken = {
             "holderIdentity": TAKEN_PREFIX + self.identity,
+            "leaseDurationSeconds": round(self.members.lease_duration),
             "acquireTime": now,
             "renewTime": now,
             "leaseTransitions": int(spec.get("leaseTransitions") or 0) + 1,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ import yaml
 from kubernetes import client
 
 from state_controller.runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, campaign
+from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.sharding.leases import LEASE_PREFIX
+from state_controller.sharding.members import Members, shard_names
 from tests.support.control_plane import ControlPlane
 from tests.support.secret_volume import write_secret_volume
 
@@ -575,8 +579,10 @@ def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespace
     cp: ControlPlane, applied: object
 ) -> None:
     """The Deployment becomes a StatefulSet of three (stable pod names: stable shards)
-    whose replicas run --shard with their pod's name, never --leader-elect; one Role adds
-    the Leases of the controller's namespace, and nothing anywhere else."""
+    whose replicas run --shard with their pod's name, never --leader-elect, and --shards
+    with the replica count; one Role adds reading the Leases of the controller's namespace
+    and writing only those replicas' and the sharder's, nothing anywhere else; a tenant
+    may write none."""
     from state_controller.cli import build_parser
     from state_controller.commands.run import shard_problem
 
@@ -600,20 +606,83 @@ def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespace
     sources = set(args.sources.split(","))
     assert shard_problem(args.shard, leader_elect=args.leader_elect, sources=sources) == ""
 
+    # --shards is the replica count, and the Role writes exactly those replicas' Leases
+    assert args.shards == str(shards["replicas"])
+    members = Members(shard_names(args.shards, args.shard), args.lease_duration)
+    ours = sorted([SHARDER_LEASE, *(LEASE_PREFIX + m for m in members.names)])
+    role = overlay[("Role", "hoststate-controller-shards")]
+    assert sorted(n for r in role["rules"] for n in r.get("resourceNames") or ()) == ours
+
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "sharded"), "--server-side", "--dry-run=server")
     rbac = str(MANIFESTS / "sharded" / "rbac-sharded.yaml")
     _kubectl(cp, "apply", "-f", rbac, "--server-side")
     try:
-        for verb in ("get", "list", "watch", "create", "update", "patch"):
+        for verb in ("get", "list", "watch", "create"):
             assert _can_i(cp, verb, LEASES, "-n", CONTROLLER_NS), verb
-        for verb, where in (
-            ("list", HOSTS_NS),
-            ("update", "kube-system"),
-            ("delete", CONTROLLER_NS),
-        ):
+        for verb in ("update", "patch", "delete"):
+            for lease in ours:
+                assert _can_i(cp, verb, f"{LEASES}/{lease}", "-n", CONTROLLER_NS), (verb, lease)
+            for lease in (f"{LEASE_PREFIX}{SA}-3", DEFAULT_LEASE + "-other", ""):
+                resource = f"{LEASES}/{lease}" if lease else LEASES
+                assert not _can_i(cp, verb, resource, "-n", CONTROLLER_NS), (verb, lease)
+        for verb, where in (("list", HOSTS_NS), ("update", "kube-system")):
             assert not _can_i(cp, verb, LEASES, "-n", where), (verb, where)
+        tenant = f"--as=system:serviceaccount:{HOSTS_NS}:default"
+        for verb in ("create", "update", "patch"):
+            asked = _run(cp, "auth", "can-i", verb, LEASES, "-n", CONTROLLER_NS, tenant)
+            assert asked.stdout.strip() == "no", (verb, asked.stdout)
+        _the_sharders_lease_is_taken_from_a_holder_no_replica_could_be(cp, members)
     finally:
         _kubectl(cp, "delete", "-f", rbac)
+
+
+def _the_sharders_lease_is_taken_from_a_holder_no_replica_could_be(
+    cp: ControlPlane, members: Members
+) -> None:
+    """As the controller's ServiceAccount, with the sharded Role: a hoststate-sharder Lease
+    someone else took first (held for 68 years by its word) is taken over at the first
+    try, not waited out; one a configured replica holds is left alone."""
+    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
+    configuration = client.Configuration(host=cp.url)
+    configuration.api_key = {"authorization": token.stdout.strip()}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.ssl_ca_cert = str(cp.ca_file)
+    me = f"{SA}-0_0123abcd"
+    cfg = LeaderElectionConfig(CONTROLLER_NS, SHARDER_LEASE, me, may_hold=members.may_hold_sharder)
+    try:
+        with client.ApiClient(configuration) as api:
+            for holder, taken in (("mallory", True), (f"{SA}-1_0123abcd", False)):
+                _held(cp, SHARDER_LEASE, holder)
+                election = campaign(api, cfg, on_started=lambda: None, on_stopped=lambda: None)
+                assert election.try_acquire_or_renew() is taken, holder  # type: ignore[no-untyped-call]
+                lease = _get(cp, "lease", SHARDER_LEASE, "-n", CONTROLLER_NS)
+                assert lease["spec"]["holderIdentity"] == (me if taken else holder)
+    finally:
+        _kubectl(cp, "delete", "lease", SHARDER_LEASE, "-n", CONTROLLER_NS, "--ignore-not-found")
+
+
+def _held(cp: ControlPlane, lease: str, holder: str) -> None:
+    """``lease`` held by ``holder``, renewed now, for as long as a Lease may say."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    body = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": lease, "namespace": CONTROLLER_NS},
+        "spec": {
+            "holderIdentity": holder,
+            "leaseDurationSeconds": 2_147_483_647,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    subprocess.run(
+        cp.kubectl_argv("apply", "--server-side", "--force-conflicts", "-f", "-"),
+        input=json.dumps(body),
+        text=True,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 # -- (e) the metal3 overlay: observing BareMetalHosts, never writing them -----------

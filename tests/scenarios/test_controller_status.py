@@ -137,7 +137,7 @@ def put_lease(cluster: Cluster, shard: str, renewed: float) -> None:
     name = LEASE_PREFIX + shard
     whole, micro = divmod(round(renewed * 1_000_000), 1_000_000)
     spec = {
-        "holderIdentity": shard,
+        "holderIdentity": f"{shard}_0123abcd",  # the form a replica writes
         "leaseDurationSeconds": LEASE_SECONDS,
         "renewTime": rfc3339(whole).removesuffix("Z") + f".{micro:06d}Z",
     }

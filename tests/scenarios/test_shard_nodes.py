@@ -29,11 +29,12 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.runtime.sharder import Sharder
 from state_controller.sharding.leases import SHARD_LABEL
+from state_controller.sharding.members import Members
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE
-from tests.scenarios.test_controller_status import put_lease
+from tests.scenarios.test_controller_status import LEASE_SECONDS, put_lease
 from tests.support.scenarios import NS, WORKER, pool, step_of
 from tests.support.waiting import wait_for
 
@@ -62,8 +63,9 @@ class Replicas:
         self.cluster, self.stack = cluster, stack
         machines = SimulatedProvisioner()
         self.running: dict[str, HostController] = {}
+        self.started = time.time()  # the sharders' clock: the Leases stay Ready at it
         for shard in ("a", "b"):
-            put_lease(cluster, shard, time.time() + 600)  # Ready for the whole test
+            put_lease(cluster, shard, self.started)
             replica = observed_controller(cluster, machines, config(shard)).controller
             replica.start()
             stack.callback(replica.stop)
@@ -76,9 +78,11 @@ class Replicas:
             self.cluster,
             lease_namespace=NS,
             namespaces=(NS,),
+            members=Members(frozenset({"a", "b"}), LEASE_SECONDS),
             resync=0.2,
-            identity=shard,
+            identity=f"{shard}_0123abcd",
             on_host=replica.on_fleet_host,
+            clock=lambda: self.started,
         )
         sharder.start()
         self.stack.callback(sharder.stop)

@@ -14,6 +14,7 @@ import pytest
 from state_controller.cluster.interface import HOSTS, LEASES, ApiError, Cluster
 from state_controller.runtime.sharder import Sharder
 from state_controller.sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LABEL
+from state_controller.sharding.members import Members
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for
@@ -22,6 +23,8 @@ from tests.support.scenarios import NS
 HOSTS_N = 40
 NOW = 1_900_000_000.0  # the sharder's clock: the Leases are renewed relative to it
 THREE = Ring.of(["a", "b", "c"])  # the shards the fixture starts with
+MEMBERS = Members(frozenset("abcd"), 15)  # the shards the operator runs (--shards a,b,c,d)
+IDENTITY = "a_0123abcd"  # the replica running the sharder, as it names itself
 
 
 def micro_time(ts: float) -> str:
@@ -30,11 +33,19 @@ def micro_time(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{micro:06d}Z"
 
 
-def put_lease(cluster: Cluster, shard: str, renewed_ago: float) -> None:
+def put_lease(
+    cluster: Cluster,
+    shard: str,
+    renewed_ago: float,
+    *,
+    holder: str | None = None,
+    duration: int = 15,
+) -> None:
+    """A shard's Lease as its replica writes it (``holder``: as someone else does)."""
     name = LEASE_PREFIX + shard
     spec = {
-        "holderIdentity": shard,
-        "leaseDurationSeconds": 15,
+        "holderIdentity": f"{shard}_0123abcd" if holder is None else holder,
+        "leaseDurationSeconds": duration,
         "renewTime": micro_time(NOW - renewed_ago),
     }
     try:
@@ -71,9 +82,11 @@ def sharder(cluster: Cluster) -> Iterator[Sharder]:
     running = Sharder(
         cluster,
         lease_namespace=NS,
+        members=MEMBERS,
         namespaces=(NS,),
         resync=0.2,
         judge_all_every=3600,  # every host judged again only when the shards change
+        identity=IDENTITY,
         clock=lambda: NOW,
     )
     running.start()
@@ -106,7 +119,7 @@ def test_hosts_go_to_live_shards_and_a_dead_shards_move_at_once(
     # b's Lease was taken before any of its hosts moved: a holder that comes back fails
     # to renew it (the API server orders both writes: one store, one resourceVersion)
     lease = cluster.get(LEASES, NS, LEASE_PREFIX + "b")
-    assert lease["spec"]["holderIdentity"] == "sharder/sharder"
+    assert lease["spec"]["holderIdentity"] == "sharder/" + IDENTITY
     relabelled = [cluster.get(HOSTS, NS, key.split("/", 1)[1]) for key in moved]
     first_move = min(int(h["metadata"]["resourceVersion"]) for h in relabelled)
     assert int(lease["metadata"]["resourceVersion"]) < first_move
@@ -143,6 +156,39 @@ def test_a_joining_shards_share_is_drained_first_then_assigned(
         cluster.patch(HOSTS, NS, name, {"metadata": {"labels": {SHARD_LABEL: None,
                                                                 DRAIN_LABEL: None}}})  # fmt: skip
     wait_for(lambda: placed_by(four, cluster), what="d's share assigned to d")
+
+
+def test_leases_no_configured_replica_wrote_decide_nothing_and_are_told_once(
+    cluster: Cluster, sharder: Sharder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """12 Leases of shards the operator does not run, Ready for 68 years by their word,
+    and one of a configured shard held by someone else: no host moves to any of them,
+    each is told once, and the configured one is taken (its holder overwritten)."""
+    before = owners(cluster)
+    fakes = [f"evil-{i}" for i in range(12)]
+    caplog.set_level("WARNING", logger="state_controller.runtime.sharder")
+    for fake in fakes:
+        put_lease(cluster, fake, renewed_ago=1, duration=2_147_483_647)
+    put_lease(cluster, "d", renewed_ago=1, holder="mallory", duration=2_147_483_647)
+    wait_for(
+        lambda: lease_holder(cluster, "d") == "sharder/" + IDENTITY, what="d's Lease taken back"
+    )
+    rounds = sharder.rounds
+    wait_for(lambda: sharder.rounds >= rounds + 3, what="three rounds more")
+    assert owners(cluster) == before  # nothing drained towards a shard no replica runs
+    assert {LEASE_PREFIX + f for f in fakes} <= set(sharder.refused)
+    told = [r.getMessage() for r in caplog.records if "not believed" in r.getMessage()]
+    for name in [*fakes, "d"]:
+        assert sum(f"{LEASE_PREFIX}{name} " in m for m in told) == 1, (name, told)
+
+    # a host a tenant gives to a made-up shard goes back to a live one at once
+    cluster.patch(HOSTS, NS, "host-0003", {"metadata": {"labels": {SHARD_LABEL: "evil-0"}}})
+    wait_for(lambda: placed_by(THREE, cluster), what="host-0003 back on the ring")
+
+
+def lease_holder(cluster: Cluster, shard: str) -> str:
+    spec = cluster.get(LEASES, NS, LEASE_PREFIX + shard).get("spec") or {}
+    return str(spec.get("holderIdentity") or "")
 
 
 def test_the_sharder_caches_the_hosts_metadata_alone(sharder: Sharder) -> None:
@@ -198,6 +244,7 @@ def test_a_move_that_failed_is_written_again_with_no_event_to_ask(cluster: Clust
     sharder = Sharder(
         failing,  # type: ignore[arg-type]
         lease_namespace=NS,
+        members=MEMBERS,
         namespaces=(NS,),
         resync=0.2,
         judge_all_every=3600,

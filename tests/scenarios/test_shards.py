@@ -30,7 +30,7 @@ from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.scenarios.test_sharder import NOW, put_lease
+from tests.scenarios.test_sharder import MEMBERS, NOW, put_lease
 from tests.support.scenarios import NS, state_of
 
 SHARDS = ("a", "b", "c")
@@ -50,7 +50,14 @@ def replicas(
 ) -> Iterator[dict[str, HostController]]:
     for shard in SHARDS:
         put_lease(cluster, shard, renewed_ago=1)
-    sharder = Sharder(cluster, lease_namespace=NS, namespaces=(NS,), resync=0.2, clock=lambda: NOW)
+    sharder = Sharder(
+        cluster,
+        lease_namespace=NS,
+        members=MEMBERS,
+        namespaces=(NS,),
+        resync=0.2,
+        clock=lambda: NOW,
+    )
     running: dict[str, HostController] = {}
     with ExitStack() as stack:
         sharder.start()

@@ -35,9 +35,13 @@ def election_periods(lease: int) -> tuple[int, int]:
     return renew, retry
 
 
+TEST_SHARDS = "a,b,c,d,e"  # the shards the process tests run (--shards)
+
+
 def shard_argv(
     name: str,
     *,
+    shards: str = TEST_SHARDS,
     kubeconfig: Path,
     namespace: str,
     lease_namespace: str,
@@ -52,14 +56,15 @@ def shard_argv(
 ) -> list[str]:
     """The replica's command line: ``hardware`` is one simulated backend shared with the
     replicas given the same file; ``nodes`` follows Nodes (else ``--no-nodes``), their
-    node-only HostStates in ``node_state_namespace`` if given; ``metrics`` is the metrics
+    node-only HostStates in ``node_state_namespace`` if given; ``shards`` is ``--shards``
+    (every replica's shard: a Lease of another is no shard); ``metrics`` is the metrics
     address (``0``: none); ``extra`` goes at the end."""
     renew, retry = election_periods(lease_duration)
     argv = [
         sys.executable, "-m", "state_controller.cli", "run",
         "--kubeconfig", str(kubeconfig), "--namespace", namespace,
         "--simulated-timings", timings,
-        "--shard", name, "--leader-election-namespace", lease_namespace,
+        "--shard", name, "--shards", shards, "--leader-election-namespace", lease_namespace,
         "--lease-duration", str(lease_duration), "--renew-deadline", str(renew),
         "--retry-period", str(retry),
         "--metrics-bind-address", metrics, "--health-probe-bind-address", "0",

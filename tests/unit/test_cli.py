@@ -195,6 +195,10 @@ def test_run_rejects_a_shard_name_or_a_shard_with_leader_election_or_observed_bm
     done = cli("run", "--shard", "replica-1", "--sources", "hosts,baremetalhosts")
     assert done.returncode == 2
     assert "--shard with --sources baremetalhosts: BareMetalHosts are not shared" in done.stderr
+    done = cli("run", "--shard", "replica-1")  # which replicas are shards: never guessed
+    assert done.returncode == 2 and "--shards is required with --shard" in done.stderr
+    done = cli("run", "--shard", "hoststate-controller-3", "--shards", "3")
+    assert done.returncode == 2 and "'hoststate-controller-3' is not among them" in done.stderr
 
 
 def test_run_says_when_no_hardware_is_touched(caplog: pytest.LogCaptureFixture) -> None:

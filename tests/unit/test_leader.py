@@ -48,3 +48,47 @@ def test_an_election_that_raises_ends_as_a_lost_one(monkeypatch: Any) -> None:
     )
     thread.join(timeout=10)
     assert lost.is_set()
+
+
+class Held:
+    """A CoordinationV1Api whose one Lease is held by ``holder``, renewed just now."""
+
+    def __init__(self, holder: str) -> None:
+        import datetime
+
+        from kubernetes import client
+
+        now = datetime.datetime.now(datetime.UTC)
+        spec = client.V1LeaseSpec(
+            holder_identity=holder,
+            lease_duration_seconds=2_147_483_647,
+            acquire_time=now,
+            renew_time=now,
+        )
+        self.lease = client.V1Lease(metadata=client.V1ObjectMeta(resource_version="7"), spec=spec)
+        self.replaced: list[Any] = []
+
+    def read_namespaced_lease(self, name: str, namespace: str) -> Any:
+        return self.lease
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: Any) -> Any:
+        self.replaced.append(body)
+        return body
+
+
+def test_a_holder_no_replica_could_be_is_taken_over_at_once_not_waited_out() -> None:
+    from state_controller.sharding.members import Members
+
+    members = Members(frozenset({"a", "b"}), 15)
+    for holder, taken in (("mallory", True), ("b_0123abcd", False)):
+        api = Held(holder)
+        cfg = LeaderElectionConfig(
+            "hoststate-system", "hoststate-sharder", "a_0123abcd", may_hold=members.may_hold_sharder
+        )
+        election = leader.campaign(api, cfg, on_started=lambda: None, on_stopped=lambda: None)  # type: ignore[arg-type]
+        election.election_config.lock.api_instance = api
+        assert election.try_acquire_or_renew() is taken, holder  # type: ignore[no-untyped-call]
+        if taken:  # written over the resourceVersion read: a renew since is a conflict
+            (body,) = api.replaced
+            assert body.spec.holder_identity == "a_0123abcd"
+            assert body.metadata.resource_version == "7"

@@ -1,8 +1,9 @@
 """Where a Host may send the backend: the operator's limits on BMC and image addresses.
 
-A Host's author names three addresses the backend then contacts from where it runs
-(Ironic's conductor, inside the cluster): ``spec.bmc.address``, ``spec.image.url`` and a
-checksum URL in ``spec.image.checksum``. Left open, that lets anyone who may create a
+A Host's author names addresses the backend then contacts from where it runs (Ironic's
+conductor, inside the cluster, or the BMC it tells to fetch): ``spec.bmc.address``,
+``spec.image.url``, a checksum URL in ``spec.image.checksum`` and each
+``spec.firmwareUpdates[].url``. Left open, that lets anyone who may create a
 Host make the conductor connect anywhere it can: the cloud's metadata service
 (169.254.169.254), the conductor's own loopback services, a ``file://`` path on its disk.
 :class:`Reach` is the operator's answer, checked before anything is sent:
@@ -10,7 +11,10 @@ Host make the conductor connect anywhere it can: the cloud's metadata service
 * loopback, link-local and "this host" addresses (and the names ``localhost`` and
   ``metadata.google.internal``) are refused unless an allowlist names them;
 * ``--allow-bmc`` and ``--allow-image-host`` (CIDRs, names, ``*.zone``) restrict BMCs and
-  image servers to what they list; without them, any other address is let through;
+  image servers to what they list; without them, any other address is let through. A
+  firmware image is an image: its URL is held to ``--allow-image-host`` (Ironic fetches
+  it to serve it to the BMC, or hands the BMC the URL: either way a server on the
+  provisioning side is reached, as for an OS image);
 * ``file://`` images only with ``--allow-file-images``.
 
 A name is matched as written, never resolved: the controller's resolver is not the
@@ -158,14 +162,18 @@ class Reach:
 
     def problem(self, spec: HostSpec) -> str:
         """The first address of ``spec`` the backend may not be sent to ("" if none)."""
+        return self._bmc_problem(spec) or self._image_problem(spec) or self._firmware_problem(spec)
+
+    def _bmc_problem(self, spec: HostSpec) -> str:
         if spec.bmc is not None:
             try:
                 host = parse_bmc_address(spec.bmc.address).host
             except BMCAddressError:
                 host = ""  # the spec's own check says what is wrong with it
-            problem = host and _refused(host, "spec.bmc.address", self.bmc, ALLOW_BMC)
-            if problem:
-                return problem
+            return host and _refused(host, "spec.bmc.address", self.bmc, ALLOW_BMC)
+        return ""
+
+    def _image_problem(self, spec: HostSpec) -> str:
         if spec.image is None:
             return ""
         url = spec.image.url
@@ -177,24 +185,41 @@ class Reach:
                     f"the operator to start hoststate with {ALLOW_FILE_IMAGES}"
                 )
         else:
-            problem = _refused(
-                urlsplit(url).hostname or "", "spec.image.url", self.images, ALLOW_IMAGE_HOST
-            )
+            problem = _url_refused(url, "spec.image.url", self.images)
             if problem:
                 return problem
         checksum = spec.image.checksum
         if _is_url(checksum):
-            return _refused(
-                urlsplit(checksum).hostname or "",
-                "spec.image.checksum",
-                self.images,
-                ALLOW_IMAGE_HOST,
-            )
+            return _url_refused(checksum, "spec.image.checksum", self.images)
+        return ""
+
+    def _firmware_problem(self, spec: HostSpec) -> str:
+        """The first firmware image URL (``http(s)://`` by the spec's own check) whose
+        server is not to be reached."""
+        for index, update in enumerate(spec.firmware_updates or ()):
+            problem = _url_refused(update.url, f"spec.firmwareUpdates[{index}].url", self.images)
+            if problem:
+                return problem
         return ""
 
 
 def _is_url(value: str) -> bool:
     return re.fullmatch(CHECKSUM_URL_PATTERN, value) is not None
+
+
+def _url_refused(url: str, field: str, allowed: Allowlist) -> str:
+    """Why the server of an image's ``url`` may not be reached ("" when it may). A URL
+    this parser cannot read, or one that names no host, is refused: another parser (the
+    conductor's, a BMC's) might read a host into it that was never checked."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
+    if not host:
+        return (
+            f"{field}: {url[:64]!r} names no server hoststate can read; write http(s)://HOST/PATH"
+        )
+    return _refused(host, field, allowed, ALLOW_IMAGE_HOST)
 
 
 def _refused(host: str, field: str, allowed: Allowlist, flag: str) -> str:

@@ -122,7 +122,8 @@ def reach_flags(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="CIDR|NAME",
-        help="image and checksum servers Hosts may name, written as for --allow-bmc",
+        help="image, checksum and firmware image servers Hosts may name, written as for "
+        "--allow-bmc",
     )
     g.add_argument(
         "--allow-file-images",

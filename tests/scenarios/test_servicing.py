@@ -1,7 +1,8 @@
 """Servicing end to end, on the embedded store and a real kube-apiserver, with the
 simulated provisioner: firmware settings, a firmware image and a RAID volume applied to a
 provisioned host as one chapter of its book, step by step; a setting the BMC would refuse
-failing the run before anything is sent; a firmware image the BMC refuses failing it,
+failing the run before anything is sent, and a firmware URL the operator does not let
+Hosts reach refused as the spec's problem; a firmware image the BMC refuses failing it,
 not tried again until the spec changes; and ``onReboot`` waiting for a reboot asked by
 annotation, which it takes the place of."""
 
@@ -126,7 +127,7 @@ def test_a_servicing_run_is_a_chapter_of_steps_and_what_it_applied_reads_back(
         assert firmware_of(sim).runs == 1
 
 
-def test_a_setting_the_bmc_would_refuse_fails_the_run_before_anything_is_sent(
+def test_a_setting_the_bmc_would_refuse_or_a_firmware_url_out_of_reach_is_never_sent(
     cluster: Cluster, run_controller: Any
 ) -> None:
     sim = SimulatedProvisioner()
@@ -145,6 +146,23 @@ def test_a_setting_the_bmc_would_refuse_fails_the_run_before_anything_is_sent(
         wait_for(running.controller.idle)
         assert firmware_of(sim).settings["NumCores"] == 16
         assert cluster.get(HOSTS, NS, HOST)["status"]["operationalStatus"] == "OK"
+
+        # a firmware URL naming the metadata service is refused before anything is sent
+        runs = firmware_of(sim).runs
+        metadata = [{"component": "bmc", "url": "http://169.254.169.254/latest/meta-data/"}]
+        ask(cluster, firmwareUpdates=metadata)
+        refused = wait_for(
+            lambda: (
+                (s := cluster.get(HOSTS, NS, HOST)["status"])
+                .get("errorMessage", "")
+                .startswith("spec.firmwareUpdates[0].url: 169.254.169.254 is a link-local address")
+                and s
+            ),
+            what="the firmware URL refused",
+        )
+        assert "--allow-image-host" in refused["errorMessage"], refused
+        wait_for(running.controller.idle)
+        assert firmware_of(sim).runs == runs and firmware_of(sim).versions["bmc"] == "1.00"
 
 
 def test_a_refused_firmware_image_is_not_flashed_again_until_the_spec_changes(

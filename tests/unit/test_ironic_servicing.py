@@ -1,13 +1,21 @@
 """Servicing's requests to Ironic, as written: software RAID is the agent RAID interface's
 one in-band step (delete and build in one), refused before the request where Ironic could
-not run it; hardware RAID deletes, then builds."""
+not run it; hardware RAID deletes, then builds; a failed run is told by the step that failed, never
+by what a server answered."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from state_controller.api.host import HostSpec
-from state_controller.provisioning.ironic.servicing import service_steps, software_raid_refusal
+from state_controller.provisioning.ironic.faults import NOT_SHOWN
+from state_controller.provisioning.ironic.servicing import (
+    FIRMWARE_FAILED,
+    service,
+    service_failure,
+    service_steps,
+    software_raid_refusal,
+)
 from state_controller.servicing.plan import plan_for
 
 BMC = {"address": "redfish://192.0.2.1/redfish/v1/Systems/1", "credentialsName": "bmc"}
@@ -79,3 +87,38 @@ def test_the_kinds_of_raid_digest_differently_and_a_plan_without_raid_has_no_rai
     assert empty_software.labels == empty_hardware.labels == ("configuring RAID: none",)
     assert empty_software.digest != empty_hardware.digest
     assert plan_for(spec(raid={})).tasks == ()
+
+
+def test_a_failed_firmware_update_reads_the_same_whatever_the_url_answered() -> None:
+    """The URL is the Host author's: whether its server refused, timed out or served a
+    page must not show in what they read (it would make Ironic a port scanner)."""
+    plan = plan_for(spec(firmwareUpdates=[{"component": "bios", "url": "http://10.1.2.3/b.bin"}]))
+    step = "{'interface': 'firmware', 'step': 'update', 'args': {}, 'priority': 0}"
+    told: set[str] = set()
+    for answer in (
+        "Connection refused",
+        "timed out",
+        "No route to host",
+        "401 Unauthorized",
+        "HTTP 404 Not Found <title>internal admin</title>",
+        "checksum mismatch",
+    ):
+        for last_error in (
+            f"Firmware update failed for node u-1, firmware http://10.1.2.3/b.bin. Error: {answer}",
+            f"Node u-1 failed step {step}: {answer}",
+        ):
+            failed = {"uuid": "u-1", "name": "host-1", "provision_state": "service failed",
+                      "last_error": last_error}  # fmt: skip
+            result = service(cast(Any, None), failed, plan, cast(Any, None), started=True, poll=1)
+            assert result.details == last_error  # for the operator's log
+            told.add(result.message)
+    assert told == {FIRMWARE_FAILED}
+
+
+def test_a_service_failure_is_told_by_ironics_frame_not_by_what_follows() -> None:
+    settings = "Node u-1 failed step {'interface': 'bios', 'step': 'apply_configuration'}: x"
+    assert "spec.firmwareSettings" in service_failure(settings)
+    # a remote server's answer that quotes a frame chooses nothing
+    quoted = "Unexpected error: the server said failed step {'interface': 'bios'"
+    assert service_failure(quoted) == NOT_SHOWN
+    assert service_failure("") == "Ironic gave no reason"

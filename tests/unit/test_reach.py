@@ -145,3 +145,52 @@ def test_the_flags_make_the_reach() -> None:
     assert made.bmc.written == ("10.0.0.0/8", "*.bmc.example")
     assert made.images.written == ("images.example",) and made.file_images
     assert reach(build_parser().parse_args(["run"])) == Reach()
+
+
+def firmware(*urls: str) -> HostSpec:
+    updates = [{"component": "bios", "url": url} for url in urls]
+    raw = {"bmc": {"address": "ipmi://10.0.0.5", "credentialsName": "c"}, "image": IMAGE}
+    return HostSpec.model_validate(raw | {"firmwareUpdates": updates})
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://127.0.0.1:6385/v1/nodes", "loopback"),  # Ironic's own API, on its loopback
+        ("https://[::ffff:127.0.0.1]:6385/", "loopback"),
+        ("http://2130706433/bios.bin", "loopback"),
+        ("http://metadata.google.internal/computeMetadata/v1/", "loopback or cloud metadata"),
+    ],
+)
+def test_a_firmware_url_is_checked_like_an_image_and_named_by_its_index(
+    url: str, kind: str
+) -> None:
+    problem = Reach().problem(firmware("http://firmware.example/ok.bin", url))
+    assert problem.startswith("spec.firmwareUpdates[1].url: ") and kind in problem, problem
+    assert ALLOW_IMAGE_HOST in problem  # the way out, for the operator
+    parsed, refused = parse_spec(
+        {"bmc": {"address": "ipmi://10.0.0.5", "credentialsName": "c"},
+         "firmwareUpdates": [{"component": "bmc", "url": url}]},
+        Reach(),
+    )  # fmt: skip
+    assert parsed is None and refused is not None and refused.reason == NOT_ALLOWED
+
+
+def test_firmware_urls_are_held_to_the_image_hosts_allowlist() -> None:
+    policy = Reach(images=Allowlist.parse(["images.example", "*.fw.example"], ALLOW_IMAGE_HOST))
+    assert policy.problem(firmware("https://a.fw.example/bios.bin")) == ""
+    unlisted = policy.problem(firmware("https://a.fw.example/b.bin", "http://10.9.9.9/nic.bin"))
+    assert unlisted.startswith("spec.firmwareUpdates[1].url: 10.9.9.9 is not among the hosts")
+    assert f"({ALLOW_IMAGE_HOST}: images.example, *.fw.example;" in unlisted
+    # the BMC allowlist says nothing about where firmware comes from
+    bmcs = Reach(bmc=Allowlist.parse(["10.0.0.0/8"], ALLOW_BMC))
+    assert bmcs.problem(firmware("http://firmware.example/x.bin")) == ""
+    allowed = Reach(images=Allowlist.parse(["images.example,169.254.169.254"], ALLOW_IMAGE_HOST))
+    assert allowed.problem(firmware("http://169.254.169.254/bios.bin")) == ""
+
+
+def test_a_url_naming_no_server_this_parser_reads_is_refused() -> None:
+    for url in ("http://[::1/bios.bin", "http:///bios.bin"):
+        problem = Reach().problem(firmware(url))
+        assert problem.startswith("spec.firmwareUpdates[0].url: ") and "names no server" in problem

@@ -17,12 +17,19 @@ Measured on Ironic 39.0.0 against sushy-tools (tests/ironic/test_redfish_servici
 * a failed step leaves the node ``service failed``, powered off and in maintenance (fault
   ``service failure``); Ironic refuses ``abort`` while it is in maintenance, so the way back
   to ``active`` (which a new run needs) is to clear maintenance, then abort;
+* a failed run's ``last_error`` is Ironic's frame then what the BMC or the firmware's
+  server said: ``Node <uuid> failed step {'interface': 'firmware', ...}: <exception>``
+  (a step that raised), or ``Firmware update failed for node <uuid>, firmware <url>.
+  Error: <the BMC task's messages>`` (the BMC's task failed). The user's sentence
+  (:func:`service_failure`) is chosen by the frame alone, so it is the same whether the
+  URL's server answered, refused or timed out;
 * the BIOS settings with their registry's schema are ``GET /v1/nodes/{id}/bios?detail=True``
   (API 1.74), the firmware components ``GET /v1/nodes/{id}/firmware`` (API 1.86).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...api.servicing import HardwareRAIDVolume, ServiceStep, SoftwareRAIDVolume
@@ -30,7 +37,7 @@ from ...servicing.plan import ServicePlan, ServiceTask
 from ..results import Result, complete, continuing, failed, retry_after
 from .attempt import UUID, Attempt, node_path
 from .client import Version
-from .faults import Answer, readable
+from .faults import INTERRUPTED, NOT_SHOWN, READ_MAX, Answer
 from .memory import Memory
 from .nodes import Node, root_device
 
@@ -52,6 +59,46 @@ SCHEMA_FIELDS = {  # Ironic's name -> the name servicing/schema.py reads
     "min_length": "minLength",
     "max_length": "maxLength",
 }
+
+
+FIRMWARE_FAILED = (
+    "the BMC did not complete the firmware update; check the image at "
+    "spec.firmwareUpdates[].url and that the BMC can fetch it (Ironic's words are in "
+    "hoststate's log)"
+)
+# Ironic's own frame at the start of a failed run's last_error, and the user's sentence.
+# Anchored at the start: what follows it quotes a remote server, which must choose nothing.
+_SERVICE_FAILURES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"(?:Node \S+ failed step \{'interface': 'firmware'|"
+            r"Firmware update failed for node \S+, firmware )"
+        ),
+        FIRMWARE_FAILED,
+    ),
+    (
+        re.compile(r"Node \S+ failed step \{'interface': 'bios'"),
+        "the BMC refused the firmware settings; check spec.firmwareSettings against what "
+        "the HostState's status.firmware shows",
+    ),
+    (
+        re.compile(r"Node \S+ failed step \{'interface': 'raid'"),
+        "the RAID controller refused the volumes; check spec.raid against the host's disks",
+    ),
+)
+
+
+def service_failure(last_error: str) -> str:
+    """The user's sentence for a failed run: which step failed, by Ironic's frame, never
+    what a server answered (a firmware URL's server may be any the Host's author named:
+    "refused", "timed out" or a page would tell them whether it is there). Ironic's words
+    are the result's details, for the operator's log."""
+    for frame, sentence in _SERVICE_FAILURES:
+        if frame.match(last_error, 0, READ_MAX):
+            return sentence
+    if INTERRUPTED in last_error[:READ_MAX]:
+        return "Ironic restarted while the service run was under way"
+    return NOT_SHOWN if last_error.strip() else "Ironic gave no reason"
 
 
 def read_firmware(at: Attempt, node: Node) -> dict[str, Any]:
@@ -172,7 +219,7 @@ def service(
     if state == "service failed":
         if started or memory.service_digest(uuid) == plan.digest:
             error = str(node.get("last_error") or "")
-            return failed(readable(error), error)
+            return failed(service_failure(error), error)
         _recover(at, node)  # a new plan after a failed run: back to active first
         return retry_after(poll, "returning the node to active after its failed run")
     if state != "active":

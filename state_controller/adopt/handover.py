@@ -14,7 +14,14 @@ A host goes over in the order a careful operator would take it by hand:
     data Secrets (user, network, meta and preprovisioning network data) that exist get
     ``hoststate.io/host-data=true``: the only Secrets the controller reads. A label
     changes the Secret's resourceVersion, so credentials baremetal-operator had checked
-    are recorded as checked at the new version;
+    are recorded as checked at the new version. Only Secrets of the BareMetalHost's own
+    namespace are labelled, the ones baremetal-operator reads; the line names each;
+``mark``
+    the Ironic node gets hoststate's owner mark (``extra.hoststate_host``, see
+    :mod:`~..provisioning.ironic.ownership`) and ``extra.hoststate_handed_over_from``
+    (the BareMetalHost's uid): the controller takes no node of that name without it, and
+    a Host found on a later run counts as this handover's only when its node carries it,
+    since anyone who may create a Host may write its annotations;
 ``host``
     the Host is created with the same spec, paused, with ``hoststate.io/status``
     holding the status BMO's stands for (state, Ironic node ID, image, hardware,
@@ -39,9 +46,10 @@ from typing import Any, Literal, Protocol
 
 from ..api import API_VERSION
 from ..api import annotations as ann
-from ..api.baremetalhost import PAUSED, host_spec
+from ..api.baremetalhost import DATA, PAUSED, host_spec
 from ..api.objects import Obj
 from ..cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
+from ..provisioning.ironic import ownership
 from ..provisioning.ironic.nodes import Node
 from ..runtime.statuses import hoststate_of_host
 from .ironic_node import node_refusal
@@ -60,6 +68,8 @@ Verdict = Literal["handed over", "would hand over", "already handed over", "refu
 
 class IronicNodes(Protocol):
     def read_node(self, uuid: str) -> Node | None: ...
+
+    def mark_node(self, uuid: str, marks: dict[str, str]) -> None: ...
 
 
 @dataclass
@@ -89,6 +99,7 @@ class Handover:
     include_consumed: bool = False
     writes: int = 0
     done: list[str] = field(default_factory=list)
+    labelled: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -115,13 +126,23 @@ class Handover:
         if spec is None:
             raise Refused(problem)
         secret = self._secret(spec)
+        _refuse_other_namespaces(spec, self.namespace)
         # once its Host exists, the machine is hoststate's: BMO's status is left as it was
-        node = None if host is not None else self._check_at_rest(bmh)
-        todo = self._todo(bmh, host, secret, spec)
+        node = self._read_node(bmh) if host is not None else self._check_at_rest(bmh)
+        todo = self._todo(bmh, host, secret, spec, node)
         if not todo:
             return Outcome(self.key, "already handed over", "")
+        if host is not None and not self._handed_over(node, uid):
+            raise Refused(
+                f"a Host {self.key} exists with {ann.ADOPTED_FROM} naming this BareMetalHost, "
+                f"but its Ironic node does not carry this handover's mark (extra."
+                f"{ownership.HANDED_OVER_FROM}): anyone who may create a Host may write that "
+                "annotation, so this Host may not be the one adopt made; delete it, then "
+                "run again"
+            )
         if dry_run:
-            return Outcome(self.key, "would hand over", self._plan(bmh, node, todo))
+            plan = self._plan(bmh, node, todo, secret, spec)
+            return Outcome(self.key, "would hand over", plan)
         for step in todo:
             bmh = STEPS[step](self, bmh, spec, secret)
             self.done.append(step)
@@ -146,6 +167,26 @@ class Handover:
                 "exist; create it, then run again"
             )
         return secret
+
+    def _node_id(self, bmh: Obj) -> str:
+        return str(((bmh.get("status") or {}).get("provisioning") or {}).get("ID") or "")
+
+    def _read_node(self, bmh: Obj) -> Node | None:
+        """The BareMetalHost's Ironic node as it is now, None when Ironic has none."""
+        uuid = self._node_id(bmh)
+        try:
+            return self.ironic.read_node(uuid) if uuid else None
+        except RuntimeError as err:
+            raise Refused(f"Ironic could not be asked about node {uuid}: {err}") from None
+
+    def _marks(self, bmh: Obj) -> dict[str, str]:
+        return {ownership.OWNER: self.key, ownership.HANDED_OVER_FROM: bmh["metadata"]["uid"]}
+
+    def _handed_over(self, node: Node | None, uid: str) -> bool:
+        """Whether the node carries this handover's mark (a Host made by another hand finds
+        no node, or one without it)."""
+        extra = (node or {}).get("extra") or {}
+        return node is not None and extra.get(ownership.HANDED_OVER_FROM) == uid
 
     def _check_at_rest(self, bmh: Obj) -> Node:
         """The BareMetalHost and its Ironic node, both at rest; else :class:`Refused`."""
@@ -175,13 +216,18 @@ class Handover:
                 needs.setdefault(name, {})[ann.HOST_DATA] = "true"
         return needs
 
-    def _todo(self, bmh: Obj, host: Obj | None, secret: Obj, spec: dict[str, Any]) -> list[str]:
+    def _todo(
+        self, bmh: Obj, host: Obj | None, secret: Obj, spec: dict[str, Any], node: Node | None
+    ) -> list[str]:
         todo = []
         bmh_notes = _annotations(bmh)
         if bmh_notes.get(PAUSED) != PAUSED_FOR_ADOPTION or ann.HANDED_OVER_TO not in bmh_notes:
             todo.append("pause")
         if self._unlabelled(secret, spec):
             todo.append("secret")
+        extra = (node or {}).get("extra") or {}
+        if node is not None and any(extra.get(k) != v for k, v in self._marks(bmh).items()):
+            todo.append("mark")
         if host is None:
             todo.append("host")
         state = self._get(HOSTSTATES)
@@ -191,7 +237,9 @@ class Handover:
             todo.append("unpause")
         return todo
 
-    def _plan(self, bmh: Obj, node: Node | None, todo: list[str]) -> str:
+    def _plan(
+        self, bmh: Obj, node: Node | None, todo: list[str], secret: Obj, spec: dict[str, Any]
+    ) -> str:
         prov = (bmh.get("status") or {}).get("provisioning") or {}
         words = [str(prov.get("state") or "")]
         if node is not None:
@@ -205,11 +253,16 @@ class Handover:
             words.append(f"not carried (used only by a later preparation): {', '.join(later)}")
         if others:
             words.append(f"not carried: {', '.join(others)}")
+        if "secret" in todo:
+            words.append(f"would label {_labels_told(self._unlabelled(secret, spec))}")
         return f"{'; '.join(words)}; steps: {', '.join(todo)}"
 
     def _told(self, bmh: Obj) -> str:
         prov = (bmh.get("status") or {}).get("provisioning") or {}
-        return f"{prov.get('state')}, Ironic node {prov.get('ID')}; steps: {', '.join(self.done)}"
+        words = [f"{prov.get('state')}, Ironic node {prov.get('ID')}"]
+        if self.labelled:
+            words.append(f"labelled {', '.join(self.labelled)}")
+        return f"{'; '.join(words)}; steps: {', '.join(self.done)}"
 
     # -- the steps ----------------------------------------------------------------------
 
@@ -239,6 +292,16 @@ class Handover:
     def _label_secrets(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
         for name, labels in self._unlabelled(secret, spec).items():
             self._patch(SECRETS, name, {"metadata": {"labels": labels}})
+            self.labelled.append(_labels_told({name: labels}))
+        return bmh
+
+    def _mark_node(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
+        uuid = self._node_id(bmh)
+        try:
+            self.ironic.mark_node(uuid, self._marks(bmh))
+        except RuntimeError as err:
+            raise Refused(f"Ironic did not take hoststate's mark on node {uuid}: {err}") from None
+        self.writes += 1
         return bmh
 
     def _create_host(self, bmh: Obj, spec: dict[str, Any], secret: Obj) -> Obj:
@@ -291,11 +354,36 @@ Step = Callable[[Handover, Obj, dict[str, Any], Obj], Obj]
 STEPS: dict[str, Step] = {
     "pause": Handover._pause,
     "secret": Handover._label_secrets,
+    "mark": Handover._mark_node,
     "host": Handover._create_host,
     "hoststate": Handover._give_hoststate,
     "unpause": Handover._unpause,
 }
 """Each step, by the name a line shows, in the order they run."""
+
+
+def _refuse_other_namespaces(spec: dict[str, Any], namespace: str) -> None:
+    """A data Secret of another namespace: baremetal-operator reads it there, a Host never
+    does, and labelling the one of the same name here would hand over another Secret."""
+    for data in DATA:
+        ref = spec.get(data)
+        if not isinstance(ref, dict):
+            continue
+        other = ref.get("namespace")
+        if other and other != namespace:
+            raise Refused(
+                f"spec.{data} names the Secret {other}/{ref.get('name')}, and a Host reads "
+                f"data Secrets only in its own namespace: copy it into {namespace} and point "
+                f"spec.{data} at the copy, then run again"
+            )
+
+
+def _labels_told(needs: dict[str, dict[str, str]]) -> str:
+    """``Secret NAME (label=true, ...)`` for each Secret, as a line says it."""
+    return ", ".join(
+        f"Secret {name} ({', '.join(f'{k}={v}' for k, v in labels.items())})"
+        for name, labels in needs.items()
+    )
 
 
 def _label(obj: Obj, name: str) -> str | None:

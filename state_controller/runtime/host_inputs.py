@@ -193,7 +193,10 @@ def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | Non
     """The Host status the annotation holds, to restore after a move: (status, problem).
 
     The backend ID in it goes into a backend's URLs: one that is no ID refuses the whole
-    annotation, never restored.
+    annotation, never restored. Anyone who may edit the Host may write the annotation,
+    so what would let a Host skip a check is left out of what is restored: the backend
+    ID (registration finds the host's node by its name and its owner mark instead) and
+    the credentials it says were checked (they are sent and checked again).
     """
     raw = annotations.get(ann.STATUS)
     if raw is None:
@@ -207,7 +210,10 @@ def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | Non
     )
     if problem:
         return None, f"annotation {ann.STATUS}: {problem}; fix or remove it"
-    return parsed.model_dump(by_alias=True, exclude_none=True, mode="json"), None
+    status = parsed.model_dump(by_alias=True, exclude_none=True, mode="json")
+    status.pop("goodCredentials", None)
+    status.get("provisioning", {}).pop("id", None)
+    return status, None
 
 
 def gather(

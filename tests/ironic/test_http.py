@@ -90,7 +90,8 @@ def fault(text: str) -> dict[str, str]:
     return {"error_message": json.dumps({"faultcode": "Client", "faultstring": text})}
 
 
-NODE = {"uuid": "u-1", "name": "ns~host-0000", "provision_state": "active", "power_state": None}
+NODE = {"uuid": "u-1", "name": "ns~host-0000", "provision_state": "active", "power_state": None,
+        "extra": {"hoststate_host": "ns/host-0000"}}  # fmt: skip
 
 
 def test_version_is_negotiated_and_basic_auth_sent(fake: tuple[str, Script]) -> None:

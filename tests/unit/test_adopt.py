@@ -114,7 +114,10 @@ def test_the_restored_status_is_one_the_controller_restores() -> None:
     annotation = {ann.STATUS: translate.status_annotation(status)}
     restored, problem = status_annotation(annotation)
     assert problem is None and restored is not None
-    assert restored["provisioning"]["id"] == UUID
+    # what a tenant could write there is not taken: the node is found by its name and
+    # hoststate's mark, and the credentials are sent and checked again
+    assert "id" not in restored["provisioning"] and "goodCredentials" not in restored
+    assert restored["provisioning"]["state"] == "provisioned"
     ready = translate.restored_status(bmh("ready"), "")
     assert ready["provisioning"]["state"] == "available" and "goodCredentials" not in ready
 
@@ -207,6 +210,9 @@ class Nodes:
     def read_node(self, uuid: str) -> dict[str, Any] | None:
         return copy.deepcopy(self.nodes.get(uuid))
 
+    def mark_node(self, uuid: str, marks: dict[str, str]) -> None:
+        self.nodes[uuid]["extra"] = {**(self.nodes[uuid].get("extra") or {}), **marks}
+
 
 def _fleet(cluster: EmbeddedCluster) -> None:
     cluster.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
@@ -255,6 +261,7 @@ def test_a_handover_stopped_at_any_step_ends_as_one_that_was_not(
     ):
         for cluster in (whole, broken):
             _fleet(cluster)
+        ironic = Nodes()  # the broken cluster's Ironic: what was marked stays marked
         done = Handover(whole, Nodes(), NS, "worker-0").run(dry_run=False)
         assert done.verdict == "handed over" and done.steps == list(STEPS), done.line()
 
@@ -264,15 +271,15 @@ def test_a_handover_stopped_at_any_step_ends_as_one_that_was_not(
         table: dict[str, Step] = {**STEPS, stop_at: stop}
         monkeypatch.setattr("state_controller.adopt.handover.STEPS", table)
         with pytest.raises(Stop):
-            Handover(broken, Nodes(), NS, "worker-0").run(dry_run=False)
+            Handover(broken, ironic, NS, "worker-0").run(dry_run=False)
         monkeypatch.setattr("state_controller.adopt.handover.STEPS", STEPS)
-        plan = Handover(broken, Nodes(), NS, "worker-0").run(dry_run=True)
+        plan = Handover(broken, ironic, NS, "worker-0").run(dry_run=True)
         assert plan.verdict == "would hand over" and f"steps: {stop_at}" in plan.detail
-        again = Handover(broken, Nodes(), NS, "worker-0").run(dry_run=False)
+        again = Handover(broken, ironic, NS, "worker-0").run(dry_run=False)
         assert again.verdict == "handed over", again.line()
         assert again.steps == list(STEPS)[list(STEPS).index(stop_at) :]
         assert _everything(broken) == _everything(whole)
-        finished = Handover(broken, Nodes(), NS, "worker-0").run(dry_run=False)
+        finished = Handover(broken, ironic, NS, "worker-0").run(dry_run=False)
         assert (finished.verdict, finished.writes) == ("already handed over", 0)
 
 

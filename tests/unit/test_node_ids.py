@@ -35,7 +35,8 @@ def test_an_id_that_is_no_node_id_is_refused_before_any_request(provider_id: str
 
 def test_a_node_id_and_name_go_in_the_path_as_one_segment() -> None:
     prov = IronicProvisioner("http://ironic.example:6385")
-    node = {"uuid": UUID, "name": "ns~host-0000", "provision_state": "manageable"}
+    node = {"uuid": UUID, "name": "ns~host-0000", "provision_state": "manageable",
+            "extra": {"hoststate_host": KEY}}  # fmt: skip
     wire = on_wire(prov, {f"GET /v1/nodes/{UUID}?": (200, node)})
     result = prov.register(host_view(UUID), credentials_changed=False)
     assert result.provider_id == UUID, result

@@ -18,6 +18,7 @@ from ...api import annotations as ann
 from ...api.backend_ids import id_problem
 from ..provisioner import HostView
 from ..results import failed, retry_after
+from . import ownership
 from .client import IronicClient, Reply
 from .faults import Answer, fault_text, readable, registration_message
 from .nodes import (
@@ -59,11 +60,32 @@ class Attempt:
 
     # -- reading ------------------------------------------------------------------------
 
-    def find(self, fresh: NodeRead | None) -> Node | None:
-        """The host's node: ``fresh`` if given, else read by its id, then by its name."""
+    def find(self, fresh: NodeRead | None, *, foreign_is_none: bool = False) -> Node | None:
+        """The host's node: ``fresh`` if given, else read by its id, then by its name.
+
+        Only a node marked as this Host's is its node (:mod:`.ownership`); an earlier
+        version's node that the Host's status records is marked now. Any other node of
+        that name ends the operation with a failure saying why, before anything is sent
+        to it, or, with ``foreign_is_none`` (removing the host's node), is no node.
+        """
         if fresh is not None:
             self.read = fresh
             return fresh[1]
+        found = self._find()
+        if found is None:
+            return None
+        claim = ownership.claim(found, self.host)
+        if claim is ownership.Claim.FOREIGN:
+            self.read = None
+            if foreign_is_none:
+                return None
+            raise Answer(failed(ownership.refusal(found, self.host)))
+        if claim is ownership.Claim.UNMARKED_OURS:
+            self.patch(found, ownership.mark_patch(self.host))
+            found["extra"] = {**(found.get("extra") or {}), **ownership.marks(self.host)}
+        return found
+
+    def _find(self) -> Node | None:
         read_at = time.monotonic()
         name = node_name(self.host)
         found: Node | None = None
@@ -90,7 +112,9 @@ class Attempt:
     # -- writing ------------------------------------------------------------------------
 
     def create(self, body: Node) -> Node:
-        """``POST /v1/nodes``; a 400 is a failure that says which hardware type is missing."""
+        """``POST /v1/nodes``, marked as this host's (:mod:`.ownership`); a 400 is a
+        failure that says which hardware type is missing."""
+        body = {**body, "extra": {**(body.get("extra") or {}), **ownership.marks(self.host)}}
         reply = self.request("POST", "/v1/nodes", body, route="nodes", allow=(400,))
         if reply.status == 400:
             fault = fault_text(reply.data)

@@ -42,6 +42,7 @@ NODE_FIELDS = ",".join(
         "properties",
         "deploy_interface",
         "raid_interface",
+        "extra",  # whose node it is: .ownership
     )
 )
 

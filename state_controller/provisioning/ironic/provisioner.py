@@ -165,6 +165,18 @@ class IronicProvisioner:
             raise RuntimeError(answer.result.for_operators()) from None
         return reply.data if reply.status == 200 and isinstance(reply.data, dict) else None
 
+    def mark_node(self, uuid: str, marks: Mapping[str, str]) -> None:
+        """Write ``marks`` into the node's ``extra`` (``adopt``: the node is hoststate's
+        now, :mod:`.ownership`); raises RuntimeError, for an operator, when it cannot."""
+        problem = id_problem(uuid, "the Ironic node UUID")
+        if problem:
+            raise RuntimeError(problem)
+        ops = [{"op": "add", "path": f"/extra/{key}", "value": v} for key, v in marks.items()]
+        try:
+            self.client.request("PATCH", f"/v1/nodes/{uuid}", ops, route="node")
+        except Answer as answer:
+            raise RuntimeError(answer.result.for_operators()) from None
+
     # -- Provisioner --------------------------------------------------------------------
 
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:
@@ -376,7 +388,7 @@ class IronicProvisioner:
         return continuing(self.poll_delay)
 
     def _remove(self, at: Attempt, why: str) -> Result:
-        node = at.find(None)
+        node = at.find(None, foreign_is_none=True)  # another's node is never deleted
         if node is None:
             return complete()
         at.delete(node, why)

@@ -67,7 +67,7 @@ from .reporting import Reporter
 from .results import DONE, ReconcileResult
 from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
-from .shard_member import Ownership, let_go, ownership
+from .shard_member import Ownership, claimed_by, let_go, ownership
 from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
@@ -123,11 +123,15 @@ class HostReconciler:
             return DONE
         meta = host["metadata"]
         if self.config.shard:
-            owned = ownership(host, self.config.shard)
+            own = self.hoststates.get(key)
+            claimed = (  # asked once per host taken in: its book is open from then on
+                (lambda: "") if key in self.books else lambda: claimed_by(self.cluster, own, key)
+            )
+            owned = ownership(host, self.config.shard, claimed)
             if owned is not Ownership.OURS:
                 self._forget(key)
                 if owned is Ownership.DRAINED:
-                    self.hosts.mutate(let_go(self.cluster, host, self.config.shard))
+                    self.hosts.mutate(let_go(self.cluster, host, self.config.shard, own))
                 return DONE
         annotations: dict[str, str] = meta.get("annotations") or {}
         if ann.PAUSED in annotations:

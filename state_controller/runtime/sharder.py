@@ -104,6 +104,9 @@ class Sharder:
         self._seen: dict[str, tuple[Labels, str]] = {}
         self._seen_lock = threading.Lock()
         self._dirty: set[str] = set()  # hosts changed since the last round
+        # hosts whose shard label someone else changed -> the shard it named before: put
+        # back while that shard is alive (sharding/assign.py)
+        self._relabelled: dict[str, str] = {}
         self._judged_health: dict[str, Health] | None = None  # the last round's shards
         self._judged_all_at = -judge_all_every  # time.monotonic() of the last round over all
         self._stopping = threading.Event()
@@ -118,17 +121,34 @@ class Sharder:
     def _poke(self, key: str, obj: Obj | None) -> None:
         self._changed.set()
 
-    def _on_host(self, key: str, host: Obj | None) -> None:
+    def _on_host(self, key: str, host: Obj | None, *, ours: bool = False) -> None:
+        """A Host's labels as the watch (or, ``ours``, this sharder's own write) tells them."""
         with self._seen_lock:
             if host is None:
                 self._seen.pop(key, None)
+                self._relabelled.pop(key, None)
             else:
                 version = str(host["metadata"]["resourceVersion"])
                 known = self._seen.get(key)
                 if known is None or int(version) >= int(known[1]):  # never an older copy
-                    self._seen[key] = (labels_of(host), version)
+                    labels = labels_of(host)
+                    self._seen[key] = (labels, version)
+                    if ours:  # a label this sharder wrote is nobody else's change
+                        self._relabelled.pop(key, None)
+                    elif known is not None:
+                        self._note_relabel(key, known[0], labels)
             self._dirty.add(key)
         self._changed.set()
+
+    def _note_relabel(self, key: str, was: Labels, now: Labels) -> None:
+        """Remember the owner a host had when someone else changed its shard label (under
+        the lock). The controller moves a label only from none (an assignment), to none
+        after a drain (the owner let go), or from a dead shard (this sharder's own write,
+        forgotten once written); any other change is someone else's."""
+        if now.shard == self._relabelled.get(key):
+            del self._relabelled[key]  # back where it was
+        elif was.shard and now.shard != was.shard and not (was.draining and not now.shard):
+            self._relabelled.setdefault(key, was.shard)
 
     def shards(self) -> list[Shard]:
         """The configured shards' health from their Leases; a Lease the checks of
@@ -192,6 +212,7 @@ class Sharder:
             )
             keys = self._seen.keys() if every else self._dirty & self._seen.keys()
             seen = {key: self._seen[key] for key in keys}
+            relabelled = {k: self._relabelled[k] for k in seen if k in self._relabelled}
             self._dirty.clear()
             named = (
                 {labels.shard for labels, _ in self._seen.values()}
@@ -200,7 +221,7 @@ class Sharder:
             )
         self._judged_health = None  # should this round fail, the next one judges every host
         hosts = {key: labels for key, (labels, _) in seen.items()}
-        decided = moves(hosts, shards)
+        decided = moves(hosts, shards, relabelled)
         written = list(
             self._writers.map(lambda move: self._write(move, seen[move.key][1]), decided)
         )
@@ -271,6 +292,8 @@ class Sharder:
         try:
             if move.act is Act.DRAIN:
                 labels: dict[str, str | None] = {DRAIN_LABEL: "true"}
+            elif move.act is Act.RESTORE:  # its HostState still names it: only the Host
+                labels = {SHARD_LABEL: move.to}
             else:
                 labels = {SHARD_LABEL: move.to, DRAIN_LABEL: None}
                 self._label_hoststate(namespace, name, move.to)
@@ -279,7 +302,7 @@ class Sharder:
         except ApiError as err:  # changed since (409), or gone (404): decided again
             log.debug("sharding %s: %s not written: %s", move.key, move.act, err)
             return False
-        self._on_host(move.key, written)  # decided from this copy until the watch tells more
+        self._on_host(move.key, written, ours=True)  # decided from this copy till the watch's
         log.info(
             "sharding %s: %s%s",
             move.key,

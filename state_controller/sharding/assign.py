@@ -7,7 +7,12 @@ shards' health.
 * owned by an Expired shard: left alone until the Lease turns Dead or is renewed;
 * owned by a Ready shard the ring no longer names: drained (the drain label), so that the
   owner finishes the reconcile it is in and lets go, removing both labels; the host is then
-  unowned and assigned. It is never relabelled while its owner may still act on it.
+  unowned and assigned. It is never relabelled while its owner may still act on it;
+* relabelled by someone other than the controller (the label went from a shard that is
+  still Ready or Expired straight to another, or to none with no drain): the label is put
+  back at once (one patch), before anything else is decided for it. The shard it names
+  never took the host in (runtime/shard_member.py checks the HostState), so nobody let go
+  and no drain is needed: a tenant's flip costs its own patch and this one.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class Labels:
 class Act(StrEnum):
     ASSIGN = "assign"  # set the shard label to ``to``
     DRAIN = "drain"  # set the drain label; the owner lets go
+    RESTORE = "restore"  # put the shard label back to ``to``, its owner (nothing else)
 
 
 @dataclass(frozen=True)
@@ -43,14 +49,28 @@ def ring_of(shards: Iterable[Shard]) -> Ring:
     return Ring.of(s.name for s in shards if s.health == Health.READY)
 
 
-def moves(hosts: Mapping[str, Labels], shards: Iterable[Shard]) -> list[Move]:
-    """What to write so that every host has one live owner, the ring's choice."""
+def moves(
+    hosts: Mapping[str, Labels],
+    shards: Iterable[Shard],
+    relabelled: Mapping[str, str] | None = None,
+) -> list[Move]:
+    """What to write so that every host has one live owner, the ring's choice;
+    ``relabelled``: the hosts whose shard label someone else changed, and the shard it
+    named before."""
     health = {s.name: s.health for s in shards}
     ring = ring_of(Shard(name, h, None) for name, h in health.items())
     if not ring.shards:
         return []  # no replica to give anything to: wait for one
     out: list[Move] = []
     for key, labels in hosts.items():
+        before = (relabelled or {}).get(key, "")
+        if (
+            before
+            and before != labels.shard
+            and health.get(before) in (Health.READY, Health.EXPIRED)
+        ):
+            out.append(Move(key, Act.RESTORE, before, labels.shard))
+            continue
         owner = ring.owner(key) or ""
         state = health.get(labels.shard, Health.DEAD) if labels.shard else None
         if state is None or state == Health.DEAD:

@@ -205,6 +205,33 @@ def test_a_shard_label_a_user_edits_or_deletes_is_put_right(
     wait_for(lambda: placed_by(THREE, cluster), what="both labels put right")
 
 
+def test_a_flip_to_another_live_shard_is_put_back_at_once_with_one_patch_not_drained(
+    cluster: Cluster, sharder: Sharder
+) -> None:
+    """Ten flips of a host's label to another live shard by someone else: each is put back
+    with one patch, no drain (the shard it names never took the host in, so there is no
+    one to let go), and no other host moves."""
+    before = owners(cluster)
+    key = f"{NS}/host-0000"
+    owner = before[key][0]
+    other = next(s for s in "abc" if s != owner)
+    written = sharder.written
+    drained = False
+    for _ in range(10):
+        cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"labels": {SHARD_LABEL: other}}})
+
+        def back() -> bool:
+            nonlocal drained
+            now = owners(cluster)[key]
+            drained = drained or now[1]
+            return now == (owner, False)
+
+        wait_for(back, what="the label put back")
+    assert not drained
+    assert sharder.written - written == 10
+    assert owners(cluster) == before
+
+
 def test_a_round_judges_the_hosts_that_changed_and_all_when_the_shards_change(
     cluster: Cluster, sharder: Sharder
 ) -> None:

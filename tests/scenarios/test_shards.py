@@ -6,6 +6,8 @@ the others, which finish them; no transition is lost or recorded twice."""
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -30,7 +32,7 @@ from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.scenarios.test_sharder import MEMBERS, NOW, put_lease
+from tests.scenarios.test_sharder import MEMBERS, NOW, THREE, put_lease
 from tests.support.scenarios import NS, state_of
 
 SHARDS = ("a", "b", "c")
@@ -168,3 +170,50 @@ def test_a_joining_replica_takes_its_share_drained_from_the_others_with_nothing_
             assert labels[SHARD_LABEL] == four.owner(f"{NS}/{name}") and DRAIN_LABEL not in labels
     finally:
         joining.stop()
+
+
+def test_a_shard_label_a_tenant_flips_is_put_back_and_the_shard_it_names_never_acts(
+    cluster: Cluster, replicas: dict[str, HostController]
+) -> None:
+    """Ten flips of a provisioned host's shard label to another live replica: each is put
+    back (the HostState still names its owner), the replica the label named never opens
+    the host's book, and the host's history is told once."""
+    create_fleet(cluster, NS, 3)
+    names = [f"host-{i:04d}" for i in range(3)]
+    wait_for(
+        lambda: all(state_of(cluster, name) == "provisioned" for name in names),
+        timeout=120,
+        what="every host provisioned",
+    )
+    wait_for(lambda: all(c.idle() for c in replicas.values()), what="replicas at rest")
+    key, name = f"{NS}/host-0000", "host-0000"
+    owner = THREE.owner(key)
+    other = next(s for s in SHARDS if s != owner)
+    told = history(cluster, name)
+    took: set[str] = set()
+    watching = threading.Event()
+
+    def watch_books() -> None:
+        while not watching.is_set():
+            took.update(s for s in SHARDS if s != owner and key in replicas[s].reconciler.books)
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch_books, daemon=True)
+    watcher.start()
+    try:
+        for _ in range(10):
+            cluster.patch(HOSTS, NS, name, {"metadata": {"labels": {SHARD_LABEL: other}}})
+            wait_for(
+                lambda: labels_of(cluster, name) == {SHARD_LABEL: owner}, what="label put back"
+            )
+    finally:
+        watching.set()
+        watcher.join()
+    assert not took, f"{took} acted on a host it was never given"
+    wait_for(lambda: key in replicas[str(owner)].reconciler.books, what="its owner keeps it")
+    assert history(cluster, name) == told
+
+
+def labels_of(cluster: Cluster, name: str) -> dict[str, str]:
+    labels = cluster.get(HOSTS, NS, name)["metadata"].get("labels") or {}
+    return {k: v for k, v in labels.items() if k in (SHARD_LABEL, DRAIN_LABEL)}

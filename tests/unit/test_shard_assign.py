@@ -79,3 +79,24 @@ def test_a_live_owner_the_ring_no_longer_names_is_drained_once_never_relabelled(
 def test_with_no_ready_shard_nothing_is_written() -> None:
     hosts = {key: Labels("a") for key in KEYS[:5]} | {KEYS[5]: Labels()}
     assert moves(hosts, shards(a=Health.DEAD)) == []
+
+
+def test_a_label_someone_else_moved_from_a_live_shard_is_put_back_not_drained() -> None:
+    live = shards(a=Health.READY, b=Health.READY, c=Health.EXPIRED, d=Health.DEAD)
+    ring = ring_of(live)
+    key = next(k for k in KEYS if ring.owner(k) == "a")
+    for before in ("a", "c"):  # Ready or Expired: it may still act, so it keeps the host
+        (move,) = moves({key: Labels("b")}, live, {key: before})
+        assert (move.act, move.to, move.was) == (Act.RESTORE, before, "b")
+    (move,) = moves({key: Labels("b")}, live, {key: "d"})  # its owner died: a live one's
+    assert move.act == Act.DRAIN
+    assert moves({key: Labels("a")}, live, {key: "a"}) == []  # back already
+
+
+def test_a_replica_leaves_a_host_whose_hoststate_names_another_shard() -> None:
+    from state_controller.runtime.shard_member import Ownership, ownership
+
+    host = {"metadata": {"name": "h", "labels": {"hoststate.io/shard": "b"}}}
+    assert ownership(host, "b", lambda: "a") is Ownership.OTHERS  # a has not let go
+    assert ownership(host, "b", lambda: "b") is Ownership.OURS
+    assert ownership(host, "b", lambda: "") is Ownership.OURS  # new: no HostState yet

@@ -310,3 +310,66 @@ def test_a_host_bmo_began_work_on_meanwhile_is_left_to_it() -> None:
         left = cluster.get(BAREMETALHOSTS, NS, "worker-0")
         assert not left["metadata"].get("annotations")
         assert cluster.list(HOSTS, NS)[0] == []
+
+
+def test_a_host_adopt_did_not_make_is_not_carried_on() -> None:
+    """A tenant's Host named after the BareMetalHost, with ``adopted-from`` naming it and
+    paused as adopt pauses its own: a run takes it for one it stopped half-way only when
+    the Ironic node carries the handover's mark, which the tenant cannot write. Nothing is
+    paused, labelled, marked or given."""
+    with EmbeddedCluster(validators=validators()) as cluster:
+        _fleet(cluster)
+        uid = cluster.get(BAREMETALHOSTS, NS, "worker-0")["metadata"]["uid"]
+        cluster.create(HOSTS, {
+            "apiVersion": "hoststate.io/v1alpha1", "kind": "Host",
+            "metadata": {"name": "worker-0", "namespace": NS,
+                         "annotations": {ann.ADOPTED_FROM: uid, ann.PAUSED: "hoststate.io/adopt"}},
+            "spec": host_spec(bmh())[0],
+        })  # fmt: skip
+        before = _everything(cluster)
+        nodes = Nodes()
+        outcome = Handover(cluster, nodes, NS, "worker-0").run(dry_run=False)
+        assert outcome.verdict == "refused" and outcome.writes == 0, outcome.line()
+        assert "does not carry this handover's mark" in outcome.detail
+        assert _everything(cluster) == before
+        assert "extra" not in nodes.nodes[UUID]
+
+
+def test_the_line_names_each_secret_labelled_and_the_node_is_marked() -> None:
+    with EmbeddedCluster(validators=validators()) as cluster:
+        _fleet(cluster)
+        cluster.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
+                                 "metadata": {"name": "worker-0-user-data", "namespace": NS},
+                                 "data": {"userData": "I2Nsb3VkLWNvbmZpZw=="}})  # fmt: skip
+        nodes = Nodes()
+        plan = Handover(cluster, nodes, NS, "worker-0").run(dry_run=True)
+        assert (
+            "would label Secret worker-0-bmc (hoststate.io/bmc-credentials=true), "
+            "Secret worker-0-user-data (hoststate.io/host-data=true)"
+        ) in plan.detail
+        done = Handover(cluster, nodes, NS, "worker-0").run(dry_run=False)
+        assert done.verdict == "handed over", done.line()
+        assert (
+            "labelled Secret worker-0-bmc (hoststate.io/bmc-credentials=true), "
+            "Secret worker-0-user-data (hoststate.io/host-data=true)"
+        ) in done.detail
+        uid = cluster.get(BAREMETALHOSTS, NS, "worker-0")["metadata"]["uid"]
+        assert nodes.nodes[UUID]["extra"] == {
+            "hoststate_host": f"{NS}/worker-0",
+            "hoststate_handed_over_from": uid,
+        }
+
+
+def test_a_data_secret_of_another_namespace_is_refused_and_nothing_labelled() -> None:
+    """baremetal-operator reads it in its own namespace; labelling the Secret of that name
+    in the host's namespace would hand over another Secret."""
+    with EmbeddedCluster(validators=validators()) as cluster:
+        _fleet(cluster)
+        made = cluster.get(BAREMETALHOSTS, NS, "worker-0")
+        made["spec"]["userData"] = {"name": "worker-0-user-data", "namespace": "elsewhere"}
+        cluster.update(BAREMETALHOSTS, made)
+        before = _everything(cluster)
+        outcome = Handover(cluster, Nodes(), NS, "worker-0").run(dry_run=False)
+        assert outcome.verdict == "refused" and outcome.writes == 0, outcome.line()
+        assert "spec.userData names the Secret elsewhere/worker-0-user-data" in outcome.detail
+        assert _everything(cluster) == before

@@ -19,6 +19,14 @@ seconds is sent again.
 Slots are counted in memory: after a restart, the runs under way are counted as their
 hosts' first reconciles come round, so for those few seconds a waiting host may start
 beside them.
+
+Sharded, each replica counts the runs of the Hosts it owns: a pool spread over N shards
+may have up to N times the limit under way, and a Host that moves mid-run is counted by
+its new owner only from its first reconcile there (docs/scale.md says to set the flag
+with that in mind). A fleet-wide count would need every shard's runs per pool, which
+today only the controller's status carries for rollouts (5 s late at most), so it is
+not done here; a tenant who flips a Host's shard label no longer moves it (the sharder
+puts the label back, and the shard it named never takes the Host in).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ the same book, HostState, metrics, Events and stuck detection as a driven Host:
    it) is written when its projection differs; Events are told about the BareMetalHost.
 
 A Host of the same namespace and name is driven by this controller, and its story is
-the Host's: the BareMetalHost is then not reported on (a handover in progress).
+the Host's: the BareMetalHost is then not reported on (a handover in progress), except
+that its pause taken away is told (:mod:`.handed_over`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..books.restore import confirmed_seq, observed_host_status, restore
 from ..observed.baremetalhost import bmo_words, observe
 from .config import ControllerConfig
 from .delivery import Delivery
+from .handed_over import UnpauseWatch
 from .informer import Informer, InformerSet
 from .node_reconciler import NodeFollower
 from .results import DONE, ReconcileResult
@@ -75,9 +77,12 @@ class BareMetalHostReconciler:
         self.clock = clock
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
+        self.unpaused = UnpauseWatch(writer.reporter, clock)
 
     def reconcile(self, key: str) -> ReconcileResult:
         bmh = self.bmhs.get(key)
+        if self.hosts is not None:  # a handed-over one unpaused: two controllers, one machine
+            self.unpaused.look(key, bmh, self.hosts.get(key))
         if bmh is None or not self._tells(key):
             self.books.pop(key, None)
             self.deliveries.pop(key, None)

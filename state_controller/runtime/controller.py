@@ -126,6 +126,7 @@ class HostController:
             lambda name: self.lead.named(self.machines.named(name), name),
             self.config.pool_label,
             by_hostname=self.config.link_nodes_by_hostname,
+            watched=self.config.namespaces,
         )
         self.drains = Drains(cluster, self._on_pods)
         # built always, started only when Nodes are followed (no node:/pool: key otherwise)

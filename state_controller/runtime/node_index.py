@@ -12,6 +12,15 @@ book, so its events queue the Host's key and one worker owns the book. A Node
 with no Host is told in a book of its own, queued as ``node:<name>``. A Host
 that appears or goes away can change a link; :meth:`NodeIndex.relink` answers
 the keys whose books gain or lose their Node.
+
+A kubelet may write its own Node's labels (NodeRestriction does not stop it), so a
+link by the ``hoststate.io/host`` label is only as good as whoever wrote it last. The
+index keeps the label a Node's first link by label was made with: a Node whose label
+changed after that, moving it to another Host, is still followed there, but
+:meth:`NodeIndex.link_doubt` says why that Host must not be power-cycled on the Node's
+word (remediation asks), until the label is back or the controller restarts. The
+admission policy ``hoststate-node-links`` (manifests/) keeps kubelets from writing
+those labels at all; this is the second guard.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from ..api.objects import Obj
-from ..updates.links import host_of, names_read
+from ..updates.links import BY_LABEL, claim_of, host_of, link_problem, names_read
 from ..updates.pool_summary import down
 from ..updates.signals import (
     DEFAULT_POOL_LABEL,
@@ -34,6 +43,12 @@ from ..updates.signals import (
 
 NODE_KEY_PREFIX = "node:"
 POOL_KEY_PREFIX = "pool:"
+
+
+def home_namespace(namespaces: tuple[str, ...] | None) -> str:
+    """The namespace a bare ``hoststate.io/host`` label names a Host of: the controller's
+    one watched namespace, else none (a name alone is refused; ``updates/links.py``)."""
+    return namespaces[0] if namespaces is not None and len(namespaces) == 1 else ""
 
 
 def node_key(name: str) -> str:
@@ -63,16 +78,20 @@ class NodeIndex:
         pool_label: str = DEFAULT_POOL_LABEL,
         *,
         by_hostname: bool = False,
+        watched: tuple[str, ...] | None = None,
     ) -> None:
         self._hosts_named = hosts_named
         self._pool_label = pool_label
         self._by_hostname = by_hostname  # a Node's hostname links it (an operator's opt-in)
+        # the namespace a bare hoststate.io/host label names a Host of (None watched: all)
+        self._home = home_namespace(watched)
         self._lock = threading.Lock()
         self._signals: dict[str, NodeSignals] = {}
         self._mcns: dict[str, MachineConfigNodeSignals] = {}  # node -> its MachineConfigNode
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
+        self._first_label: dict[str, str] = {}  # node -> the label its first label link had
         self._pool_sizes: Tally[str] = Tally()  # pool -> its Nodes
         self._pool_not_ready: Tally[str] = Tally()  # pool -> its Nodes not Ready
         self._pool_down: Tally[str] = Tally()  # pool -> its Nodes not Ready or cordoned
@@ -105,6 +124,7 @@ class NodeIndex:
                 self._signals.pop(name, None)
                 self._set_link_locked(name, None)
                 self._links.pop(name, None)
+                self._first_label.pop(name, None)
                 return keys
             self._signals[name] = signals
             for host_name in names_read(signals, by_hostname=self._by_hostname):
@@ -142,7 +162,13 @@ class NodeIndex:
 
     def _link_locked(self, name: str, signals: NodeSignals) -> str | None:
         current = self._links.get(name)
-        return host_of(signals, self._hosts_named, by_hostname=self._by_hostname, current=current)
+        return host_of(
+            signals,
+            self._hosts_named,
+            by_hostname=self._by_hostname,
+            current=current,
+            home=self._home,
+        )
 
     def _set_link_locked(self, name: str, link: str | None) -> None:
         old = self._links.get(name)
@@ -151,6 +177,9 @@ class NodeIndex:
         self._links[name] = link
         if link is not None:
             self._nodes_of.setdefault(link, set()).add(name)
+            signals = self._signals[name]
+            if claim_of(signals, by_hostname=self._by_hostname) == BY_LABEL:
+                self._first_label.setdefault(name, signals.host_label)
 
     def _count_locked(self, signals: NodeSignals | None, by: int) -> None:
         if signals is not None:
@@ -179,6 +208,32 @@ class NodeIndex:
             if self._links.get(name) is not None:
                 return None
             return self._signals.get(name)
+
+    def link_doubt(self, name: str) -> str:
+        """Why the Host a Node is linked to must not be power-cycled on that Node's word
+        ("" when nothing speaks against it): the link rests on a ``hoststate.io/host``
+        label changed after the Node's first link by label was made."""
+        with self._lock:
+            signals, link = self._signals.get(name), self._links.get(name)
+            first = self._first_label.get(name)
+            if signals is None or link is None or first is None:
+                return ""
+            if claim_of(signals, by_hostname=self._by_hostname) != BY_LABEL:
+                return ""
+            if signals.host_label == first:
+                return ""
+        return (
+            f"linked to Node {name} only by its hoststate.io/host label, which changed after "
+            f"the Node's first link was made (from {first!r} to {signals.host_label!r}); a "
+            "kubelet may write its own Node's labels, so that word alone power-cycles "
+            "nothing: link the Node by spec.providerID, or set the label back"
+        )
+
+    def link_problem(self, name: str) -> str:
+        """Why a Node's ``hoststate.io/host`` label links it to nothing, with the fix ("")."""
+        with self._lock:
+            signals = self._signals.get(name)
+        return "" if signals is None else link_problem(signals, self._home)
 
     def key_of(self, name: str) -> str | None:
         """The key of the book a Node is told in; None for a Node not (or no longer) known."""

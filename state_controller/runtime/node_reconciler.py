@@ -36,6 +36,8 @@ from .statuses import BookWriter, hoststate_body
 log = logging.getLogger(__name__)
 
 NODE_LABEL = "hoststate.io/node"
+LINK_REFUSED = "NodeLinkRefused"  # Event: a bare hoststate.io/host name links nothing
+LINK_DOUBTED = "NodeLinkDoubted"  # Event: a relabelled Node is not remediated on its word
 
 
 class NodeFollower:
@@ -44,6 +46,7 @@ class NodeFollower:
     def __init__(self, nodes: NodeIndex, drains: Drains) -> None:
         self.nodes = nodes
         self.drains = drains
+        self._warned: dict[str, str] = {}  # book key -> the link warning last told in it
 
     def follow(self, book: Book, node: NodeSignals | None, now: float) -> None:
         """Record the book's Node (or that it has none) and the step its update is at."""
@@ -54,6 +57,24 @@ class NodeFollower:
         )
         if node is not None:
             progress(book, node, self.drains.status(node.name), now)
+        self._warn_of_link(book, node, now)
+
+    def _warn_of_link(self, book: Book, node: NodeSignals | None, now: float) -> None:
+        """A Warning Event, once per change, when the Node's link is refused (a bare
+        ``hoststate.io/host`` name) or in doubt (its label moved it here)."""
+        reason, warning = "", ""
+        if node is not None:
+            if doubt := self.nodes.link_doubt(node.name):
+                reason, warning = LINK_DOUBTED, f"the Host is {doubt}"
+            elif problem := self.nodes.link_problem(node.name):
+                reason, warning = LINK_REFUSED, problem
+        if warning == self._warned.get(book.key, ""):
+            return
+        if warning:
+            self._warned[book.key] = warning
+            book.notice("Warning", reason, warning, now=now)
+        else:
+            self._warned.pop(book.key, None)
 
 
 class NodeReconciler:

@@ -50,7 +50,9 @@ class Remediator:
         trouble, since = trouble_of(book, readiness, self.stuck, now)
         if trouble is None and book.facts.remediation is None:
             return None
-        blocked = blocked_by(book, deleting=deleting) if trouble is not None else ""
+        blocked = ""
+        if trouble is not None:  # a link the Node itself may have forged: not on its word
+            blocked = blocked_by(book, deleting=deleting) or self.nodes.link_doubt(node.name)
         size, not_ready = self.nodes.pool_health(node.pool)
         if trouble is not None and node.ready == "True":
             not_ready += 1  # stuck rebooting, yet Ready: unhealthy all the same

@@ -38,7 +38,8 @@ OWN_REASON = OWN + "update-reason"
 # on a Node the controller cordoned to service its host ("servicing"): the cordon is not
 # an update's, so the update adapters do not read it as one
 CORDONED_FOR = OWN + "cordoned-for"
-HOST_LABEL = OWN + "host"  # names the Host (in the Node's own words: "namespace/name" or name)
+HOST_LABEL = OWN + "host"  # names the Host: its name (a label value cannot hold a '/')
+HOST_NAMESPACE_LABEL = OWN + "host-namespace"  # ...and its namespace (updates/links.py)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 ANNOTATIONS = (
@@ -162,6 +163,15 @@ def pool_of(labels: Mapping[str, str], pool_label: str = DEFAULT_POOL_LABEL) -> 
     return chosen[0] if chosen else ""
 
 
+def _host_label(labels: Mapping[str, Any]) -> str:
+    """The Host the Node's labels name: ``namespace/name`` when ``hoststate.io/host-namespace``
+    gives the namespace, else ``hoststate.io/host`` as written (a bare name, or
+    ``namespace/name`` where a store takes a '/' in a label)."""
+    name = str(labels.get(HOST_LABEL, ""))
+    namespace = str(labels.get(HOST_NAMESPACE_LABEL, ""))
+    return f"{namespace}/{name}" if name and namespace and "/" not in name else name
+
+
 def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) -> NodeSignals:
     meta = node.get("metadata") or {}
     annotations = meta.get("annotations") or {}
@@ -180,7 +190,7 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
         uid=str(meta.get("uid", "")),
         annotations=tuple(sorted((k, str(v)) for k, v in annotations.items() if k in ANNOTATIONS)),
         pool=pool_of(labels, pool_label),
-        host_label=str(labels.get(HOST_LABEL, "")),
+        host_label=_host_label(labels),
         hostname=str(labels.get(HOSTNAME_LABEL, "")),
         provider_id=str(spec.get("providerID", "")),
         unschedulable=bool(spec.get("unschedulable", False)) and CORDONED_FOR not in annotations,

@@ -1,8 +1,8 @@
 """Nodes followed end to end, on the embedded store and a real kube-apiserver: a Node's
 update told in its Host's book (the Machine Config Operator's annotations), a Node with no
 Host in a HostState of its own (our own annotations), a plain kubelet reboot, a drain held
-by a PodDisruptionBudget, heartbeats that cost nothing, and a Host named like a Node that
-does not take it."""
+by a PodDisruptionBudget, heartbeats that cost nothing, and a Host named like a Node (or
+like its label, in another namespace) that does not take it."""
 
 from __future__ import annotations
 
@@ -160,6 +160,37 @@ def test_a_node_with_no_host_gets_a_hoststate_of_its_own(
         )
         wait_for(lambda: f"{NODE_STATE_NAMESPACE}/edge-7" not in running.controller.books)
         wait_for(lambda: pool(cluster, "worker") is None, what="the empty pool's NodePool gone")
+
+
+def test_a_tenants_host_named_like_the_label_elsewhere_never_takes_the_node(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """A Node labelled ``hoststate.io/host=host-0000`` while the controller watches every
+    namespace: the tenant's Host of that name (created first, the only one for a while)
+    does not take it; the label alone is refused, told on the Node's own HostState, and
+    with ``hoststate.io/host-namespace`` the Node joins the operator's Host."""
+    tenant_ns = NODE_STATE_NAMESPACE  # another namespace, emptied between tests
+    with run_controller(cluster) as running:
+        cluster.create(HOSTS, host_manifest(tenant_ns, 0))
+        node = SimulatedNode(cluster, "n-3", labels={**WORKER, "hoststate.io/host": "host-0000"})
+        node.register()
+
+        def refused() -> bool:
+            items, _ = cluster.list(EVENTS, NODE_STATE_NAMESPACE)
+            return any(e["reason"] == "NodeLinkRefused" for e in items)
+
+        wait_for(refused, what="the bare label refused on the Node's own HostState")
+        wait_reconciled(running.controller, cluster, tenant_ns, "host-0000")
+        tenant_state = cluster.get(HOSTSTATES, tenant_ns, "host-0000")
+        assert (tenant_state.get("spec") or {}).get("node", "") == ""
+        assert cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "n-3")["spec"]["node"] == "n-3"
+
+        create_fleet(cluster, NS, 1)  # the operator's host-0000
+        labels = {"hoststate.io/host-namespace": NS}
+        cluster.patch(NODES, None, "n-3", {"metadata": {"labels": labels}})
+        wait_for(lambda: hoststate(cluster, "host-0000")["spec"]["node"] == "n-3", what="linked")
+        wait_for(running.controller.idle)
+        assert cluster.get(HOSTSTATES, tenant_ns, "host-0000")["spec"].get("node", "") == ""
 
 
 def test_with_nodes_not_followed_no_node_is_read(cluster: Cluster, run_controller: Any) -> None:

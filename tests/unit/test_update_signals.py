@@ -341,14 +341,20 @@ def test_a_node_is_linked_to_its_host_by_provider_id_or_label_and_by_hostname_if
     raw["spec"]["providerID"] = "metal3://metal/gone/m-0"
     assert host_of(node_signals(raw), named) is None  # no such Host; a hostname proves nothing
     assert names_read(node_signals(raw)) == {"gone"}
-    # ...unless the operator says hostnames are to be trusted
-    assert host_of(node_signals(raw), named, by_hostname=True) == "metal/w0"
-    assert names_read(node_signals(raw), by_hostname=True) == {"gone", "w0"}
-    raw["spec"]["providerID"] = "aws:///us-east-1a/i-0abc"
+    # metal3's providerID decides alone: its Host gone (or another shard's), no weaker
+    # claim takes the Node, not even a trusted hostname
+    assert host_of(node_signals(raw), named, by_hostname=True) is None
+    raw["spec"]["providerID"] = "aws:///us-east-1a/i-0abc"  # not metal3's: asked next
     assert host_of(node_signals(raw), named, by_hostname=True) == "metal/w0"
     raw["metadata"]["labels"]["hoststate.io/host"] = "twin"
-    assert host_of(node_signals(raw), named) is None  # two Hosts of that name: none
-    assert host_of(node_signals(raw), named, current="a/twin") == "a/twin"  # kept
+    assert host_of(node_signals(raw), named) is None  # a name alone, no home namespace
+    assert host_of(node_signals(raw), named, current="a/twin") is None
+    assert host_of(node_signals(raw), named, home="b") == "b/twin"
+    assert host_of(node_signals(raw), named, by_hostname=True) is None  # the label decides
+    raw["metadata"]["labels"]["hoststate.io/host-namespace"] = "a"
+    assert host_of(node_signals(raw), named) == "a/twin"
+    assert host_of(node_signals(raw), named, home="b") == "a/twin"
+    del raw["metadata"]["labels"]["hoststate.io/host-namespace"]
     raw["metadata"]["labels"]["hoststate.io/host"] = "b/twin"
     assert host_of(node_signals(raw), named) == "b/twin"
     del raw["metadata"]["labels"]["hoststate.io/host"]

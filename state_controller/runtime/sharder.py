@@ -3,13 +3,17 @@
 It watches the shards' Leases (named ``hoststate-shard-<shard>`` in the controller's
 namespace) and the Hosts, and after every change, and every ``resync`` seconds (a Lease
 turns Expired, then Dead, by time alone), writes what :func:`~..sharding.assign.moves`
-decides:
+decides. Only the configured shards' Leases count, and only as far as they are believed
+(:mod:`..sharding.members`: name, holder, renew and duration checked); a Lease refused is
+told once and named in :attr:`Sharder.refused`.
 
 * an assignment sets the Host's shard label, the HostState's first (the new owner opens
   the host's book from its HostState, so it should be in that owner's cache before the
   Host is), and takes the drain label away;
 * a drain sets the Host's drain label; the owner lets go (removes both labels) when its
-  reconcile of the host comes round, and the host is then assigned.
+  reconcile of the host comes round, and the host is then assigned;
+* a put-back sets the Host's shard label to the live shard someone else moved it from
+  (this sharder saw the change: the controller never moves a label that way).
 
 Before the hosts of a shard that died by time move, its Lease is taken (``sharding.leases``
 says why); a shard whose Lease could not be taken keeps its hosts for the round, as an

@@ -273,6 +273,8 @@ class HostReconciler:
         self.books.pop(key, None)
         self.deliveries.pop(key, None)
         self.specs.forget(key)
+        if self.nodes is not None:
+            self.nodes.forget(key)
 
     def _open(self, key: str, host: Obj, now: float) -> tuple[Book, Delivery, bool]:
         """The host's book and delivery record; rebuilt from the stored statuses on first use."""

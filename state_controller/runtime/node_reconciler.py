@@ -59,6 +59,10 @@ class NodeFollower:
             progress(book, node, self.drains.status(node.name), now)
         self._warn_of_link(book, node, now)
 
+    def forget(self, key: str) -> None:
+        """A book closed: nothing of it is kept."""
+        self._warned.pop(key, None)
+
     def _warn_of_link(self, book: Book, node: NodeSignals | None, now: float) -> None:
         """A Warning Event, once per change, when the Node's link is refused (a bare
         ``hoststate.io/host`` name) or in doubt (its label moved it here)."""
@@ -142,6 +146,7 @@ class NodeReconciler:
 
     def _close(self, key: str, name: str) -> None:
         self.books.pop(key, None)
+        self.follower.forget(key)
         self.deliveries.pop(key, None)
         state = self.hoststates.get(key)
         if state is None or (state.get("spec") or {}).get("host"):

@@ -4,9 +4,10 @@ As baremetal-operator: ``spec.userData`` names a Secret whose key ``userData`` h
 the user data, ``spec.networkData`` one with ``networkData``, ``spec.metaData`` one
 with ``metaData``, ``spec.preprovisioningNetworkDataName`` one with ``networkData`` (for
 the deploy ramdisk); each falls back to the key ``value``. Network and meta data are
-YAML (or JSON) objects. Only Secrets labelled ``hoststate.io/host-data=true`` are read:
-of any other, nothing but its labels. Every problem is one sentence naming the field
-and the fix; none quotes what a Secret holds.
+YAML (or JSON) objects, read within fixed bounds (:mod:`.bounded_yaml`). Only Secrets
+labelled ``hoststate.io/host-data=true`` are read: of any other, nothing but its labels.
+Every problem is one sentence naming the field and the fix; none quotes what a Secret
+holds.
 """
 
 from __future__ import annotations
@@ -15,46 +16,20 @@ import base64
 import binascii
 import copy
 import hashlib
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import yaml
-
 from ..api import annotations as ann
 from ..api.host import HostSpec
 from ..api.objects import Obj
 from ..provisioning.provisioner import HostData
+from . import bounded_yaml
 
 FALLBACK_KEY = "value"
 PREPROVISIONING = "preprovisioningNetworkDataName"
 _KEY_OF = {PREPROVISIONING: "networkData"}  # the Secret key a field reads, if not its name
-_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML with the core schema's numbers (YAML 1.2, as baremetal-operator's Go parser
-    reads): PyYAML's 1.1 rules read a MAC address such as 52:54:00:00:00:01 as a
-    base-60 integer, and would hand the OS a number for it."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regex) for tag, regex in resolvers if tag not in (_INT, _FLOAT)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver(
-    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-)
-_Loader.add_implicit_resolver(
-    _FLOAT,
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+.0123456789"),
-)
 
 
 def is_host_data(secret: Obj) -> bool:
@@ -110,22 +85,35 @@ def _value(
         )
 
 
-def _object(
-    text: str, field_name: str, namespace: str, name: str
-) -> tuple[dict[str, Any] | None, str | None]:
-    """Network or meta data: a YAML or JSON object. The parser's own message is not
-    repeated: it quotes the text."""
-    try:
-        parsed = yaml.load(text, Loader=_Loader)  # a SafeLoader
-    except yaml.YAMLError:
-        parsed = None
-    if isinstance(parsed, dict) and all(isinstance(k, str) for k in parsed):
-        return parsed, None
-    return None, (
-        f'spec.{field_name}: the {field_name} in Secret "{namespace}/{name}" is not a YAML '
-        "or JSON object with string keys; write it as one (e.g. OpenStack network_data "
-        "for networkData)"
-    )
+def _object(text: str, field_name: str, namespace: str, name: str) -> bounded_yaml.Loaded:
+    """Network or meta data: a YAML or JSON object, read within the bounds of
+    :mod:`.bounded_yaml`. A problem names the field and the fix; the parser's own message is
+    not repeated: it quotes the text."""
+    loaded = bounded_yaml.load(text)
+    where = f'spec.{field_name}: the {field_name} in Secret "{namespace}/{name}"'
+    if loaded.problem is not None:
+        fix = (
+            "write it out in full, within those bounds"
+            if loaded.problem in _SIZE_PROBLEMS
+            else "write it as a YAML or JSON object (e.g. OpenStack network_data for networkData)"
+        )
+        return loaded._replace(problem=f"{where} {loaded.problem}; {fix}")
+    if not isinstance(loaded.value, dict):
+        return bounded_yaml.Loaded(
+            None,
+            f"{where} is not a YAML or JSON object; write it as one (e.g. OpenStack "
+            "network_data for networkData)",
+            0,
+        )
+    return loaded
+
+
+_SIZE_PROBLEMS = (
+    bounded_yaml.TOO_LONG,
+    bounded_yaml.TOO_LARGE,
+    bounded_yaml.TOO_DEEP,
+    bounded_yaml.CONTAINS_ITSELF,
+)
 
 
 class _Parsed:
@@ -133,9 +121,11 @@ class _Parsed:
 
     A Host is reconciled at every poll while its backend works (every 2 s with Ironic), and
     each reconcile reads its data again: parsing 286 bytes of network data took 0.7 ms
-    (measured), some 35 % of a core for 1,000 hosts deploying at once. Bounded: at most
-    :data:`ENTRIES` results, each of a text of at most :data:`TEXT_MAX` bytes (a larger
-    one is parsed each time), so a tenant's Secrets cannot grow it past ~64 MiB.
+    (measured), some 35 % of a core for 1,000 hosts deploying at once. Bounded by count
+    (:data:`ENTRIES`) and by what the kept values are written out as JSON (:data:`BYTES`),
+    which tracks the memory they hold (a parsed value takes up to about ten times its
+    JSON); a text is refused above :data:`.bounded_yaml.TEXT_MAX`, so no one parse costs
+    more than that.
 
     Keyed by what the text is, not by the Secret's resourceVersion: a version is unique
     only within one API server, and the same controller process meets two (bootstrap's
@@ -143,30 +133,30 @@ class _Parsed:
     different texts."""
 
     ENTRIES = 1024
-    TEXT_MAX = 64 * 1024
+    BYTES = 2 * 1024 * 1024
 
     def __init__(self) -> None:
-        self._results: OrderedDict[tuple[str, ...], tuple[dict[str, Any] | None, str | None]]
-        self._results = OrderedDict()
+        self._results: OrderedDict[tuple[str, ...], bounded_yaml.Loaded] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def parse(
         self, text: str, field_name: str, namespace: str, name: str
     ) -> tuple[dict[str, Any] | None, str | None]:
-        if len(text) > self.TEXT_MAX:
-            return _object(text, field_name, namespace, name)
         key = (namespace, name, field_name, hashlib.sha256(text.encode()).hexdigest())
         with self._lock:
             if key in self._results:
                 self._results.move_to_end(key)
-                parsed, problem = self._results[key]
-                return copy.deepcopy(parsed), problem  # no caller can change what is kept
+                kept = self._results[key]
+                return copy.deepcopy(kept.value), kept.problem  # no caller changes what is kept
         result = _object(text, field_name, namespace, name)
         with self._lock:
-            self._results[key] = result
-            while len(self._results) > self.ENTRIES:
-                self._results.popitem(last=False)
-        return copy.deepcopy(result[0]), result[1]
+            if key not in self._results:
+                self._results[key] = result
+                self._bytes += result.size
+            while len(self._results) > self.ENTRIES or self._bytes > self.BYTES:
+                self._bytes -= self._results.popitem(last=False)[1].size
+        return copy.deepcopy(result.value), result.problem
 
 
 _PARSED = _Parsed()

@@ -181,6 +181,61 @@ def test_network_data_that_is_no_object_is_refused(cluster: Cluster, run_control
         assert "just a line" not in json.dumps(cluster.get(HOSTS, NS, name))
 
 
+def _bomb(levels: int) -> str:
+    """An alias bomb: each level names the one before nine times (9**levels strings)."""
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for level in range(1, levels):
+        this, before = chr(ord("a") + level), chr(ord("a") + level - 1)
+        lines.append(f"{this}: &{this} [{','.join(['*' + before] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_and_every_other_host_goes_on(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """A tenant's 200-byte Secret that expands to megabytes is refused naming the field;
+    a provisioned Host whose Secret turns into one stays as deployed; the next Host is
+    provisioned as if nothing happened."""
+    cluster.create(SECRETS, _data_secret("nd", "networkData", NETWORK_DATA))
+    cluster.create(SECRETS, _data_secret("bomb", "networkData", _bomb(6)))
+
+    def host(index: int, **spec: Any) -> str:
+        manifest = host_manifest(NS, index)
+        manifest["spec"].update(spec)
+        name = str(manifest["metadata"]["name"])
+        cluster.create(SECRETS, secret_manifest(NS, f"{name}-bmc", "admin", "pw"))
+        cluster.create(HOSTS, manifest)
+        return name
+
+    def state(name: str) -> str:
+        return str(_status(cluster, name).get("provisioning", {}).get("state"))
+
+    with run_controller(cluster) as running:
+        deployed = host(0, networkData={"name": "nd"})
+        wait_for(lambda: state(deployed) == "provisioned", timeout=60, what="host 0 deployed")
+        secret = cluster.get(SECRETS, NS, "nd")
+        secret["data"] = _data_secret("nd", "networkData", _bomb(6))["data"]
+        cluster.update(SECRETS, secret)
+        refused = host(1, networkData={"name": "bomb"})
+        wait_for(
+            lambda: (
+                _status(cluster, refused).get("errorMessage")
+                == (
+                    'spec.networkData: the networkData in Secret "fleet/bomb" stands for more '
+                    "than 256 KiB written out (each use of a YAML alias counts in full); write "
+                    "it out in full, within those bounds"
+                )
+            ),
+            timeout=60,
+            what="the refused network data on host 1",
+        )
+        after = host(2)
+        wait_for(lambda: state(after) == "provisioned", timeout=60, what="host 2 deployed")
+        assert state(refused) == "available" and state(deployed) == "provisioned"
+        address = cluster.get(HOSTS, NS, refused)["spec"]["bmc"]["address"]
+        assert running.sim.machine(address).disk_image is None
+
+
 def test_changed_user_data_waits_for_the_next_deploy_and_says_so(
     cluster: Cluster, run_controller: Any
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from state_controller.provisioning.provisioner import HostData
-from state_controller.runtime import host_data
+from state_controller.runtime import bounded_yaml, host_data
 from state_controller.runtime.host_data import read_host_data
 from state_controller.runtime.host_inputs import OTHER_NAMESPACE, SpecCache
 from state_controller.runtime.machine_index import MachineIndex
@@ -111,10 +111,10 @@ def test_network_data_is_parsed_once_per_text(monkeypatch: pytest.MonkeyPatch) -
     assert again == {"links": []} and len(calls) == 1
     other, _ = parsed.parse("links: [a]\n", "networkData", "ns", "nd")
     assert other == {"links": ["a"]} and len(calls) == 2  # another text: parsed again
-    big = "k: " + "x" * host_data._Parsed.TEXT_MAX + "\n"
+    big = "k: " + "x" * bounded_yaml.TEXT_MAX + "\n"
+    assert parsed.parse(big, "networkData", "ns", "nd")[1] is not None  # refused, not kept big
     parsed.parse(big, "networkData", "ns", "nd")
-    parsed.parse(big, "networkData", "ns", "nd")
-    assert len(calls) == 4  # too large to keep: parsed each time
+    assert len(calls) == 3  # its refusal is kept too
     for n in range(host_data._Parsed.ENTRIES + 10):
         parsed.parse(f"a: {n}\n", "metaData", "ns", "md")
     assert len(parsed._results) == host_data._Parsed.ENTRIES

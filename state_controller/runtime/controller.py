@@ -197,7 +197,8 @@ class HostController:
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
-        # key -> the newest resourceVersion a finished reconcile of it read from the cache
+        # key -> the newest resourceVersion a finished reconcile of it read from the cache,
+        # for the objects the cache holds (a reconcile that finds one gone drops its key)
         self._reconciled: dict[str, int] = {}
         self._counts_lock = threading.Lock()  # += on an attribute is not atomic across threads
         self.synced = False
@@ -416,7 +417,9 @@ class HostController:
                     with self._counts_lock:
                         self.active_workers -= 1
                         self.reconciles += 1
-                        if seen is not None and seen > self._reconciled.get(key, -1):
+                        if seen is None:  # gone from the cache: nothing left to tell
+                            self._reconciled.pop(key, None)
+                        elif seen > self._reconciled.get(key, -1):
                             self._reconciled[key] = seen
                     self.queue.done(key)
                 if span.recording:

@@ -34,6 +34,40 @@ def test_a_write_is_reconciled_only_after_a_reconcile_read_it() -> None:
         cluster.close()
 
 
+def test_hosts_created_and_deleted_leave_nothing_behind() -> None:
+    """Under churn the record of what was reconciled follows the Hosts that exist: it once
+    kept every key ever reconciled, growing without end."""
+    cluster = EmbeddedCluster(validators=validators())
+    controller = HostController(cluster, SimulatedProvisioner())
+    controller.start()
+    try:
+        for round_ in range(3):
+            namespace = f"churn-{round_}"
+            create_fleet(cluster, namespace, 20)
+            wait_for(
+                lambda ns=namespace: (
+                    sum(key.startswith(ns + "/") for key in dict(controller._reconciled)) == 20
+                ),
+                timeout=60,
+                what=f"the 20 Hosts of {namespace} reconciled",
+            )
+            for index in range(20):
+                cluster.delete(HOSTS, namespace, f"host-{index:04d}")
+        wait_for(
+            lambda: not any(cluster.list(HOSTS, f"churn-{round_}")[0] for round_ in range(3)),
+            timeout=60,
+            what="every Host gone, its finalizer taken off",
+        )
+        wait_for(
+            lambda: not controller._reconciled,
+            timeout=30,
+            what="the reconciled record emptied with the Hosts gone",
+        )
+    finally:
+        controller.stop()
+        cluster.close()
+
+
 def test_the_queue_is_idle_only_with_nothing_ready_and_nothing_processing() -> None:
     queue: WorkQueue[str] = WorkQueue()
     assert queue.idle()

@@ -173,20 +173,70 @@ def credentials(
     return Credentials(values["username"], values["password"]), (name, version), None
 
 
-def hardware_details(annotations: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
-    """Hardware details from the annotation: (details, problem)."""
-    raw = annotations.get(ann.HARDWARE_DETAILS)
-    if raw is None:
-        return None, None
+class _Annotations:
+    """The hardware-details and status annotations validated, by their text: one
+    reconcile reads each up to three times (gather, the annotation check, the spent
+    status), and every reconcile of a host reads them again while they stand, each read
+    a JSON parse and a validation of up to 256 KB (about 1 ms for 60 KB of hardware
+    details, against 0.2 ms to dump a validated one). A few entries serve the hosts being
+    reconciled now; the models kept are never handed out, only dumps of them."""
+
+    ENTRIES = 8
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[str, str], tuple[Any, str | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def parse(
+        self, name: str, raw: str, parse: Callable[[str], tuple[Any, str | None]]
+    ) -> tuple[Any, str | None]:
+        key = (name, raw)  # a str keeps its hash: a lookup costs one comparison
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        result = parse(raw)
+        with self._lock:
+            self._kept[key] = result
+            while len(self._kept) > self.ENTRIES:
+                self._kept.popitem(last=False)
+        return result
+
+
+_ANNOTATIONS = _Annotations()
+
+
+def _hardware_model(raw: str) -> tuple[HardwareDetails | None, str | None]:
     try:
-        parsed = HardwareDetails.model_validate(json.loads(raw))
+        return HardwareDetails.model_validate(json.loads(raw)), None
     except (ValueError, ValidationError) as err:
         first = str(err).splitlines()[0]
         return None, (
             f"annotation {ann.HARDWARE_DETAILS} is not valid hardware details JSON ({first}); "
             "fix or remove it"
         )
-    return parsed.model_dump(by_alias=True), None
+
+
+def hardware_details(annotations: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
+    """Hardware details from the annotation: (details, problem)."""
+    raw = annotations.get(ann.HARDWARE_DETAILS)
+    if raw is None:
+        return None, None
+    parsed, problem = _ANNOTATIONS.parse(ann.HARDWARE_DETAILS, raw, _hardware_model)
+    return (None, problem) if parsed is None else (parsed.model_dump(by_alias=True), None)
+
+
+def _status_model(raw: str) -> tuple[HostStatus | None, str | None]:
+    try:
+        parsed = HostStatus.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        return None, f"annotation {ann.STATUS} is not a valid Host status in JSON; fix or remove it"
+    problem = parsed.provisioning.id and id_problem(
+        parsed.provisioning.id, "status.provisioning.id"
+    )
+    if problem:
+        return None, f"annotation {ann.STATUS}: {problem}; fix or remove it"
+    return parsed, None
 
 
 def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | None, str | None]:
@@ -201,15 +251,9 @@ def status_annotation(annotations: dict[str, str]) -> tuple[dict[str, Any] | Non
     raw = annotations.get(ann.STATUS)
     if raw is None:
         return None, None
-    try:
-        parsed = HostStatus.model_validate(json.loads(raw))
-    except (ValueError, ValidationError):
-        return None, f"annotation {ann.STATUS} is not a valid Host status in JSON; fix or remove it"
-    problem = parsed.provisioning.id and id_problem(
-        parsed.provisioning.id, "status.provisioning.id"
-    )
-    if problem:
-        return None, f"annotation {ann.STATUS}: {problem}; fix or remove it"
+    parsed, problem = _ANNOTATIONS.parse(ann.STATUS, raw, _status_model)
+    if parsed is None:
+        return None, problem
     status = parsed.model_dump(by_alias=True, exclude_none=True, mode="json")
     status.pop("goodCredentials", None)
     status.get("provisioning", {}).pop("id", None)

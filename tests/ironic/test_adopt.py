@@ -23,6 +23,7 @@ import pytest
 from state_controller.api import annotations as ann
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
+from state_controller.provisioning.ironic.ownership import HANDED_OVER_FROM, OWNER
 from state_controller.runtime.config import ControllerConfig
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
@@ -183,8 +184,11 @@ def reasons(kube: KubeCluster, name: str) -> list[str]:
     return [record["reason"] for record in history(kube, name)]
 
 
-def back_to_bmo(control_plane: ControlPlane, kube: KubeCluster, name: str) -> None:
-    """The way back in docs/baremetal-operator.md, by kubectl, step by step."""
+def back_to_bmo(
+    control_plane: ControlPlane, kube: KubeCluster, name: str, api: IronicAPI, uuid: str
+) -> None:
+    """The way back in docs/baremetal-operator.md, by kubectl (and Ironic's API for the
+    node's mark), step by step."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         done = kubectl(control_plane, *args, check=False)
@@ -202,6 +206,9 @@ def back_to_bmo(control_plane: ControlPlane, kube: KubeCluster, name: str) -> No
     run("patch", "host", name, "-n", NS, "--type", "merge", "-p",
         '{"metadata":{"finalizers":null}}')  # fmt: skip
     run("delete", "host", name, "-n", NS)
+    unmark = [{"op": "remove", "path": f"/extra/{key}"} for key in (OWNER, HANDED_OVER_FROM)]
+    status, _, text = api.request("PATCH", f"/v1/nodes/{uuid}", unmark)
+    assert status == 200, text
     run("annotate", "bmh", name, "-n", NS, "baremetalhost.metal3.io/paused-",
         "hoststate.io/handed-over-to-")  # fmt: skip
     wait_for(lambda: not kube.list(HOSTS, NS)[0] or len(kube.list(HOSTS, NS)[0]) == 1)
@@ -274,6 +281,11 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         ]
         for name in uuids:
             bmh = kube.get(BAREMETALHOSTS, NS, name)
+            # the node is hoststate's now, by the mark only hoststate and adopt write
+            assert (api.node(uuids[name]) or {})["extra"] == {
+                OWNER: f"{NS}/{name}",
+                HANDED_OVER_FROM: bmh["metadata"]["uid"],
+            }
             assert bmh["metadata"]["annotations"] == {
                 "baremetalhost.metal3.io/paused": "hoststate.io/adopt",
                 ann.HANDED_OVER_TO: f"Host {NS}/{name}",
@@ -320,7 +332,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
 
         # back to baremetal-operator, as docs/baremetal-operator.md says, step by step
         told = history(kube, "legacy-0")
-        back_to_bmo(control_plane, kube, "legacy-0")
+        back_to_bmo(control_plane, kube, "legacy-0", api, uuids["legacy-0"])
         assert kube.list(HOSTS, NS)[0][0]["metadata"]["name"] == "worker-0"
         left = kube.get(BAREMETALHOSTS, NS, "legacy-0")
         assert not left["metadata"].get("annotations")  # BMO drives it again
@@ -329,6 +341,7 @@ def test_adopt_hands_hosts_over_from_baremetal_operator_with_nothing_redone(
         wait_for(observed.controller.idle)
         assert history(kube, "legacy-0") == told  # observed again: the same story, no more
         assert nodes(api, uuids) == before  # the machine was not torn down
+        assert (api.node(uuids["legacy-0"]) or {})["extra"] == {}  # no Host takes it now
     finally:
         observed.controller.stop()
         empty_namespace(kube, NS)

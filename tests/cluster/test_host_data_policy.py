@@ -1,5 +1,5 @@
 """manifests/' ValidatingAdmissionPolicy for data Secrets: a Host may name as its user,
-network or meta data only Secrets its author may read.
+network, meta or preprovisioning network data only Secrets its author may read.
 
 On the session's control plane with manifests/ applied, a tenant (``kubectl
 --as=tenant``) that may write Hosts and get one data Secret by name: its Host naming
@@ -79,6 +79,22 @@ def test_a_tenant_may_name_only_data_secrets_it_may_read(tenant: ControlPlane) -
         cp, "patch", "host.hoststate.io", "mine", "-n", NS, "--type=merge", "-p", patch, TENANT
     )
     assert changed.returncode != 0 and "spec.metaData.name" in changed.stderr
+    # the deploy ramdisk's network data, the deployed OS's too when networkData is unset
+    host = json.loads(_host("pre"))
+    host["spec"]["preprovisioningNetworkDataName"] = "platform-ud"
+    done = run(cp, "create", "-f", "-", TENANT, stdin=json.dumps(host))
+    assert done.returncode != 0
+    assert (
+        f'spec.preprovisioningNetworkDataName: you may not get the Secret "platform-ud" in '
+        f'namespace "{NS}"'
+    ) in done.stderr, done.stderr
+    patch = json.dumps({"spec": {"preprovisioningNetworkDataName": "platform-ud"}})
+    changed = run(
+        cp, "patch", "host.hoststate.io", "mine", "-n", NS, "--type=merge", "-p", patch, TENANT
+    )
+    assert changed.returncode != 0 and "spec.preprovisioningNetworkDataName" in changed.stderr
+    patch = json.dumps({"spec": {"preprovisioningNetworkDataName": "tenant-ud"}})
+    ok(cp, "patch", "host.hoststate.io", "mine", "-n", NS, "--type=merge", "-p", patch, TENANT)
     # an update that keeps the names is not judged again
     ok(cp, "create", "-f", "-", stdin=_host("given", networkData="platform-ud"))
     ok(cp, "label", "host.hoststate.io", "given", "-n", NS, "team=a", TENANT)

@@ -11,6 +11,7 @@ with the message naming the field, and leaves updates that keep the name alone.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,14 @@ from tests.support.tenants import TENANT, ok, run, tenant_namespace
 
 NS = "tenant-a"
 POLICY = "hoststate-bmc-credentials-readable"
+POLICIES = (  # every admission policy manifests/ installs
+    POLICY,
+    "hoststate-host-data-readable",
+    "hoststate-secret-destinations",
+    "hoststate-controller-marks",
+    "hoststate-node-links",
+)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _host(name: str, secret: str) -> str:
@@ -54,16 +63,28 @@ def tenant(control_plane: ControlPlane, manifests: Any) -> Any:
     run(control_plane, "delete", "namespace", NS, "--wait=false")
 
 
-def test_the_policy_is_installed(control_plane: ControlPlane, manifests: Any) -> None:
-    policy = json.loads(ok(control_plane, "get", "validatingadmissionpolicy", POLICY, "-o", "json"))
-    binding = json.loads(
-        ok(control_plane, "get", "validatingadmissionpolicybinding", POLICY, "-o", "json")
-    )
-    assert binding["spec"] == {"policyName": POLICY, "validationActions": ["Deny"]}
-    (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
-    assert rule["resources"] == ["hosts"]  # not hosts/status: the controller's writes
-    assert rule["operations"] == ["CREATE", "UPDATE"]
-    assert not (policy.get("status") or {}).get("typeChecking", {}).get("expressionWarnings")
+def test_the_policies_are_installed(control_plane: ControlPlane, manifests: Any) -> None:
+    """Every admission policy file of manifests/base/ is in its kustomization, and each
+    policy is bound to deny; none on Hosts matches hosts/status (the controller's writes)."""
+    base = ROOT / "manifests" / "base"
+    listed = yaml.safe_load((base / "kustomization.yaml").read_text())["resources"]
+    files = sorted(base.glob("*-policy.yaml"))
+    assert {path.name for path in files} <= set(listed), (files, listed)
+    docs = [doc for path in files for doc in yaml.safe_load_all(path.read_text()) if doc]
+    named = {d["metadata"]["name"] for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
+    assert named == set(POLICIES)
+    for name in POLICIES:
+        policy = json.loads(
+            ok(control_plane, "get", "validatingadmissionpolicy", name, "-o", "json")
+        )
+        binding = json.loads(
+            ok(control_plane, "get", "validatingadmissionpolicybinding", name, "-o", "json")
+        )
+        assert binding["spec"] == {"policyName": name, "validationActions": ["Deny"]}
+        assert policy["spec"]["failurePolicy"] == "Fail", name
+        (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
+        assert rule["resources"] in (["hosts"], ["nodes", "nodes/status"]), name
+        assert not (policy.get("status") or {}).get("typeChecking", {}).get("expressionWarnings")
 
 
 def test_a_tenant_may_name_only_a_secret_it_may_read(tenant: ControlPlane) -> None:

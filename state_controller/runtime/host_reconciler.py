@@ -67,7 +67,7 @@ from .reporting import Reporter
 from .results import DONE, ReconcileResult
 from .service_drains import ServiceDrainer
 from .service_slots import ServiceSlots
-from .shard_member import Ownership, claimed_by, let_go, ownership
+from .shard_member import Ownership, claimed_by, decline, let_go, ownership
 from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
@@ -132,6 +132,8 @@ class HostReconciler:
                 self._forget(key)
                 if owned is Ownership.DRAINED:
                     self.hosts.mutate(let_go(self.cluster, host, self.config.shard, own))
+                elif owned is Ownership.NOT_GIVEN and (gone := decline(self.cluster, host)):
+                    self.hosts.mutate(gone)
                 return DONE
         annotations: dict[str, str] = meta.get("annotations") or {}
         if ann.PAUSED in annotations:

@@ -12,7 +12,8 @@ The Host's label alone is not proof: whoever may edit a Host (its tenant) may wr
 The sharder labels the HostState (the controller's own object) before the Host, and the
 old owner unlabels it before it lets the Host go, so a Host labelled with this shard
 whose HostState names another shard was not given to it: that shard has not let go, and
-this replica leaves the host alone (the sharder puts the label back). This is asked once
+this replica leaves the host alone and takes its label off (:func:`decline`), for the
+sharder to decide. This is asked once
 per host taken in (:func:`claimed_by`): a HostState labelled with this shard is in its
 cache already, and a new host has none yet (404).
 """
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from ..api.objects import Obj
-from ..cluster.interface import HOSTS, HOSTSTATES, Cluster, NotFound, split_key
+from ..cluster.interface import HOSTS, HOSTSTATES, Cluster, Conflict, NotFound, split_key
 from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class Ownership(Enum):
     OURS = "ours"
     OTHERS = "others"
     DRAINED = "drained"  # ours until we let go
+    NOT_GIVEN = "not given"  # labelled ours, but the HostState names another shard
 
 
 def ownership(host: Obj, shard: str, claimed: Callable[[], str] = lambda: "") -> Ownership:
@@ -49,15 +51,35 @@ def ownership(host: Obj, shard: str, claimed: Callable[[], str] = lambda: "") ->
     if other and other != shard:
         meta = host["metadata"]
         log.info(
-            "%s/%s: labelled %s by someone other than the sharder while shard %s holds it; "
-            "left alone",
+            "%s/%s: labelled %s by someone other than the sharder while its HostState names "
+            "shard %s; left alone, its label given back to the sharder",
             meta.get("namespace"),
             meta["name"],
             shard,
             other,
         )
-        return Ownership.OTHERS
+        return Ownership.NOT_GIVEN
     return Ownership.OURS
+
+
+def decline(cluster: Cluster, host: Obj) -> Obj | None:
+    """Remove the shard label from a Host this shard was not given (its HostState names
+    another), with the resourceVersion read: the sharder then puts it back on its owner,
+    or, that owner dead, gives it to a live shard, which is told so by the HostState's
+    label. Without this a Host relabelled onto the ring's choice while its HostState names
+    a dead shard would stay with no one. The answer, for the cache; None when the Host
+    changed since (the sharder was first) or is gone."""
+    meta = host["metadata"]
+    patch = {
+        "metadata": {
+            "labels": {SHARD_LABEL: None},
+            "resourceVersion": meta.get("resourceVersion", ""),
+        }
+    }
+    try:
+        return cluster.patch(HOSTS, meta.get("namespace"), meta["name"], patch)
+    except (Conflict, NotFound):
+        return None
 
 
 def claimed_by(cluster: Cluster, own_hoststate: Obj | None, key: str) -> str:

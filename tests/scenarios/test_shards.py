@@ -27,6 +27,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner, Timing
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.runtime.sharder import Sharder
+from state_controller.runtime.statuses import hoststate_of_host
 from state_controller.sharding.leases import DRAIN_LABEL, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
@@ -217,3 +218,28 @@ def test_a_shard_label_a_tenant_flips_is_put_back_and_the_shard_it_names_never_a
 def labels_of(cluster: Cluster, name: str) -> dict[str, str]:
     labels = cluster.get(HOSTS, NS, name)["metadata"].get("labels") or {}
     return {k: v for k, v in labels.items() if k in (SHARD_LABEL, DRAIN_LABEL)}
+
+
+def test_a_host_labelled_for_a_shard_whose_hoststate_names_another_is_handed_back(
+    cluster: Cluster, machines: SimulatedProvisioner
+) -> None:
+    """A Host labelled ``b`` (by someone else: a tenant racing the sharder) whose HostState
+    names ``a``: replica b never opens its book and takes its label off, so the sharder
+    decides (puts it back on a, or, a dead, gives it to a live shard through the HostState
+    first). Left labelled, a Host on the ring's choice whose HostState names a dead shard
+    would stay with no one."""
+    (key,) = create_fleet(cluster, NS, 1)
+    name = key.split("/", 1)[1]
+    host = cluster.patch(HOSTS, NS, name, {"metadata": {"labels": {SHARD_LABEL: "b"}}})
+    cluster.create(HOSTSTATES, hoststate_of_host(host, "a"))
+    config = ControllerConfig(
+        workers=1, backoff=FAST_BACKOFF, namespaces=(NS,), follow_nodes=False, shard="b"
+    )
+    replica = observed_controller(cluster, machines, config).controller
+    replica.start()
+    try:
+        wait_for(lambda: labels_of(cluster, name) == {}, what="b takes its label off")
+        assert key not in replica.reconciler.books
+        assert cluster.get(HOSTSTATES, NS, name)["metadata"]["labels"][SHARD_LABEL] == "a"
+    finally:
+        replica.stop()

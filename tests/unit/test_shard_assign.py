@@ -97,6 +97,6 @@ def test_a_replica_leaves_a_host_whose_hoststate_names_another_shard() -> None:
     from state_controller.runtime.shard_member import Ownership, ownership
 
     host = {"metadata": {"name": "h", "labels": {"hoststate.io/shard": "b"}}}
-    assert ownership(host, "b", lambda: "a") is Ownership.OTHERS  # a has not let go
+    assert ownership(host, "b", lambda: "a") is Ownership.NOT_GIVEN  # a has not let go
     assert ownership(host, "b", lambda: "b") is Ownership.OURS
     assert ownership(host, "b", lambda: "") is Ownership.OURS  # new: no HostState yet

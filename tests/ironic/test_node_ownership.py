@@ -177,3 +177,35 @@ def test_nodes_hoststate_registers_carry_its_mark(api: IronicAPI, prov: IronicPr
     done = settled(lambda: prov.register(view, credentials_changed=True), "registered")
     assert done.outcome is Outcome.COMPLETE, done
     assert (api.node("fresh~host-0000") or {})["extra"] == {OWNER: "fresh/host-0000"}
+
+
+def test_upgrading_in_place_marks_the_nodes_the_hosts_statuses_record(
+    api: IronicAPI, prov: IronicProvisioner, cluster: EmbeddedCluster
+) -> None:
+    """A Host that an earlier version provisioned: its status (the subresource, which the
+    controller writes) records its unmarked node. The new controller takes the node as
+    it is, marks it, and redoes nothing."""
+    uuid = node_made_elsewhere(api, "upgrade~host-0000", running_os=True)
+    secret = cluster.create(SECRETS, secret_manifest("upgrade", "host-0000-bmc", "admin", "pw-0"))
+    made = cluster.create(HOSTS, host_manifest("upgrade", 0))
+    version = secret["metadata"]["resourceVersion"]
+    made["status"] = {
+        "provisioning": {"state": "provisioned", "id": uuid, "image": dict(IMAGE)},
+        "poweredOn": True,
+        "operationalStatus": "OK",
+        "goodCredentials": {"name": "host-0000-bmc", "version": version},
+    }
+    cluster.update_status(HOSTS, made)
+    before = kept(api, uuid)
+    with running(cluster, prov) as observed:
+        eventually(
+            lambda: (api.node(uuid) or {}).get("extra", {}).get(OWNER) == "upgrade/host-0000",
+            what="the node marked",
+        )
+        eventually(observed.controller.idle)
+        told = host_status(cluster, "upgrade", "host-0000")
+        assert told["provisioning"]["state"] == "provisioned" and not told.get("errorType"), told
+    after = kept(api, uuid)
+    assert after.pop("extra") == {OWNER: "upgrade/host-0000"}
+    assert after == {k: v for k, v in before.items() if k != "extra"}  # nothing redone
+    assert prov.actions == {}  # no provision or power target asked

@@ -25,7 +25,7 @@ may have up to N times the limit under way, and a Host that moves mid-run is cou
 its new owner only from its first reconcile there (docs/scale.md says to set the flag
 with that in mind). A fleet-wide count would need every shard's runs per pool, which
 today only the controller's status carries for rollouts (5 s late at most), so it is
-not done here; a tenant who flips a Host's shard label no longer moves it (the sharder
+not done here; a tenant who flips a Host's shard label does not move it (the sharder
 puts the label back, and the shard it named never takes the Host in).
 """
 

@@ -1,9 +1,9 @@
 """Which Leases stand for shards: only those of the replicas the operator runs.
 
 Anyone who may write Leases in the controller's namespace could otherwise make a shard
-up: a Lease named ``hoststate-shard-<anything>`` was a live shard whatever its holder and
-duration, and 12 such Leases with ``leaseDurationSeconds: 2147483647`` took 234 of 300
-Hosts to shards no replica runs, for a year. So a Lease is judged against what the
+up: were any Lease named ``hoststate-shard-<anything>`` a live shard whatever its holder
+and duration, 12 such Leases with ``leaseDurationSeconds: 2147483647`` would take 234 of
+300 Hosts to shards no replica runs, for decades. So a Lease is judged against what the
 replicas were started with (``--shards``, ``--lease-duration``), never on its word:
 
 * its name must be one of the configured shards', else it is no shard at all (ignored;

@@ -91,6 +91,14 @@ class RunOptions:
     servicing_max_unavailable: int = 1
 
 
+def shard_members(opts: RunOptions) -> Members | None:
+    """The shards this installation runs (``--shards``, else this one alone) and their
+    Lease duration; None when not sharded."""
+    if not opts.shard:
+        return None
+    return Members(opts.shards or frozenset({opts.shard}), opts.lease_duration)
+
+
 def provisioner_for(opts: RunOptions) -> Provisioner:
     """The backend the options name. An Ironic that does not answer yet is no reason to
     exit: hosts show ``BackendUnavailable`` and back off until it does."""
@@ -150,6 +158,7 @@ def run_controller(opts: RunOptions) -> int:
         observe_machineconfignodes=opts.observe_machineconfignodes,
         reach=opts.reach,
         shard=opts.shard,
+        shard_members=shard_members(opts),
         lease_namespace=opts.leader_election_namespace,
     )
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
@@ -261,7 +270,8 @@ def run_as_shard(
     """Hold this shard's Lease (reconciling while it is held) and campaign for the
     sharder's; losing either ends the process, as losing the leader's Lease does."""
     identity = identity_for(opts.shard, uuid.uuid4().hex)
-    members = Members(opts.shards or frozenset({opts.shard}), opts.lease_duration)
+    members = controller.config.shard_members or shard_members(opts)
+    assert members is not None  # sharded
     election = LeaderElectionConfig(
         namespace=opts.leader_election_namespace,
         name=LEASE_PREFIX + opts.shard,

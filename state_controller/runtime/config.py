@@ -10,6 +10,7 @@ from ..books.book import Limits
 from ..books.stuck import StuckPolicy
 from ..provisioning.backoff import Backoff
 from ..remediation.policy import RemediationPolicy
+from ..sharding.members import Members
 from ..updates.signals import DEFAULT_POOL_LABEL
 
 
@@ -49,6 +50,9 @@ class ControllerConfig:
     # this replica's shard (runtime/sharder.py): it reconciles only the Hosts labelled with
     # it, and lets go of those drained; "" (the default): not sharded, every Host is its own
     shard: str = ""
+    # the shards the operator runs (--shards) and their Lease duration: a Lease is shown
+    # as a shard only when they vouch for it (sharding/members.py); None: any shard Lease
+    shard_members: Members | None = None
     # the controller's namespace: where its Leases are, and the name of its own status
     # object (HostStateController, cluster-scoped, one per installation)
     lease_namespace: str = "hoststate-system"

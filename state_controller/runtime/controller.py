@@ -208,6 +208,7 @@ class HostController:
             member=self.config.shard or self.config.replica or socket.gethostname(),
             shard=self.config.shard,
             lease_namespace=self.config.lease_namespace,
+            members=self.config.shard_members,
             share=self._share,
             synced=lambda: self.synced,
             provisioner=provisioner_seen or (lambda: ProvisionerSeen(provisioner.backend)),

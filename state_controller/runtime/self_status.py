@@ -42,6 +42,7 @@ from ..health.summary import (
     others_pool_shares,
 )
 from ..sharding.leases import LEASE_PREFIX, Shard, shard_of
+from ..sharding.members import Members, judge
 from .informer import Informer
 from .outages import log_failure
 from .reporting import Reporter
@@ -60,6 +61,7 @@ class SelfStatus:
         member: str,
         shard: str,
         lease_namespace: str,
+        members: Members | None = None,
         share: Callable[[float], Share],
         synced: Callable[[], bool],
         provisioner: Callable[[], ProvisionerSeen],
@@ -74,6 +76,7 @@ class SelfStatus:
         self.name = name  # the object's: one per installation
         self.member = member  # this replica's entry
         self.shard = shard
+        self.members = members  # the configured shards: only their Leases are shown
         self.share = share
         self.synced = synced
         self.provisioner = provisioner
@@ -227,7 +230,11 @@ class SelfStatus:
         if self.leases is None:
             return None
         leases = (lease for lease in self.leases.items() if _is_shard(lease))
-        shards = (shard_of(lease, now) for lease in leases)
+        if self.members is None:
+            shards = [shard_of(lease, now) for lease in leases]
+        else:  # judged as the sharder judges them: a made-up Lease is no shard here either
+            judged = (judge(lease, self.members, now)[0] for lease in leases)
+            shards = [shard for shard in judged if shard is not None]
         return {shard.name: shard for shard in shards}
 
     def _create(self) -> Obj:

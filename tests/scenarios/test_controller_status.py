@@ -21,6 +21,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
+from state_controller.sharding.members import Members
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF
@@ -203,3 +204,43 @@ def test_sharded_replicas_each_show_their_share_and_a_stopped_one_leaves_when_it
         assert status["replicas"] == 1 and status["hosts"] == 2
         assert condition(status, "Available")["status"] == "True"
         assert condition(status, "Degraded")["status"] == "False"
+
+
+def test_a_stopped_shard_kept_ready_by_a_lease_no_replica_wrote_is_dropped(
+    cluster: Cluster, status_object: str
+) -> None:
+    """The status judges shard Leases as the sharder does (--shards): a stopped shard's
+    entry kept Ready by a Lease someone else holds, for 68 years by its word, is dropped
+    as dead, where it was shown Ready and counted for as long as the Lease said."""
+    for shard in ("a", "b"):
+        put_lease(cluster, shard, time.time())
+    create_fleet(cluster, NS, 4)
+    for index in range(4):
+        shard = "a" if index < 2 else "b"
+        cluster.patch(
+            HOSTS, NS, f"host-{index:04d}", {"metadata": {"labels": {SHARD_LABEL: shard}}}
+        )
+    members = Members(frozenset({"a", "b"}), LEASE_SECONDS)
+    machines = SimulatedProvisioner()
+    replicas: dict[str, HostController] = {}
+    with ExitStack() as stack:
+        for shard in ("a", "b"):
+            settings = config(shard=shard, shard_members=members)
+            replica = observed_controller(cluster, machines, settings).controller
+            replica.start()
+            stack.callback(replica.stop)
+            replicas[shard] = replica
+
+        def shown() -> dict[str, str]:
+            entries = status_of(cluster, status_object).get("members") or []
+            return {m["name"]: m.get("lease", "") for m in entries}
+
+        wait_for(lambda: set(shown()) == {"a", "b"}, timeout=60, what="both shards shown")
+        replicas["b"].stop()
+        put_lease(cluster, "b", time.time())
+        forged = {"holderIdentity": "mallory", "leaseDurationSeconds": 2_147_483_647}
+        cluster.patch(LEASES, NS, LEASE_PREFIX + "b", {"spec": forged})
+        put_lease(cluster, "a", time.time())  # a renews as its replica would
+        wait_for(lambda: set(shown()) == {"a"}, timeout=30, what="b dropped as dead")
+        status = status_of(cluster, status_object)
+        assert status["replicas"] == status["readyReplicas"] == 1 and status["hosts"] == 2

@@ -4,7 +4,7 @@ The spec follows metal3's BareMetalHost closely enough that a user can move a
 manifest across by renaming the kind; the status (:mod:`.host_status`) is the
 machine-facing projection of the host's book.
 
-Some 410 lines: the spec is one model whose every field carries the description the
+One module: the spec is one model whose every field carries the description the
 CRD's schema and ``kubectl explain`` show; the status models are in :mod:`.host_status`
 and the servicing fields' in :mod:`.servicing`.
 """

@@ -10,7 +10,7 @@ spec, an unreachable backend) go through :meth:`Book.note`. All of them
 re-stamp the conditions whose status changed, so every projection reads one
 consistent story.
 
-Some 500 lines on purpose: the one way to change state has three cursors (provisioning,
+One module on purpose: the one way to change state has three cursors (provisioning,
 a node update, servicing), whose transitions share the numbering, filing and chapter rules
 read here together; the conditions they derive live in :mod:`.conditions` and its siblings.
 

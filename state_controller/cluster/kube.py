@@ -148,7 +148,7 @@ class KubeCluster:
     """Talks to one API server. Thread-safe (the client's connection pool is)."""
 
     def __init__(self, api: client.ApiClient) -> None:
-        # urllib3 retries a refused connection and warns each time (445 lines in a 15 s
+        # urllib3 retries a refused connection and warns each time (hundreds of lines in a 15 s
         # kube-apiserver restart); the controller logs the outage once, where it counts
         # the calls (observability/api_client.py). Left alone when configured already.
         retries = logging.getLogger("urllib3.connectionpool")

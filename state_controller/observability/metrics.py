@@ -4,7 +4,7 @@ The names are part of the API: dashboards and alerts use them. Counters and
 histograms are updated as the journal is reported; what the books say now (one
 series per host) is read at scrape time by the collectors of ``collectors.py``.
 
-Some 460 lines on purpose: every family the controller registers is declared here, in
+One module on purpose: every family the controller registers is declared here, in
 one registry, with the journal entries that move each; the catalogue (docs/metrics.md)
 is generated from it, so a family is added in one place.
 """

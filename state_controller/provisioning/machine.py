@@ -27,7 +27,7 @@ was started, or on a later poll, so no work is ever started twice. With a
 backend that finishes at once (the simulated one at zero latency) several
 steps run in one call, and their transitions share one status write.
 
-Just over 400 lines on purpose: the preamble, the two tables and their handlers are
+One module on purpose: the preamble, the two tables and their handlers are
 read together (a state missing from a table, or a handler no table names, shows here);
 the work each handler asks for already lives in :mod:`.steps`, the steady
 states' power and reboot handling in :mod:`.steady`, and servicing in

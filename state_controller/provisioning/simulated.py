@@ -13,8 +13,8 @@ faults due when an operation ends (a fault plan is a process's own) and the firm
 Calls are refused while the file says so (:meth:`.HardwareFile.refuse`): an outage of
 the backend, answered as an unreachable Ironic is.
 
-Some 550 lines: the machines, their operations and their persistence are one
-backend, read together.
+One module: the machines, their operations and their persistence are one backend,
+read together.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
 
 It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by key, which is why it is some 520 lines and grows by a handler
-for each source it reads. The indexes the handlers ask (machines by name and UID,
+source and one dispatch by key, which is why it grows by a handler for each source it
+reads. The indexes the handlers ask (machines by name and UID,
 Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
 

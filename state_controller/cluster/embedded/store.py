@@ -3,7 +3,7 @@
 Writes are computed outside the lock and committed by compare-and-swap; each commit is handed
 to the watch hub and the sqlite file. The package docstring gives the design choices.
 
-About 490 lines, and one module on purpose: what is left is the one class whose verbs share
+One module on purpose: what is left is the one class whose verbs share
 the lock, the object map and the commit path (label selectors added to list and watch only
 pass their filter through to it; the matching lives in semantics.py); splitting it further
 would spread that lock discipline over files.

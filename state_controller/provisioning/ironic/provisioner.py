@@ -17,7 +17,7 @@ Ironic's answers map onto results like this:
 
 Every message and detail returned is scrubbed of the host's BMC password.
 
-About 480 lines on purpose: each operation is a table from provision state to step, and
+One module on purpose: each operation is a table from provision state to step, and
 the eight tables read best side by side, where a missing state shows. What the command
 lines ask of the same endpoint (``check``, ``node_names``, ``read_node``, ``mark_node``)
 shares its client, its credentials and its scrubbing, so it is here too.

@@ -23,13 +23,18 @@ from __future__ import annotations
 import argparse
 import base64
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.api.host import HostSpec
 from state_controller.runtime import bounded_yaml, host_data
+from tests.support.alias_bomb import alias_bomb
 
 
 def _plain() -> str:
@@ -50,14 +55,6 @@ def _aliased() -> str:
     one = len('{"id":"eth0","type":"phy","ethernet_mac_address":"52:54:00:00:00:01","mtu":9000}')
     uses = (bounded_yaml.EXPANDED_MAX - 64) // (one + 2) - 1
     return f"first: &l {link}\nlinks: [{', '.join(['*l'] * uses)}]\n"
-
-
-def _bomb(levels: int, width: int = 9) -> str:
-    lines = ["a: &a [" + ",".join(['"x"'] * width) + "]"]
-    for level in range(1, levels):
-        this, before = chr(ord("a") + level), chr(ord("a") + level - 1)
-        lines.append(f"{this}: &{this} [{','.join(['*' + before] * width)}]")
-    return "\n".join(lines) + "\n"
 
 
 def _reader(text: str) -> Callable[[], host_data.DataRead]:
@@ -88,9 +85,9 @@ def main() -> None:
     texts = {
         "plain, at TEXT_MAX": _plain(),
         "aliased, at EXPANDED_MAX": _aliased(),
-        "bomb of 7 levels": _bomb(7),
-        "bomb of 8 levels": _bomb(8),
-        "bomb of 9 levels": _bomb(9),
+        "bomb of 7 levels": alias_bomb(7),
+        "bomb of 8 levels": alias_bomb(8),
+        "bomb of 9 levels": alias_bomb(9),
     }
     columns = ("bytes", "outcome", "parse", "peak", "reconcile", "kept")
     print(f"{'text':28} " + " ".join(f"{name:>9}" for name in columns))

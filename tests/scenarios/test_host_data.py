@@ -16,6 +16,7 @@ from state_controller.provisioning.provisioner import HostData
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for
+from tests.support.alias_bomb import alias_bomb
 
 NS = "fleet"
 LABEL = "hoststate.io/host-data"  # written out: what users write
@@ -181,15 +182,6 @@ def test_network_data_that_is_no_object_is_refused(cluster: Cluster, run_control
         assert "just a line" not in json.dumps(cluster.get(HOSTS, NS, name))
 
 
-def _bomb(levels: int) -> str:
-    """An alias bomb: each level names the one before nine times (9**levels strings)."""
-    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
-    for level in range(1, levels):
-        this, before = chr(ord("a") + level), chr(ord("a") + level - 1)
-        lines.append(f"{this}: &{this} [{','.join(['*' + before] * 9)}]")
-    return "\n".join(lines) + "\n"
-
-
 def test_an_alias_bomb_is_refused_and_every_other_host_goes_on(
     cluster: Cluster, run_controller: Any
 ) -> None:
@@ -197,7 +189,7 @@ def test_an_alias_bomb_is_refused_and_every_other_host_goes_on(
     a provisioned Host whose Secret turns into one stays as deployed; the next Host is
     provisioned as if nothing happened."""
     cluster.create(SECRETS, _data_secret("nd", "networkData", NETWORK_DATA))
-    cluster.create(SECRETS, _data_secret("bomb", "networkData", _bomb(6)))
+    cluster.create(SECRETS, _data_secret("bomb", "networkData", alias_bomb(6)))
 
     def host(index: int, **spec: Any) -> str:
         manifest = host_manifest(NS, index)
@@ -214,7 +206,7 @@ def test_an_alias_bomb_is_refused_and_every_other_host_goes_on(
         deployed = host(0, networkData={"name": "nd"})
         wait_for(lambda: state(deployed) == "provisioned", timeout=60, what="host 0 deployed")
         secret = cluster.get(SECRETS, NS, "nd")
-        secret["data"] = _data_secret("nd", "networkData", _bomb(6))["data"]
+        secret["data"] = _data_secret("nd", "networkData", alias_bomb(6))["data"]
         cluster.update(SECRETS, secret)
         refused = host(1, networkData={"name": "bomb"})
         wait_for(

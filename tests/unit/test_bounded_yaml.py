@@ -18,15 +18,7 @@ from state_controller.api.host import HostSpec
 from state_controller.provisioning.provisioner import HostData
 from state_controller.runtime import bounded_yaml, host_data
 from state_controller.runtime.host_data import read_host_data
-
-
-def _bomb(levels: int) -> str:
-    """The classic alias bomb: each level names the one before nine times."""
-    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
-    for level in range(1, levels):
-        this, before = chr(ord("a") + level), chr(ord("a") + level - 1)
-        lines.append(f"{this}: &{this} [{','.join(['*' + before] * 9)}]")
-    return "\n".join(lines) + "\n"
+from tests.support.alias_bomb import alias_bomb
 
 
 def _read(text: str) -> tuple[HostData | None, str | None]:
@@ -45,7 +37,7 @@ def _read(text: str) -> tuple[HostData | None, str | None]:
 
 
 def test_an_alias_bomb_is_refused_in_bounded_memory() -> None:
-    bomb = _bomb(9)  # 9**9 strings once written out
+    bomb = alias_bomb(9)  # 9**9 strings once written out
     assert len(bomb) < 450
     tracemalloc.start()
     try:
@@ -64,7 +56,7 @@ def test_an_alias_bomb_is_refused_in_bounded_memory() -> None:
 
 
 def test_aliases_within_the_bound_are_read_and_written_out() -> None:
-    data, problem = _read(_bomb(3))  # 729 strings: 2.9 KiB written out
+    data, problem = _read(alias_bomb(3))  # 729 strings: 2.9 KiB written out
     assert problem is None and data is not None
     assert len(data.network_data["c"]) == 9 and data.network_data["c"][8][8] == ["x"] * 9  # type: ignore[index]
     assert data.sizes()["network_data"] > 2900 and len(data.digest()) == 64

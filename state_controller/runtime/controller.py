@@ -50,6 +50,7 @@ from ..updates.signals import pool_of
 from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
 from .config import ControllerConfig
 from .drains import Drains
+from .fleet_slots import FleetSlots
 from .host_data import secrets_read
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
@@ -135,7 +136,22 @@ class HostController:
         self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
         self.mcps = Informer(cluster, MACHINECONFIGPOOLS, None, handlers=[self._on_mcp])
         follower = NodeFollower(self.node_index, self.drains)
-        self.slots = ServiceSlots(self.config.servicing_max_unavailable, self.queue.add)
+        # sharded: a pool's slots are counted across every replica, on one Lease
+        self.fleet_slots = (
+            FleetSlots(
+                cluster,
+                namespace=self.config.lease_namespace,
+                shard=self.config.shard,
+                members=self.config.shard_members,
+                per_pool=self.config.servicing_max_unavailable,
+                on_change=lambda: self.slots.wake_freed(),
+            )
+            if self.config.shard
+            else None
+        )
+        self.slots = ServiceSlots(
+            self.config.servicing_max_unavailable, self.queue.add, fleet=self.fleet_slots
+        )
         self.remediator = (
             Remediator(self.config, self.node_index)
             if self.config.remediation is not None and self.config.follow_nodes
@@ -241,6 +257,8 @@ class HostController:
         found: list[Informer | InformerSet] = [self.hoststates]
         if self.config.drive_hosts:
             found += [self.secrets, self.data_secrets, self.hosts]
+            if self.fleet_slots is not None:
+                found.append(self.fleet_slots.leases)
         if self.config.observe_baremetalhosts:
             found.append(self.bmhs)
         if self.config.follow_nodes:

@@ -41,8 +41,8 @@ from ..health.summary import (
     member_entry,
     others_pool_shares,
 )
-from ..sharding.leases import LEASE_PREFIX, Shard, shard_of
-from ..sharding.members import Members, judge
+from ..sharding.leases import Shard
+from ..sharding.members import Members, judged_shards
 from .informer import Informer
 from .outages import log_failure
 from .reporting import Reporter
@@ -229,13 +229,7 @@ class SelfStatus:
     def _shards(self, now: float) -> dict[str, Shard] | None:
         if self.leases is None:
             return None
-        leases = (lease for lease in self.leases.items() if _is_shard(lease))
-        if self.members is None:
-            shards = [shard_of(lease, now) for lease in leases]
-        else:  # judged as the sharder judges them: a made-up Lease is no shard here either
-            judged = (judge(lease, self.members, now)[0] for lease in leases)
-            shards = [shard for shard in judged if shard is not None]
-        return {shard.name: shard for shard in shards}
+        return judged_shards(self.leases.items(), self.members, now)
 
     def _create(self) -> Obj:
         body = {
@@ -250,7 +244,3 @@ class SelfStatus:
             created = self.cluster.get(CONTROLLERS, None, self.name)
         self.objects.mutate(created)
         return created
-
-
-def _is_shard(lease: Obj) -> bool:
-    return str(lease["metadata"]["name"]).startswith(LEASE_PREFIX)

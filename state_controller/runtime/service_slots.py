@@ -20,13 +20,11 @@ Slots are counted in memory: after a restart, the runs under way are counted as 
 hosts' first reconciles come round, so for those few seconds a waiting host may start
 beside them.
 
-Sharded, each replica counts the runs of the Hosts it owns: a pool spread over N shards
-may have up to N times the limit under way, and a Host that moves mid-run is counted by
-its new owner only from its first reconcile there (docs/scale.md says to set the flag
-with that in mind). A fleet-wide count would need every shard's runs per pool, which
-today only the controller's status carries for rollouts (5 s late at most), so it is
-not done here; a tenant who flips a Host's shard label does not move it (the sharder
-puts the label back, and the shard it named never takes the Host in).
+Sharded, a pool's Hosts are spread over every replica, so each slot is also claimed on
+the fleet-wide ledger (:mod:`.fleet_slots`): a host starts only when its replica has a
+slot free and the ledger too. A run under way is written there by whichever replica owns
+its Host now (one that moved mid-run is claimed by its new owner at its first reconcile
+there), and a slot freed by another replica wakes this one's waiting hosts.
 """
 
 from __future__ import annotations
@@ -34,6 +32,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+
+from .fleet_slots import FleetSlots
 
 WOKEN_FOR = 60.0  # seconds a woken host has to reconcile before it is woken again
 
@@ -44,10 +44,12 @@ class ServiceSlots:
         per_pool: int,
         wake: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
+        fleet: FleetSlots | None = None,
     ) -> None:
         self.per_pool = per_pool
         self.wake = wake  # queues a host's key again
         self.clock = clock
+        self.fleet = fleet  # sharded: the slots every replica counts
         self._running: dict[str, set[str]] = {}
         self._waiting: dict[str, dict[str, None]] = {}  # in the order they began to wait
         self._woken: dict[str, dict[str, float]] = {}  # woken, not reconciled since: when
@@ -59,12 +61,24 @@ class ServiceSlots:
         with self._lock:
             self._asked.add(key)
             running = self._running.setdefault(pool, set())
-            if key in running or len(running) < self.per_pool:
+            if key in running:
+                self._waiting.get(pool, {}).pop(key, None)
+                return True
+            if len(running) >= self.per_pool:
+                self._waiting.setdefault(pool, {}).setdefault(key, None)
+                return False
+            if self.fleet is None:
                 running.add(key)
                 self._waiting.get(pool, {}).pop(key, None)
                 return True
-            self._waiting.setdefault(pool, {}).setdefault(key, None)
-            return False
+        claimed = self.fleet.claim(key, pool)  # a write: not under the lock
+        with self._lock:
+            if claimed:
+                self._running.setdefault(pool, set()).add(key)
+                self._waiting.get(pool, {}).pop(key, None)
+            else:
+                self._waiting.setdefault(pool, {}).setdefault(key, None)
+            return claimed
 
     def settle(self, key: str, pool: str, *, active: bool) -> None:
         """After a reconcile: keep the slot while the run is under way, else give it back;
@@ -84,12 +98,19 @@ class ServiceSlots:
                 running.add(key)
             else:
                 running.discard(key)
+        if self.fleet is not None:  # a write only when the ledger says otherwise
+            if active:
+                self.fleet.hold(key, pool)
+            else:
+                self.fleet.release(key)
+        with self._lock:
             chosen = self._to_wake(pool)
         for other in chosen:
             self.wake(other)
 
     def forget(self, key: str) -> None:
-        """The host is gone: its slot, its place in the line and its wake with it."""
+        """The host is gone (or, sharded, moved to another replica): its slot, its place
+        in the line and its wake with it."""
         with self._lock:
             pools = [p for p, r in self._running.items() if key in r]
             pools += [p for p, w in self._woken.items() if key in w]
@@ -99,7 +120,18 @@ class ServiceSlots:
                 waiting.pop(key, None)
             for woken in self._woken.values():
                 woken.pop(key, None)
+        if self.fleet is not None:
+            self.fleet.let_go(key)
+        with self._lock:
             chosen = [k for pool in set(pools) for k in self._to_wake(pool)]
+        for other in chosen:
+            self.wake(other)
+
+    def wake_freed(self) -> None:
+        """The fleet's slots changed (another replica's run ended, a shard died): wake as
+        many waiting hosts of each pool as slots are free."""
+        with self._lock:
+            chosen = [k for pool in list(self._waiting) for k in self._to_wake(pool)]
         for other in chosen:
             self.wake(other)
 
@@ -110,7 +142,10 @@ class ServiceSlots:
         for key, at in list(woken.items()):
             if now - at > WOKEN_FOR:
                 del woken[key]
-        free = self.per_pool - len(self._running.get(pool, ())) - len(woken)
+        free = self.per_pool - len(self._running.get(pool, ()))
+        if self.fleet is not None:
+            free = min(free, self.fleet.free(pool))
+        free -= len(woken)
         chosen: list[str] = []
         for key in self._waiting.get(pool, {}):
             if len(chosen) >= free:

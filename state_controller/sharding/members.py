@@ -27,6 +27,7 @@ deciding where hosts go for longer than a Lease of the controller's own could.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..api.objects import Obj
@@ -119,3 +120,20 @@ def judge(lease: Obj, members: Members, now: float) -> tuple[Shard | None, str]:
             f"{members.lease_duration:.0f}; judged on the latter"
         )
     return shard, ""
+
+
+def judged_shards(leases: Iterable[Obj], members: Members | None, now: float) -> dict[str, Shard]:
+    """Every shard the Leases stand for, by name, as the sharder judges them; ``members``
+    None (no ``--shards``): every shard Lease on its word. Leases that are no shard's (the
+    sharder's, the leader's, the servicing ledger) are passed over."""
+    shards: list[Shard] = []
+    for lease in leases:
+        if not str(lease["metadata"]["name"]).startswith(LEASE_PREFIX):
+            continue
+        if members is None:
+            shards.append(shard_of(lease, now))
+        else:
+            shard = judge(lease, members, now)[0]
+            if shard is not None:
+                shards.append(shard)
+    return {shard.name: shard for shard in shards}

@@ -23,6 +23,7 @@ from state_controller.runtime.leader import DEFAULT_LEASE, LeaderElectionConfig,
 from state_controller.runtime.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.members import Members, shard_names
+from state_controller.sharding.service_claims import LEDGER_LEASE
 from tests.support.control_plane import ControlPlane
 from tests.support.secret_volume import write_secret_volume
 
@@ -611,7 +612,8 @@ def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespace
     members = Members(shard_names(args.shards, args.shard), args.lease_duration)
     ours = sorted([SHARDER_LEASE, *(LEASE_PREFIX + m for m in members.names)])
     role = overlay[("Role", "hoststate-controller-shards")]
-    assert sorted(n for r in role["rules"] for n in r.get("resourceNames") or ()) == ours
+    named = sorted(n for r in role["rules"] for n in r.get("resourceNames") or ())
+    assert named == sorted([*ours, LEDGER_LEASE])
 
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "sharded"), "--server-side", "--dry-run=server")
     rbac = str(MANIFESTS / "sharded" / "rbac-sharded.yaml")
@@ -625,6 +627,9 @@ def test_sharded_overlay_runs_shards_as_a_statefulset_that_may_use_its_namespace
             for lease in (f"{LEASE_PREFIX}{SA}-3", DEFAULT_LEASE + "-other", ""):
                 resource = f"{LEASES}/{lease}" if lease else LEASES
                 assert not _can_i(cp, verb, resource, "-n", CONTROLLER_NS), (verb, lease)
+            # the servicing ledger: every replica writes its claims; nobody deletes it
+            ledger = f"{LEASES}/{LEDGER_LEASE}"
+            assert _can_i(cp, verb, ledger, "-n", CONTROLLER_NS) is (verb != "delete"), verb
         for verb, where in (("list", HOSTS_NS), ("update", "kube-system")):
             assert not _can_i(cp, verb, LEASES, "-n", where), (verb, where)
         tenant = f"--as=system:serviceaccount:{HOSTS_NS}:default"

@@ -1,4 +1,6 @@
-"""A firmware rollout at scale against a real control plane (etcd + kube-apiserver here).
+"""A firmware rollout at scale against a real control plane (etcd + kube-apiserver here):
+that a rolling servicing keeps to its slots, and how soon and at what cost the controller
+shows each step of each run.
 
 N Hosts (simulated provisioner) are provisioned by the controller; then every Host is
 asked for the same BIOS image with ``servicingPolicy: rolling``, and the controller rolls
@@ -27,28 +29,8 @@ once, a HostState never shown ``serviced``, a machine not at the new version, or
 under way at once than ``--at-once`` (a run counts from its start on the machine until the
 controller first asks it after it ended, which is when its slot may be given on).
 
-    .venv/bin/python benchmarks/firmware_rollout_scale.py [--hosts 1000] [--at-once 50]
+    .venv/bin/python -m benchmarks.firmware_rollout_scale [--hosts 1000] [--at-once 50]
         [--task 1] [--reboot 1] [--workers 4]
-
-Measured on this machine (2 cores shared with etcd, kube-apiserver and the operator's
-process; defaults; three runs, 2026-11-26): the rollout 69.5 to 77.2 s from the first
-patch to the last HostState showing ``serviced`` (the 1,000 patches written in 8.1 to
-9.5 s); 4.7 to 4.8 servicing steps recorded per host, 2.40 controller writes per step (a
-Host.status and a HostState write per step, and two Events a run); CPU 20.7 to 23.1 s.
-From a step on the machine to the HostState: ``updating firmware`` p50 40 to 49 ms, p99
-180 to 188 ms; ``service rebooting`` p50 336 to 491 ms, p99 0.7 to 1.0 s (for 110 to 125
-runs the restart was over before the controller polled, so the step is not recorded);
-``verifying`` or ``serviced`` p50 261 to 412 ms, p99 14.1 to 15.8 s. The tail is the
-rollout's first quarter (p50 8.8 s): its polls wait in the queue behind the reconciles
-of the 1,000 patches and of the controller's own writes' echoes; runs begun in the last
-half show it at p99 0.6 s. The controller records the step late, not the write path
-(``VerifyingService`` recorded p99 14.1 s after the machine was back); 8 workers do no
-better (300 hosts: p99 2.7 s against 3.4 s): the two cores are the limit. Runs at once:
-at most 50 every time; 0 writes in 5 s idle.
-
-The first runs woke every waiting host each time a slot was freed (some 950 reconciles
-per run that ended): CPU 30.3 s, rollout 79.7 s. A freed slot now wakes as many hosts as
-slots are free (runtime/service_slots.py).
 """
 
 from __future__ import annotations
@@ -56,17 +38,22 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.node_scale import percentile, wait
-from benchmarks.remediation_scale import Phase, all_provisioned, books_of, figures, host_name
+from benchmarks.harness import (
+    NS,
+    Phase,
+    all_provisioned,
+    books_of,
+    control_plane,
+    figures,
+    host_name,
+    percentile,
+    wait,
+)
 from state_controller.api.servicing import ServiceStep
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
@@ -74,9 +61,7 @@ from state_controller.provisioning.simulated import SimulatedProvisioner, Timing
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import observed_controller
-from tests.support.kube import started_control_plane
 
-NS = "fleet"
 IMAGE = {"component": "bios", "url": "http://firmware.example/bios-1.1.0.bin"}
 SHOWN_END = (ServiceStep.VERIFYING.value, ServiceStep.SERVICED.value)
 
@@ -150,7 +135,7 @@ def main() -> None:
     n = args.hosts
     broken: list[str] = []
     start = time.monotonic()
-    with started_control_plane(Path(tempfile.mkdtemp(prefix="firmware-rollout-"))) as plane:
+    with control_plane("firmware-rollout") as plane:
         kubeconfig = str(plane.kubeconfig)
         kube = KubeCluster.from_kubeconfig(kubeconfig)
         machines = SimulatedProvisioner()  # zero latency while provisioning
@@ -186,8 +171,7 @@ def main() -> None:
         books = books_of(controller, list(range(n)))
         steps = sum(c.transitions for b in books for c in b.chapters if c.name == "servicing")
         told = phase.told()
-        written = sum(kube.stats[k] - phase.verbs0[k] for k in ("create", "update",
-                      "update_status", "patch", "delete"))  # fmt: skip
+        written = phase.written()
         rollout = last_shown - phase.began
         print(
             f"rollout: {n} hosts patched in {patch_seconds:.1f}s, the last HostState shown "

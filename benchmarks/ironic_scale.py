@@ -1,4 +1,5 @@
-"""100 hosts through a real Ironic (fake-hardware, zero fake delays), creation to provisioned.
+"""Hosts through a real Ironic (fake-hardware, zero fake delays), creation to provisioned:
+how many Ironic API calls the controller makes per host, against the fewest that can do.
 
 Starts a standalone Ironic from ``tools/ironic/install.sh`` on loopback, the full
 controller on the embedded cluster with the ``ironic`` provisioner, creates N hosts
@@ -6,7 +7,7 @@ controller on the embedded cluster with the ``ironic`` provisioner, creates N ho
 on. Prints the wall time, Ironic API calls per host by method and by route, and the
 minimum a perfect client would need.
 
-    .venv/bin/python benchmarks/ironic_scale.py [--hosts 100] [--workers 4] [--poll-delay 2]
+    .venv/bin/python -m benchmarks.ironic_scale [--hosts 100] [--workers 4] [--poll-delay 2]
 
 The minimum, per host, to go from nothing to an active, powered-on node:
 
@@ -27,24 +28,20 @@ than a second old, with no write since, serves both).
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from state_controller.cluster.embedded import EmbeddedCluster  # noqa: E402
-from state_controller.cluster.interface import HOSTS  # noqa: E402
-from state_controller.provisioning.backoff import Backoff  # noqa: E402
-from state_controller.provisioning.ironic import IronicProvisioner  # noqa: E402
-from state_controller.runtime.config import ControllerConfig  # noqa: E402
-from state_controller.simulation.fleet import create_fleet  # noqa: E402
-from state_controller.wiring import observed_controller  # noqa: E402
-from tests.support.ironic_server import IronicServer  # noqa: E402
-from tests.support.processes import installed  # noqa: E402
+from benchmarks.harness import wait
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTS
+from state_controller.provisioning.backoff import Backoff
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet
+from state_controller.wiring import observed_controller
+from tests.support.ironic_server import IronicServer
+from tests.support.processes import installed
 
 MINIMUM = {
     "POST nodes": 1,
@@ -86,12 +83,22 @@ def run(url: str, args: argparse.Namespace) -> None:
     try:
         started = time.monotonic()
         create_fleet(cluster, "scale", n)
-        provisioned_at = wait(
-            lambda: provisioned(cluster, n, powered=False), started, args.timeout, "provisioned"
+        wait(
+            lambda: provisioned(cluster, n, powered=False),
+            "every host provisioned",
+            timeout=args.timeout,
+            since=started,
+            poll=0.05,
         )
-        powered_at = wait(
-            lambda: provisioned(cluster, n, powered=True), started, args.timeout, "powered on"
+        provisioned_at = time.monotonic() - started
+        wait(
+            lambda: provisioned(cluster, n, powered=True),
+            "every host powered on",
+            timeout=args.timeout - provisioned_at,
+            since=started,
+            poll=0.05,
         )
+        powered_at = time.monotonic() - started
     finally:
         controller.stop()
     calls = Counter(prov.calls)
@@ -136,19 +143,6 @@ def provisioned(cluster: EmbeddedCluster, n: int, *, powered: bool) -> bool:
             continue
         done += 1
     return done == n
-
-
-def wait(predicate: object, started: float, timeout: float, label: str) -> float:
-    last = time.monotonic()
-    while not predicate():  # type: ignore[operator]
-        now = time.monotonic()
-        if now - started > timeout:
-            raise SystemExit(f"not all hosts {label} after {timeout:g}s")
-        if now - last >= 5:
-            print(f"  … waiting for all {label} ({now - started:.0f}s)", flush=True)
-            last = now
-        time.sleep(0.05)
-    return time.monotonic() - started
 
 
 if __name__ == "__main__":

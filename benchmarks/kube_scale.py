@@ -1,14 +1,14 @@
 """Scale run against a real control plane (etcd + kube-apiserver on this machine).
 
-1,000 hosts (simulated provisioner at zero latency) from creation to
-provisioned; then 60 s idle; then a controller restart over the settled
-fleet. Prints wall time, API requests per host by verb, writes per
-transition, controller CPU seconds and peak RSS, idle writes, and the
-restart's time to ready and writes. The fleet is created by a child process
-with its own client, so the request counts, CPU and RSS are the controller's
+N hosts (simulated provisioner at zero latency) from creation to provisioned, some idle,
+then a controller restart over the settled fleet: what the controller asks of a real
+API server per host and per transition, at rest, and to come back. Prints wall time, API
+requests per host by verb, writes per transition, controller CPU seconds and peak RSS,
+idle writes, and the restart's time to ready and writes. The fleet is created by a child
+process with its own client, so the request counts, CPU and RSS are the controller's
 own.
 
-    .venv/bin/python benchmarks/kube_scale.py [--hosts 1000] [--idle 60] [--workers 4]
+    .venv/bin/python -m benchmarks.kube_scale [--hosts 1000] [--idle 60] [--workers 4]
         [--timings zero|demo]
 
 ``--timings demo`` runs each state as long as the demo does (seconds, not zero), so
@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import resource
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from benchmarks.harness import (
+    NS,
+    WRITES,
+    all_provisioned,
+    control_plane,
+    counted,
+    peak_rss_mb,
+    wait,
+)
 from state_controller.cluster.kube import KubeCluster
 from state_controller.observability.metrics import Metrics
 from state_controller.provisioning.simulated import TIMINGS, SimulatedProvisioner, Timings
@@ -35,10 +38,6 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
-from tests.support.kube import started_control_plane
-
-NS = "fleet"
-WRITES = ("create", "update", "update_status", "patch", "delete")
 
 
 def controller_for(
@@ -47,25 +46,6 @@ def controller_for(
     kube = KubeCluster.from_kubeconfig(kubeconfig)
     observed = observed_controller(kube, sim, ControllerConfig(workers=workers, namespaces=(NS,)))
     return observed.controller, kube, observed.metrics
-
-
-def transitions(metrics: Metrics) -> float:
-    return sum(
-        s.value
-        for family in metrics.transitions.collect()
-        for s in family.samples
-        if s.name.endswith("_total")
-    )
-
-
-def counted(counter: object) -> float:
-    """The sum of a counter's ``_total`` samples."""
-    return sum(
-        s.value
-        for family in counter.collect()  # type: ignore[attr-defined]
-        for s in family.samples
-        if s.name.endswith("_total")
-    )
 
 
 def counted_by(counter: object, written: str) -> dict[frozenset[tuple[str, str]], float]:
@@ -77,24 +57,6 @@ def counted_by(counter: object, written: str) -> dict[frozenset[tuple[str, str]]
                 key = frozenset((k, v) for k, v in s.labels.items() if k != written)
                 out[key] = out.get(key, 0.0) + s.value
     return out
-
-
-def settled(controller: HostController, n: int) -> bool:
-    books = list(controller.books.values())
-    return (
-        len(books) == n
-        and all(b.cursor.state.value == "provisioned" for b in books)
-        and controller.idle()
-    )
-
-
-def wait(predicate: object, label: str, started: float) -> None:
-    last = time.monotonic()
-    while not predicate():  # type: ignore[operator]
-        time.sleep(0.1)
-        if time.monotonic() - last >= 10:
-            print(f"  … {label} ({time.monotonic() - started:.0f}s)", flush=True)
-            last = time.monotonic()
 
 
 def create(kubeconfig: str, n: int) -> None:
@@ -112,7 +74,7 @@ def main() -> None:
     parser.add_argument("--timings", choices=TIMINGS, default="zero")
     args = parser.parse_args()
     n = args.hosts
-    with started_control_plane(Path(tempfile.mkdtemp(prefix="kube-scale-"))) as plane:
+    with control_plane("kube-scale") as plane:
         kubeconfig = str(plane.kubeconfig)
         sim = SimulatedProvisioner(timings=Timings.named(args.timings))
         controller, kube, metrics = controller_for(kubeconfig, args.workers, sim)
@@ -126,9 +88,9 @@ def main() -> None:
         creator.start()
         creator.join()
         created = time.monotonic() - wall0
-        wait(lambda: settled(controller, n), "provisioning", wall0)
+        wait(lambda: all_provisioned(controller, n), "provisioning", since=wall0)
         wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
-        count = transitions(metrics)
+        count = counted(metrics.transitions)
         stats = kube.stats
         writes = sum(stats[k] for k in WRITES)
         print(f"\n{n} hosts provisioned in {wall:.1f}s (creating them took {created:.1f}s)")
@@ -147,10 +109,7 @@ def main() -> None:
             f"  without Events: {(writes - told) / count:.2f} ({told:.0f} Events); per host: "
             + ", ".join(f"{r} status {v / n:.2f}" for r, v in sorted(statuses.items()))
         )
-        print(
-            f"  CPU {cpu:.1f}s, peak RSS "
-            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
-        )
+        print(f"  CPU {cpu:.1f}s, peak RSS {peak_rss_mb():.0f} MB")
 
         before = kube.stats
         time.sleep(args.idle)
@@ -163,7 +122,11 @@ def main() -> None:
         wall1 = time.monotonic()
         restarted.start()
         synced = time.monotonic() - wall1
-        wait(lambda: restarted.reconciles >= n and settled(restarted, n), "restart", wall1)
+        wait(
+            lambda: restarted.reconciles >= n and all_provisioned(restarted, n),
+            "restart",
+            since=wall1,
+        )
         ready = time.monotonic() - wall1
         restart_writes = {k: kube2.stats[k] for k in WRITES if kube2.stats[k]}
         print(

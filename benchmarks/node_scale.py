@@ -1,4 +1,6 @@
-"""Nodes at scale against a real control plane (etcd + kube-apiserver on this machine).
+"""Nodes at scale against a real control plane (etcd + kube-apiserver on this machine):
+what following N Nodes costs the controller at rest, through a rolling update and with
+every Node cordoned at once.
 
 Four phases over N Nodes (node-only HostStates, reported through the
 ``hoststate.io/`` annotations):
@@ -20,7 +22,7 @@ Four phases over N Nodes (node-only HostStates, reported through the
 The kubelets and the agent run in a child process with their own client, so
 the request counts and CPU measured here are the controller's own.
 
-    .venv/bin/python benchmarks/node_scale.py [--nodes 1000] [--minutes 5] [--agents 16]
+    .venv/bin/python -m benchmarks.node_scale [--nodes 1000] [--minutes 5] [--agents 16]
         [--pods-per-node 3]
 """
 
@@ -29,9 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import multiprocessing as mp
-import statistics
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -40,8 +39,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from benchmarks.harness import WORKER, WRITES, by_kind, control_plane, percentile, wait, writes
 from state_controller.cluster.interface import (
     HOSTSTATES,
     NODEPOOLS,
@@ -56,12 +54,9 @@ from state_controller.runtime.controller import HostController
 from state_controller.runtime.drains import PER_NODE_WATCHES
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
-from tests.support.kube import started_control_plane
 
 NODE_STATES = "hoststate-system"
-WRITES = ("create", "update", "update_status", "patch", "delete")
 OLD, NEW = "rendered-worker-1", "rendered-worker-2"
-WORKER = {"node-role.kubernetes.io/worker": ""}
 APPS = "apps"  # the namespace of the pods on the nodes
 NAMESPACES = Resource("", "v1", "Namespace", "namespaces", namespaced=False, has_status=False)
 SERVICE_ACCOUNTS = Resource("", "v1", "ServiceAccount", "serviceaccounts", has_status=False)
@@ -205,31 +200,11 @@ def rollout(
 # -- the controller's side -----------------------------------------------------------------
 
 
-def by_resource(registry: Any) -> dict[str, float]:
-    """Status writes per resource and Events, from the controller's own metrics."""
-    out: dict[str, float] = {}
-    for resource in ("hoststates", "nodepools"):
-        labels = {"resource": resource, "outcome": "written"}
-        out[resource] = registry.get_sample_value("hoststate_status_writes_total", labels) or 0
-    out["events"] = sum(
-        s.value
-        for metric in registry.collect()
-        if metric.name == "hoststate_events"
-        for s in metric.samples
-        if s.name.endswith("_total")
-    )
-    return out
-
-
 def pool_counts(kube: KubeCluster) -> dict[str, Any]:
     try:
         return dict(kube.get(NODEPOOLS, None, "worker").get("status") or {})
     except NotFound:
         return {}
-
-
-def writes(kube: KubeCluster) -> int:
-    return sum(kube.stats[k] for k in WRITES)
 
 
 def update_transitions(controller: HostController) -> int:
@@ -243,22 +218,6 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def wait(predicate: Callable[[], bool], label: str, timeout: float = 900) -> float:
-    began = last = time.monotonic()
-    while not predicate():
-        if time.monotonic() - began > timeout:
-            raise SystemExit(f"timed out waiting for {label}")
-        time.sleep(0.1)
-        if time.monotonic() - last >= 10:
-            print(f"  … {label} ({time.monotonic() - began:.0f}s)", flush=True)
-            last = time.monotonic()
-    return time.monotonic() - began
-
-
-def percentile(values: list[float], p: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1]
 
 
 def main() -> None:
@@ -275,7 +234,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     n = args.nodes
-    with started_control_plane(Path(tempfile.mkdtemp(prefix="node-scale-"))) as plane:
+    with control_plane("node-scale") as plane:
         kubeconfig = str(plane.kubeconfig)
         kube = KubeCluster.from_kubeconfig(kubeconfig)
         observed = observed_controller(
@@ -334,13 +293,13 @@ def main() -> None:
         )
 
         w0, t0, cpu0 = writes(kube), update_transitions(controller), time.process_time()
-        verbs0, kinds0 = kube.stats, by_resource(observed.metrics.registry)
+        verbs0, kinds0 = kube.stats, by_kind(observed.metrics.registry)
         ours.send("rollout")
         _, rolled = ours.recv()
         wait(controller.idle, "rollout settled")
         written, steps = writes(kube) - w0, update_transitions(controller) - t0
         by_verb = {k: kube.stats[k] - verbs0[k] for k in WRITES if kube.stats[k] - verbs0[k]}
-        kinds = {k: int(v - kinds0[k]) for k, v in by_resource(observed.metrics.registry).items()}
+        kinds = {k: int(v - kinds0[k]) for k, v in by_kind(observed.metrics.registry).items()}
         lags = rolled["lags"]
         print(
             f"rolling update: {rolled['shown']}/{n} shown updated in {rolled['seconds']:.1f}s "
@@ -354,10 +313,12 @@ def main() -> None:
         )
 
         rss0, threads0, w0 = rss_mb(), threading.active_count(), writes(kube)
-        kinds0 = by_resource(observed.metrics.registry)
+        kinds0 = by_kind(observed.metrics.registry)
         ours.send("cordon")
         _, cordon_seconds = ours.recv()
-        opened = wait(lambda: controller.drains.synced() == n, "pod watches listed")
+        began = time.monotonic()
+        wait(lambda: controller.drains.synced() == n, "pod watches listed")
+        opened = time.monotonic() - began
         wait(controller.idle, "cordon settled")
         rss1, threads1 = rss_mb(), threading.active_count()
         cpu0 = time.process_time()
@@ -365,9 +326,11 @@ def main() -> None:
         idle_cpu = time.process_time() - cpu0
         ours.send("uncordon")
         ours.recv()
-        closed = wait(lambda: not controller.drains.watched(), "pod watches closed")
+        began = time.monotonic()
+        wait(lambda: not controller.drains.watched(), "pod watches closed")
+        closed = time.monotonic() - began
         wait(lambda: threading.active_count() <= threads0, "their threads ended")
-        kinds1 = by_resource(observed.metrics.registry)
+        kinds1 = by_kind(observed.metrics.registry)
         kinds = {k: int(v - kinds0[k]) for k, v in kinds1.items()}
         print(
             f"fleet-wide cordon: the pods of {n} nodes ({args.pods_per_node} each) listed "

@@ -1,4 +1,5 @@
-"""Observed metal3 BareMetalHosts at scale, against a real control plane.
+"""Observed metal3 BareMetalHosts at scale, against a real control plane: how soon and at
+what cost the controller tells what another controller does.
 
 N BareMetalHosts (baremetal-operator's own CRD) are walked through a whole life by a
 BMO-like writer in a child process (its own client, so the figures are the
@@ -12,25 +13,20 @@ controller observes them (``--sources=baremetalhosts``). Printed:
 - controller CPU and peak RSS (this process also holds that watch);
 - controller writes while BMO is idle (target 0), and after a restart (target 0).
 
-    .venv/bin/python benchmarks/observe_scale.py [--hosts 1000] [--step-delay 2] [--idle 30]
+    .venv/bin/python -m benchmarks.observe_scale [--hosts 1000] [--step-delay 2] [--idle 30]
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import resource
-import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from benchmarks.harness import control_plane, counted, figures, peak_rss_mb, wait, writes
 from state_controller.cluster.interface import EVENTS, HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
@@ -39,7 +35,6 @@ from state_controller.runtime.controller import HostController
 from state_controller.runtime.informer import Informer
 from state_controller.wiring import observed_controller
 from tests.support.bmo import PlayedBMO
-from tests.support.kube import started_control_plane
 
 NS = "metal"
 LIFE = (
@@ -49,7 +44,6 @@ LIFE = (
     ("provisioning", ("provision",), ()),
     ("provisioned", (), ("provision",)),
 )
-WRITES = ("create", "update", "update_status", "patch", "delete")
 
 
 def bmo(kubeconfig: str, n: int, step_delay: float, writers: int, pipe: Connection) -> None:
@@ -78,30 +72,6 @@ def bmo(kubeconfig: str, n: int, step_delay: float, writers: int, pipe: Connecti
     kube.close()
 
 
-def writes(kube: KubeCluster) -> int:
-    return sum(kube.stats[k] for k in WRITES)
-
-
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
-
-
-def wait(predicate: Any, label: str, timeout: float = 1800) -> None:
-    began = last = time.monotonic()
-    while not predicate():
-        time.sleep(0.2)
-        if time.monotonic() - last > 10:
-            print(f"  … {label} ({time.monotonic() - began:.0f}s)", flush=True)
-            last = time.monotonic()
-        if time.monotonic() - began > timeout:
-            raise TimeoutError(label)
-
-
 def controller_for(kubeconfig: str, workers: int) -> tuple[HostController, KubeCluster, Any]:
     kube = KubeCluster.from_kubeconfig(kubeconfig)
     config = ControllerConfig(
@@ -124,7 +94,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=30.0)
     args = parser.parse_args()
     n = args.hosts
-    with started_control_plane(Path(tempfile.mkdtemp(prefix="observe-scale-"))) as plane:
+    with control_plane("observe-scale") as plane:
         kubeconfig = str(plane.kubeconfig)
         controller, kube, metrics = controller_for(kubeconfig, args.workers)
         seen: dict[tuple[str, str], float] = {}
@@ -148,18 +118,13 @@ def main() -> None:
         child.start()
         written, walked = ours.recv()
         child.join(timeout=60)
-        wait(lambda: sum(1 for (_, s) in seen if s == "provisioned") == n, "all shown")
-        wait(controller.idle, "settled")
+        wait(lambda: sum(1 for (_, s) in seen if s == "provisioned") == n, "all shown", poll=0.2)
+        wait(controller.idle, "settled", poll=0.2)
         cpu = time.process_time() - cpu0
         by_verb = {k: v for k, v in kube.stats.items() if v}
         total = writes(kube) - w0
         events = sum(1 for _ in kube.list(EVENTS, NS)[0])
-        transitions = sum(
-            s.value
-            for family in metrics.transitions.collect()
-            for s in family.samples
-            if s.name.endswith("_total")
-        )
+        transitions = counted(metrics.transitions)
         delays = [seen[k] - at for k, at in written.items() if k in seen]
         missed = sum(1 for k in written if k not in seen)
         print(
@@ -167,9 +132,8 @@ def main() -> None:
             f"({len(written)} BMO status writes)"
         )
         print(
-            f"  BMH status write -> HostState shows it: p50 {percentile(delays, 50) * 1000:.0f} ms,"
-            f" p99 {percentile(delays, 99) * 1000:.0f} ms, max {max(delays) * 1000:.0f} ms "
-            f"({len(delays)} seen, {missed} passed between two looks: one marked jump each)"
+            figures("  BMH status write -> HostState shows it:", delays)
+            + f" ({len(delays)} seen, {missed} passed between two looks: one marked jump each)"
         )
         births = 2 * n  # each HostState's create and its first status (phase Pending)
         print(
@@ -178,7 +142,7 @@ def main() -> None:
             f"{(total - events) / transitions:.2f} writes per transition, Events apart; "
             f"{(total - events - births) / transitions:.2f} after each HostState's birth"
         )
-        print(f"  controller CPU {cpu:.1f}s, peak RSS {rss_mb():.0f} MB")
+        print(f"  controller CPU {cpu:.1f}s, peak RSS {peak_rss_mb():.0f} MB")
 
         before = writes(kube)
         time.sleep(args.idle)
@@ -189,7 +153,7 @@ def main() -> None:
         restarted, kube2, _ = controller_for(kubeconfig, args.workers)
         began = time.monotonic()
         restarted.start()
-        wait(lambda: len(restarted.books) == n and restarted.idle(), "restart")
+        wait(lambda: len(restarted.books) == n and restarted.idle(), "restart", poll=0.2)
         print(
             f"restart: {n} books rebuilt and reconciled in {time.monotonic() - began:.1f}s, "
             f"writes {writes(kube2)}"

@@ -1,5 +1,6 @@
-"""Pivot at scale: 1,000 provisioned hosts from a bootstrap into one real control plane,
-then from it into a second one (two etcd + kube-apiserver pairs on this machine).
+"""Pivot at scale: provisioned hosts from a bootstrap into one real control plane, then
+from it into a second one (two etcd + kube-apiserver pairs on this machine): how long a
+move takes, what it writes and how long each host stays paused.
 
 The hosts are bootstrapped on the embedded store (the controller in bootstrap mode over
 simulated machines at zero latency), as ``state-controller bootstrap`` leaves them. Each
@@ -7,20 +8,17 @@ move prints its wall time, the API writes per host (source and target), the requ
 each side served by verb, and how long each host was paused (median, p99, max). The
 second control plane starts bare: the move installs the CRDs and the namespace.
 
-    .venv/bin/python benchmarks/pivot_scale.py [--hosts 1000] [--workers 8]
+    .venv/bin/python -m benchmarks.pivot_scale [--hosts 1000] [--workers 8]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from benchmarks.harness import WRITES, control_plane, percentile, wait
 from state_controller.api.hoststate import Mode
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
@@ -33,10 +31,9 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.support.control_plane import ControlPlane
-from tests.support.kube import k8s_bin_dir, started_control_plane
+from tests.support.kube import k8s_bin_dir
 
 NS = "metal"
-WRITES = ("create", "update", "update_status", "patch", "delete")
 
 
 def quiet(line: str, done: int, total: int) -> None:
@@ -51,12 +48,17 @@ def bootstrap(path: Path, hosts: int, workers: int) -> EmbeddedCluster:
     began = time.monotonic()
     observed.controller.start()
     create_fleet(store, NS, hosts)
-    while not (
-        len(observed.controller.books) == hosts
-        and all(b.cursor.state.value == "provisioned" for b in observed.controller.books.values())
-        and observed.controller.idle()
-    ):
-        time.sleep(0.2)
+    wait(
+        lambda: (
+            len(observed.controller.books) == hosts
+            and all(
+                b.cursor.state.value == "provisioned" for b in observed.controller.books.values()
+            )
+            and observed.controller.idle()
+        ),
+        "bootstrap provisioned",
+        poll=0.2,
+    )
     observed.controller.stop()
     print(f"bootstrap: {hosts} hosts provisioned in {time.monotonic() - began:.1f}s (embedded)")
     return store
@@ -69,27 +71,28 @@ def take_in(cluster: KubeCluster, hardware: Path, hosts: int) -> None:
     observed = observed_controller(cluster, sim, ControllerConfig(namespaces=(NS,)))
     began = time.monotonic()
     observed.controller.start()
-    last = began
-    while True:
+
+    def taken() -> int:
         books = list(observed.controller.books.values())  # a new mapping at every read
-        taken = sum(
+        return sum(
             1
             for b in books
             if b.facts.mode == Mode.CLUSTER and b.cursor.state.value == "provisioned"
         )
-        if taken == hosts and observed.controller.idle():
-            break
-        if time.monotonic() - last >= 10:
-            print(f"  … {taken} taken in, queue {len(observed.controller.queue)}", flush=True)
-            last = time.monotonic()
-        time.sleep(0.2)
+
+    wait(
+        lambda: taken() == hosts and observed.controller.idle(),
+        "taken in",
+        poll=0.2,
+        progress=lambda: f"{taken()} taken in, queue {len(observed.controller.queue)}",
+    )
     observed.controller.stop()
     print(f"the cluster's controller took in {hosts} hosts in {time.monotonic() - began:.1f}s")
 
 
 def show(label: str, report: PivotReport, hosts: int, sides: dict[str, dict[str, int]]) -> None:
     paused = sorted(report.paused_seconds())
-    p99 = paused[min(len(paused) - 1, int(len(paused) * 0.99))]
+    p99 = percentile(paused, 99)
     print(f"{label}: {hosts} hosts in {report.seconds:.1f}s ({hosts / report.seconds:.0f} hosts/s)")
     print(f"  writes: {report.writes} ({report.writes / hosts:.2f} per host)")
     for side, counts in sides.items():
@@ -97,7 +100,7 @@ def show(label: str, report: PivotReport, hosts: int, sides: dict[str, dict[str,
         verbs = ", ".join(f"{v} {counts[v]}" for v in sorted(counts) if counts[v])
         print(f"  {side} requests: {verbs} ({writes / hosts:.2f} writes per host)")
     print(
-        f"  paused per host: median {statistics.median(paused) * 1000:.0f} ms, "
+        f"  paused per host: median {percentile(paused, 50) * 1000:.0f} ms, "
         f"p99 {p99 * 1000:.0f} ms, max {paused[-1] * 1000:.0f} ms"
     )
 
@@ -115,7 +118,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="pivot-scale-"))
     source = bootstrap(work / "cluster.db", n, 4)
     with (
-        started_control_plane(work / "first") as first_plane,
+        control_plane("pivot-scale", work / "first") as first_plane,
         ControlPlane(k8s_bin_dir(), work / "second") as second_plane,
     ):
         first = KubeCluster.from_kubeconfig(str(first_plane.kubeconfig))

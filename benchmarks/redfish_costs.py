@@ -9,7 +9,7 @@ takes one host per hardware type through register, inspect, prepare, deploy (wit
 network and meta data) and power off, asking again after the delay each answer names, as
 the controller does; then deletes both nodes.
 
-    .venv/bin/python benchmarks/redfish_costs.py [--rounds 3] [--poll-delay 2]
+    .venv/bin/python -m benchmarks.redfish_costs [--rounds 3] [--poll-delay 2]
 
 What differs between the two paths:
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -45,21 +44,14 @@ from typing import Any
 
 import urllib3
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from state_controller.api.bmc import parse_bmc_address  # noqa: E402
-from state_controller.provisioning.ironic import IronicProvisioner  # noqa: E402
-from state_controller.provisioning.provisioner import (  # noqa: E402
-    Credentials,
-    HostData,
-    HostView,
-)
-from state_controller.provisioning.results import Outcome, Result  # noqa: E402
-from state_controller.simulation.fleet import IMAGE  # noqa: E402
-from tests.support.ironic_server import IronicServer  # noqa: E402
-from tests.support.processes import installed  # noqa: E402
-from tests.support.redfish_bmc import FakeSystem, RedfishBMC  # noqa: E402
+from state_controller.api.bmc import parse_bmc_address
+from state_controller.provisioning.ironic import IronicProvisioner
+from state_controller.provisioning.provisioner import Credentials, HostData, HostView
+from state_controller.provisioning.results import Outcome, Result
+from state_controller.simulation.fleet import IMAGE
+from tests.support.ironic_server import IronicServer
+from tests.support.processes import installed
+from tests.support.redfish_bmc import FakeSystem, RedfishBMC
 
 STEPS = ("register", "inspect", "prepare", "deploy", "power off")
 BOOT_ISO = b"\0" * 2048

@@ -1,7 +1,8 @@
-"""Remediation at scale against a real control plane (etcd + kube-apiserver on this machine).
-
-Some 530 lines, one script on purpose: the phases, the kubelets' child process and the
-invariants checked at the end are read together, and a sixth of it is this account.
+"""Remediation at scale against a real control plane (etcd + kube-apiserver on this machine):
+that a pool's unhealthy budget holds when many Nodes are lost at once, and how soon the
+controller power-cycles the machines it may once the budget is freed. The phases, the
+kubelets' child process and the invariants checked at the end are read together, so they
+are one file.
 
 N Hosts (simulated provisioner at zero latency) are provisioned by the controller, each
 with a Node linked by providerID in the worker pool, and the pool is remediated with a
@@ -40,29 +41,8 @@ power-cycles. The Nodes' kubelets and agent run in a child process with their ow
 client, so the request counts are the controller's; its CPU is this process's, which
 also runs the benchmark's light bookkeeping.
 
-    .venv/bin/python benchmarks/remediation_scale.py [--hosts 250] [--lost 100] [--budget 0.2]
+    .venv/bin/python -m benchmarks.remediation_scale [--hosts 250] [--lost 100] [--budget 0.2]
         [--batch 10] [--pause 2] [--workers 4]
-
-Measured on this machine (2 cores shared with etcd, kube-apiserver and the kubelets'
-process; defaults: 250 hosts, 100 lost, budget 50, batches of 10 two seconds apart,
-rebooting threshold 2 s, first_wait 10 s; 2026-11-26): whole run 71 to 74 s (with the
-control plane's start); provisioned in 8.2 to 9.4 s (9.0 writes per host); Nodes linked
-in 5.3 to 6.2 s (2.1 writes per Node); all 100 lost hosts shown Held 3.8 to 4.0 s after
-the first lost reboot (threshold 2 s), 411 to 412 writes (per host: a status write and two
-Events, Stuck and RemediationHeld), 0 power-cycles; 50 back alone in 12.6 to 12.9 s; from
-the budget freed: power-cycle p50 523 to 705 ms, p99 1.1 to 1.4 s; PowerCycled record p50
-461 to 694 ms (the record carries its reconcile's start), p99 1.0 to 1.4 s; Remediated
-record p50 1.8 to 2.2 s, p99 2.4 to 2.7 s; every remaining Node back 2.5 to 2.9 s after
-it; remediation's writes 368 to 440; 1 write (a NodePool's) in 5 s idle. Each of the 50
-remaining hosts power-cycled exactly once, never with more than 50 Nodes down, none of the
-50 that came back alone; the same with ``--first-wait 1`` (50 power-cycles, 50 Remediated
-records).
-
-The first runs found a defect, since fixed: hosts whose Node was back, Ready on a new
-boot, were power-cycled 1.0 to 1.4 s after its return (3 to 6 per run; with
-``--first-wait 1`` every remediated host twice), because remediation's first look in a
-reconcile read the book's update step (still ``rebooting``) before the Node's return was
-followed. A Node Ready on a new boot is now never a lost reboot, whatever the book shows.
 """
 
 from __future__ import annotations
@@ -71,18 +51,24 @@ import argparse
 import multiprocessing as mp
 import queue
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.node_scale import WORKER, WRITES, by_resource, percentile, wait
+from benchmarks.harness import (
+    NS,
+    WORKER,
+    Phase,
+    all_provisioned,
+    books_of,
+    control_plane,
+    figures,
+    host_name,
+    wait,
+)
 from state_controller.api.updates import DEFAULT_STEP_THRESHOLDS, UpdateStep
 from state_controller.books.records import POWER_CYCLED, REMEDIATED
 from state_controller.books.stuck import StuckPolicy
@@ -100,14 +86,6 @@ from state_controller.updates.signals import (
     OWN_UPDATE_STATE,
 )
 from state_controller.wiring import observed_controller
-from tests.support.kube import started_control_plane
-
-NS = "fleet"
-
-
-def host_name(index: int) -> str:
-    return f"host-{index:04d}"
-
 
 # -- the Nodes' side: kubelets and an update agent, in a child process ---------------------
 
@@ -277,48 +255,9 @@ def config(args: argparse.Namespace) -> ControllerConfig:
     )
 
 
-class Phase:
-    """One phase's wall time, controller writes and CPU seconds."""
-
-    def __init__(self, kube: KubeCluster, registry: Any) -> None:
-        self.kube, self.registry = kube, registry
-        self.began, self.cpu0 = time.monotonic(), time.process_time()
-        self.verbs0, self.kinds0 = kube.stats, by_resource(registry)
-
-    def told(self) -> str:
-        stats = self.kube.stats
-        verbs = {k: stats[k] - self.verbs0[k] for k in WRITES if stats[k] - self.verbs0[k]}
-        kinds = {k: int(v - self.kinds0[k]) for k, v in by_resource(self.registry).items()}
-        return (
-            f"{time.monotonic() - self.began:.1f}s, controller writes {sum(verbs.values())} "
-            f"{verbs} {kinds}, CPU {time.process_time() - self.cpu0:.1f}s"
-        )
-
-
-def books_of(controller: HostController, indices: list[int]) -> list[Any]:
-    books = controller.books
-    return [books.get(f"{NS}/{host_name(i)}") for i in indices]
-
-
-def all_provisioned(controller: HostController, n: int) -> bool:
-    """Every one of the fleet's N hosts provisioned in the books, and nothing queued."""
-    books = books_of(controller, list(range(n)))
-    provisioned = all(b is not None and b.cursor.state.value == "provisioned" for b in books)
-    return provisioned and controller.idle()
-
-
 def action_of(book: Any) -> str:
     known = book.facts.remediation if book is not None else None
     return "" if known is None else str(known.action)
-
-
-def figures(label: str, seconds: list[float]) -> str:
-    if not seconds:
-        return f"{label}: none"
-    ms = sorted(s * 1000 for s in seconds)
-    p50 = percentile(ms, 50) if len(ms) > 1 else ms[0]
-    p99 = percentile(ms, 99) if len(ms) > 1 else ms[0]
-    return f"{label} p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {ms[-1]:.0f} ms"
 
 
 def main() -> None:
@@ -346,7 +285,7 @@ def main() -> None:
     alone, remaining = lost[: len(lost) - allowed], lost[len(lost) - allowed :]
     broken: list[str] = []
     start = time.monotonic()
-    with started_control_plane(Path(tempfile.mkdtemp(prefix="remediation-scale-"))) as plane:
+    with control_plane("remediation-scale") as plane:
         kubeconfig = str(plane.kubeconfig)
         kube = KubeCluster.from_kubeconfig(kubeconfig)
         machines = Machines(n)
@@ -389,11 +328,13 @@ def main() -> None:
         lost_at = time.time()
         fleet.lose(lost)
         written = time.time() - lost_at
-        held_after = wait(
+        last_written = time.monotonic()
+        wait(
             lambda: all(action_of(b) == "Held" for b in books_of(controller, lost)),
             "every lost host Held",
             timeout=120,
         )
+        held_after = time.monotonic() - last_written
         wait(controller.idle, "held settled")
         print(
             f"held: {len(lost)} Nodes lost their reboot ({written:.1f}s to write it), all "

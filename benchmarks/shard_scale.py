@@ -1,8 +1,9 @@
 """Sharded scale run: `state-controller run --shard` replicas in processes of their own,
 against a real control plane (etcd + kube-apiserver on this machine, a fresh one for
-each replica count).
+each replica count): how the work and the memory divide among replicas, what the API
+server carries and what sets the limit, and how soon a dead replica's hosts move.
 
-    .venv/bin/python benchmarks/shard_scale.py [--hosts 1000] [--replicas 1,3,5]
+    .venv/bin/python -m benchmarks.shard_scale [--hosts 1000] [--replicas 1,3,5]
         [--timings zero|demo] [--lease-duration 15] [--workers 4] [--creators 1]
         [--failover]
 
@@ -10,9 +11,9 @@ For each replica count R: R replicas ``r0`` … ``r{R-1}`` (``--no-nodes``, one
 ``--simulated-hardware`` file shared between them, as replicas share one Ironic, each
 with its Prometheus metrics on a free loopback port) wait for their Leases; then child
 processes create the fleet (Hosts and their Secrets, ``--creators`` of them, each a
-share with its own client, so the counts are the controller's own; one client writes
-some 45 hosts a second here) and the run measures, until every Host's
-``.status.provisioning.state`` is ``provisioned`` (followed by a watch of the Hosts):
+share with its own client, so the counts are the controller's own) and the run
+measures, until every Host's ``.status.provisioning.state`` is ``provisioned`` (followed
+by a watch of the Hosts):
 
 * the time from the start of creation to every host provisioned, beside the time the
   creation took (the pace the hosts came at);
@@ -79,42 +80,32 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from shard_scale_probes import (  # noqa: E402
+from benchmarks.harness import NS, Failed, TimedOut, control_plane, wait
+from benchmarks.shard_scale_probes import (
     AT_REST,
-    NS,
     SHARDER_RESYNC,
     Counts,
-    Failed,
     Fleet,
     PlaneUse,
     Replica,
-    TimedOut,
     add,
     by_method,
     by_resource,
     minus,
+    sampled,
     scrape_all,
     server_writes,
     total,
-    wait,
     writes,
 )
-
-from state_controller.cluster.interface import (  # noqa: E402
-    HOSTS,
-    SECRETS,
-)
-from state_controller.cluster.kube import KubeCluster  # noqa: E402
-from state_controller.provisioning.simulated import TIMINGS  # noqa: E402
-from state_controller.runtime.sharder import SHARDER_LEASE  # noqa: E402
-from state_controller.sharding.leases import LEASE_PREFIX  # noqa: E402
-from state_controller.sharding.ring import Ring  # noqa: E402
-from state_controller.simulation.fleet import host_manifest, secret_manifest  # noqa: E402
-from tests.support.kube import started_control_plane  # noqa: E402
-from tests.support.shards import (  # noqa: E402
+from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.kube import KubeCluster
+from state_controller.provisioning.simulated import TIMINGS
+from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.sharding.leases import LEASE_PREFIX
+from state_controller.sharding.ring import Ring
+from state_controller.simulation.fleet import host_manifest, secret_manifest
+from tests.support.shards import (
     election_periods,
     lease_holder,
     shard_members,
@@ -168,15 +159,15 @@ class Run:
 
     def leases_held(self, names: list[str], timeout: float = 60.0) -> None:
         for name in names:
-            wait(f"{name}'s Lease held",
-                 lambda: lease_holder(self.admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
-                 timeout, self.replicas)  # fmt: skip
+            wait(lambda: lease_holder(self.admin, LEASE_PREFIX + name).startswith(f"{name}_"),  # noqa: B023
+                 f"{name}'s Lease held", timeout=timeout, poll=0.5,
+                 meanwhile=sampled(self.replicas))  # fmt: skip
 
     def __call__(self) -> Row:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"shard-scale-{self.count}-"))
         ok = False
         try:
-            with started_control_plane(self.workdir / "plane") as plane:
+            with control_plane("shard-scale", self.workdir / "plane") as plane:
                 self.plane = plane
                 self.kubeconfig = plane.kubeconfig
                 self.admin = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
@@ -218,8 +209,8 @@ class Run:
         for name in names:
             self.start(name)
         self.leases_held(names)
-        sharder = wait("the sharder's Lease held", lambda: lease_holder(self.admin, SHARDER_LEASE),
-                       60, self.replicas)  # fmt: skip
+        sharder = wait(lambda: lease_holder(self.admin, SHARDER_LEASE), "the sharder's Lease held",
+                       timeout=60, poll=0.5, meanwhile=sampled(self.replicas))  # fmt: skip
         self.fleet.informer.start()
         if not self.fleet.informer.wait_synced(60):
             raise Failed("the watch of the Hosts did not sync")
@@ -248,7 +239,8 @@ class Run:
                 created.append(time.monotonic() - began)
             return bool(created) and self.fleet.provisioned() == n
 
-        wait("every host provisioned", all_provisioned, self.args.timeout, self.replicas,
+        wait(all_provisioned, "every host provisioned", timeout=self.args.timeout, poll=0.5,
+             meanwhile=sampled(self.replicas),
              progress=lambda: f"{len(self.fleet.owners())} created, "
                               f"{self.fleet.provisioned()} provisioned")  # fmt: skip
         provisioned = time.monotonic() - began
@@ -258,8 +250,8 @@ class Run:
             shown = shard_members(self.admin)
             return shown if shown == {k: labels[k] for k in names} else None
 
-        shares = wait("the controller's status showing every share", settled, 60,
-                      self.replicas, every=1.0)  # fmt: skip
+        shares = wait(settled, "the controller's status showing every share", timeout=60,
+                      poll=1.0, meanwhile=sampled(self.replicas))  # fmt: skip
         plane_use = PlaneUse.since(self.plane, plane_before)
         after = scrape_all(self.replicas)
         server = minus(server_writes(self.plane), server_before)
@@ -381,8 +373,8 @@ class Run:
                 not sharder or "sharder" in marks
             )
 
-        wait(f"{victim}'s hosts moved and reconciled", moved_and_reconciled,
-             2 * lease + 120, self.replicas)  # fmt: skip
+        wait(moved_and_reconciled, f"{victim}'s hosts moved and reconciled",
+             timeout=2 * lease + 120, poll=0.5, meanwhile=sampled(self.replicas))  # fmt: skip
         done = time.monotonic() - began
         after, server_after = total(scrape_all(survivors)), server_writes(self.plane)
         spent = time.monotonic() - began  # the window the requests were counted over
@@ -425,7 +417,8 @@ class Run:
             return mine <= replica.scrape().books
 
         try:
-            wait(f"{victim}'s hosts back", back, 120, self.replicas)
+            wait(back, f"{victim}'s hosts back", timeout=120, poll=0.5,
+                 meanwhile=sampled(self.replicas))  # fmt: skip
             came = f"all {len(mine)} back with it and reconciled {time.monotonic() - began:.1f}s"
         except TimedOut:
             owners = self.fleet.owners()
@@ -436,8 +429,8 @@ class Run:
             f"    {victim} started again: its Lease held {held:.1f}s after the start; {came} "
             f"after it; {placed} of {len(keys)} hosts where the ring puts them"
         )
-        wait("every host provisioned still", lambda: self.fleet.provisioned() == self.n, 60,
-             self.replicas)  # fmt: skip
+        wait(lambda: self.fleet.provisioned() == self.n, "every host provisioned still",
+             timeout=60, poll=0.5, meanwhile=sampled(self.replicas))  # fmt: skip
 
 
 # -- main ----------------------------------------------------------------------------------

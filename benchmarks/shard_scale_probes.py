@@ -1,4 +1,4 @@
-"""What ``shard_scale.py`` reads while it runs: each replica's metrics and ``/proc``, the
+"""What ``benchmarks.shard_scale`` reads while it runs: each replica's metrics and ``/proc``, the
 Hosts' states and labels (a watch), the Leases and the controller's status, kube-apiserver's
 own count of writes, and what the control plane and the machine spent.
 """
@@ -8,25 +8,21 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from state_controller.cluster.interface import HOSTS  # noqa: E402
-from state_controller.cluster.kube import KubeCluster  # noqa: E402
-from state_controller.runtime.informer import Informer  # noqa: E402
-from state_controller.sharding.leases import SHARD_LABEL  # noqa: E402
-from tests.support.control_plane import ControlPlane  # noqa: E402
-from tests.support.processes import free_port  # noqa: E402
-from tests.support.shards import (  # noqa: E402
+from benchmarks.harness import NS, Failed
+from state_controller.cluster.interface import HOSTS
+from state_controller.cluster.kube import KubeCluster
+from state_controller.runtime.informer import Informer
+from state_controller.sharding.leases import SHARD_LABEL
+from tests.support.control_plane import ControlPlane
+from tests.support.processes import free_port
+from tests.support.shards import (
     SHARD_NS,
     ProcSample,
     ShardProcess,
@@ -34,7 +30,6 @@ from tests.support.shards import (  # noqa: E402
     shard_argv,
 )
 
-NS = "fleet"  # the Hosts' namespace (created by started_control_plane)
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 SERVER_WRITES = (*WRITES, "APPLY")
@@ -77,7 +72,7 @@ class Replica(ShardProcess):
         self.port = free_port()
         argv = shard_argv(
             name,
-            shards=",".join(f"r{i}" for i in range(64)),  # the names shard_scale.py gives
+            shards=",".join(f"r{i}" for i in range(64)),  # the names shard_scale gives
             kubeconfig=kubeconfig,
             namespace=NS,
             lease_namespace=SHARD_NS,
@@ -157,44 +152,19 @@ class Fleet:
             return dict(self.shard)
 
 
-class Failed(RuntimeError):
-    pass
+def sampled(replicas: dict[str, Replica]) -> Callable[[], None]:
+    """What to do while waiting with ``replicas`` running: sample each one's peak RSS and
+    CPU, and fail if one of them has exited on its own."""
 
-
-class TimedOut(Failed):
-    pass
-
-
-def wait(
-    what: str,
-    done: Callable[[], Any],
-    timeout: float,
-    replicas: dict[str, Replica],
-    *,
-    every: float = 0.5,
-    progress: Callable[[], str] | None = None,
-) -> Any:
-    """Poll ``done`` until it answers truthily; sample the replicas meanwhile and fail if
-    one of them exits on its own."""
-    began = last = time.monotonic()
-    while True:
+    def sample() -> None:
         for replica in replicas.values():
             replica.sample()
             if not replica.alive():
                 raise Failed(
-                    f"replica {replica.shard} exited ({replica.exited()}) while waiting "
-                    f"for {what}:\n{replica.tail()}"
+                    f"replica {replica.shard} exited ({replica.exited()}):\n{replica.tail()}"
                 )
-        answer = done()
-        if answer:
-            return answer
-        now = time.monotonic()
-        if now - began > timeout:
-            raise TimedOut(f"{what}: not after {timeout:.0f}s")
-        if progress is not None and now - last >= 10:
-            print(f"    … {what}: {progress()} ({now - began:.0f}s)", flush=True)
-            last = now
-        time.sleep(every)
+
+    return sample
 
 
 def scrape_all(replicas: dict[str, Replica]) -> dict[str, Scrape]:

@@ -1,4 +1,5 @@
-"""Soak run: sharded replicas on a real control plane for hours, with churn and faults.
+"""Soak run: sharded replicas on a real control plane for hours, with churn and faults:
+that over hours nothing grows without bound and no transition is lost or doubled.
 
 On a real etcd + kube-apiserver (+ kube-controller-manager) on this machine, N replicas
 run as ``state-controller run --shard soak-I`` processes sharing one simulated backend
@@ -43,14 +44,14 @@ The samples, faults, stuck reports and results go to ``--out`` (JSON); ``--svg``
 each replica's RSS over time with the faults marked (matplotlib, from the ``bench``
 extra: ``.venv/bin/pip install -e '.[bench]'``; the tests need none of it).
 
-    .venv/bin/python benchmarks/soak.py [--replicas 3] [--duration 2h] [--hosts 30]
+    .venv/bin/python -m benchmarks.soak [--replicas 3] [--duration 2h] [--hosts 30]
         [--churn-every 20s] [--wave-every 3m] [--faults N] [--outage 2m] [--seed 1]
         [--out soak.json] [--svg soak-rss.svg]
 
 Every process it starts (the control plane, the replicas) is stopped when it ends, also
-on Ctrl-C, SIGTERM or an error. The world it plays is in ``soak_world.py``, the checks
-it makes of it in ``soak_checks.py``; this file runs them, with the replicas and the
-faults, and reports.
+on Ctrl-C, SIGTERM or an error. The world it plays is in ``benchmarks.soak_world``, the
+checks it makes of it in ``benchmarks.soak_checks``; this module runs them, with the
+replicas and the faults, and reports.
 """
 
 from __future__ import annotations
@@ -69,9 +70,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from soak_checks import (
+from benchmarks.harness import control_plane
+from benchmarks.soak_checks import (
     FAULT_LABELS,
     STUCK_NAMES,
     Fault,
@@ -84,12 +84,10 @@ from soak_checks import (
     slope,
     unreconciled,
 )
-from soak_world import NS, SERVICE_ACCOUNTS, STATE_NS, World
-
+from benchmarks.soak_world import NS, SERVICE_ACCOUNTS, STATE_NS, World
 from state_controller.cluster.kube import KubeCluster
 from state_controller.commands.flags import duration
 from state_controller.provisioning.hardware_file import HardwareFile
-from tests.support.kube import started_control_plane
 from tests.support.shards import ShardProcess, proc_sample, shard_argv
 
 # -- replicas ------------------------------------------------------------------------------
@@ -234,7 +232,7 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     end = threading.Event()  # the faults' thread, once the replicas are stopped
     threads: list[threading.Thread] = []
     injector: threading.Thread | None = None
-    with started_control_plane(workdir / "plane") as plane:
+    with control_plane("soak", workdir / "plane") as plane:
         kubeconfig = str(plane.kubeconfig)
         stuck = [f"{name}={int(args.stuck_after)}s" for name in STUCK_NAMES]
         lease = args.lease_duration

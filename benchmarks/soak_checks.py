@@ -1,4 +1,4 @@
-"""What ``benchmarks/soak.py`` checks: every HostState read while it exists and its
+"""What ``benchmarks.soak`` checks: every HostState read while it exists and its
 history gathered by sequence number, then held against what the host went through (no
 transition lost or doubled, none left unreconciled); stuck reports explained by the
 faults active when they came; the faults' schedule; RSS and thread slopes."""
@@ -8,18 +8,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from soak_world import NS, World
-
+from benchmarks.soak_world import NS, World
 from state_controller.api.timefmt import parse_rfc3339
 from state_controller.api.updates import UPDATE_COMPLETE, UPDATE_STARTED, UpdateStep
 from state_controller.cluster.interface import (

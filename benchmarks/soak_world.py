@@ -1,4 +1,4 @@
-"""What ``benchmarks/soak.py`` plays on the control plane: a fleet of Hosts churning (the
+"""What ``benchmarks.soak`` plays on the control plane: a fleet of Hosts churning (the
 oldest at rest deleted, its Node, pods and Secret after it, a new one created), a kubelet
 for each provisioned host (a Node linked by ``spec.providerID``, two pods, heartbeats),
 and an update agent walking the Nodes to their next configuration in waves."""
@@ -8,13 +8,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import random
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.cluster.interface import (
     HOSTS,

@@ -13,7 +13,7 @@ The texts: a plain one of ``TEXT_MAX`` bytes (many short links, the shape of Ope
 network_data), one written out to just under ``EXPANDED_MAX`` through aliases, and the
 alias bombs of 322, 381 and 440 bytes (refused).
 
-    .venv/bin/python benchmarks/tenant_input.py [--rounds 20]
+    .venv/bin/python -m benchmarks.tenant_input [--rounds 20]
 
 The figures are in docs/security.md ("Bounded memory for tenant input").
 """
@@ -23,14 +23,10 @@ from __future__ import annotations
 import argparse
 import base64
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from state_controller.api.host import HostSpec
 from state_controller.runtime import bounded_yaml, host_data

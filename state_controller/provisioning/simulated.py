@@ -3,42 +3,30 @@
 It behaves like a small Ironic with fake machines: operations take the
 configured time (zero by default), answer with the same semantic results a
 real backend gives, and fail on demand through a :class:`FaultPlan`. It is
-deterministic for a given seed, so a demo or a test can be replayed. With a
-:class:`~.hardware_file.HardwareFile` the machines outlive the process, as a real
-backend's nodes do, and several processes on one file share them, as replicas share
-one Ironic: each call reads its machine from the file and writes it back in one
-transaction. What is not kept in the file stays with the process that made it: the
-faults due when an operation ends (a fault plan is a process's own) and the firmware
-(settings, versions and a servicing run under way: another process sees its own).
-Calls are refused while the file says so (:meth:`.HardwareFile.refuse`): an outage of
-the backend, answered as an unreachable Ironic is.
-
-One module: the machines, their operations and their persistence are one backend,
-read together.
+deterministic for a given seed, so a demo or a test can be replayed. The machines
+and where they live (this process, or a hardware file several processes share) are
+:mod:`.simulated_machines`'; the faults due when an operation ends stay with this
+process (a fault plan is a process's own). Calls are refused while the hardware file
+says so (:meth:`.HardwareFile.refuse`): an outage of the backend, answered as an
+unreachable Ironic is.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
-import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Concatenate, ParamSpec
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Concatenate, ParamSpec
 from urllib.parse import urlsplit
 
 from ..api.host import unfetchable_checksum
 from ..servicing.plan import ServicePlan
 from .fault_plan import Fault, FaultPlan, Operation, failure
-from .hardware_file import HardwareFile, MachineRecord
+from .hardware_file import HardwareFile
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed, retry_after, transient
-from .simulated_firmware import SimulatedFirmware
+from .simulated_machines import Machine, SimulatedMachines, inventory, registered_with
 
 
 @dataclass(frozen=True)
@@ -70,54 +58,6 @@ class Timings:
 
 
 TIMINGS = ("zero", "demo")
-
-
-@dataclass(slots=True)
-class Machine:
-    """One fake physical machine behind a BMC.
-
-    Slotted, and its firmware made when first asked for (servicing, or a firmware read):
-    at 10,000 machines that is 0.6 KB a machine less in the controller's process
-    (tracemalloc at 2,000 hosts)."""
-
-    address: str
-    powered_on: bool = False
-    disk_image: dict[str, Any] | None = None
-    node_id: str = ""  # the backend's record; "" when the backend does not know it
-    node_active: bool = False  # the backend believes an image is deployed
-    busy: tuple[str, float] | None = None  # (operation, finishes at)
-    started: Counter[str] = field(default_factory=Counter)
-    finished: str = ""  # the last operation that ended well, until another one starts
-    # what the deployed OS was given (user, network, meta data): its digest and sizes
-    # only, never its contents; None when nothing (or nothing is deployed)
-    config_drive: dict[str, Any] | None = None
-    reboots: list[str] = field(default_factory=list)  # each reboot's mode: hard or soft
-    # what the backend's record was given at registration beside the BMC (as Ironic's
-    # node fields): architecture, disablePowerOff, the ramdisk's network data's digest
-    registered_with: dict[str, Any] = field(default_factory=dict)
-    custom_deploy: str | None = None  # the deploy step run instead of writing an image
-    lazy_firmware: SimulatedFirmware | None = None
-
-    @property
-    def firmware(self) -> SimulatedFirmware:
-        if self.lazy_firmware is None:
-            self.lazy_firmware = SimulatedFirmware()
-        return self.lazy_firmware
-
-
-def _registered_with(host: HostView) -> dict[str, Any]:
-    """What the simulated backend's record keeps of a host's registration fields."""
-    out: dict[str, Any] = {}
-    if host.architecture:
-        out["architecture"] = host.architecture
-    if host.disable_power_off:
-        out["disablePowerOff"] = True
-    ramdisk = host.data.ramdisk_network_data if host.data is not None else None
-    if ramdisk is not None:
-        out["ramdiskNetworkData"] = hashlib.sha256(
-            json.dumps(ramdisk, sort_keys=True).encode()
-        ).hexdigest()
-    return out
 
 
 _REPEATED_WHEN_ASKED_AGAIN: frozenset[Operation] = frozenset(
@@ -169,44 +109,31 @@ class SimulatedProvisioner:
         self.faults = faults or FaultPlan()
         self.seed = seed
         self.clock = clock
-        self._machines: dict[str, Machine] = {}
-        self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
-        self._lock = threading.RLock()
         self.hardware = hardware  # None: the machines live as long as this object
-        # taken once, so that a busy machine's wall-clock end is the same at every poll
-        # and its row is written when the machine changes, not each time it is asked
-        self._to_wall = time.time() - clock()
-        if hardware is not None:
-            self._load(hardware)
+        self._machines = SimulatedMachines(hardware, clock)
+        self._failing: dict[tuple[str, str], Fault] = {}  # failures due when an operation ends
 
     # -- inspection helpers for tests and the demo -------------------------------------
 
     def machine(self, address: str) -> Machine:
-        with self._lock:
-            self._reload()
-            return self._machine(address)
+        return self._machines.one(address)
 
     def machines(self) -> dict[str, Machine]:
         """Every machine the backend has seen, by BMC address."""
-        with self._lock:
-            self._reload()
-            return dict(self._machines)
+        return self._machines.every()
 
     def forget_all_nodes(self) -> None:
         """Lose the backend's database, like an Ironic whose database was wiped."""
-        with self._lock:
-            self._reload()
-            for address in list(self._machines):
-                with self._at(address) as machine:
-                    machine.node_id = ""
-                    machine.node_active = False
-                    machine.busy = None
+        for machine in self._machines.each():
+            machine.node_id = ""
+            machine.node_active = False
+            machine.busy = None
 
     # -- Provisioner -------------------------------------------------------------------
 
     @_refusable
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             if host.bmc.host.endswith(".invalid"):
                 return self._unreachable(host)
             fault = self.faults.take(host.key, "register")
@@ -235,30 +162,30 @@ class SimulatedProvisioner:
                 working = self._working(machine)
                 if working is not None:
                     return retry_after(working, "the machine is busy; credentials sent after")
-                machine.registered_with = _registered_with(host)
+                machine.registered_with = registered_with(host)
                 return finish()
-            machine.registered_with = _registered_with(host)
+            machine.registered_with = registered_with(host)
             return self._operation(host, machine, "register", finish)
 
     @_refusable
     def inspect(self, host: HostView, *, restart: bool) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             return self._operation(
                 host,
                 machine,
                 "inspect",
-                lambda: complete(hardware=self._hardware(host)),
+                lambda: complete(hardware=inventory(host, seed=self.seed)),
                 restart=restart,
             )
 
     @_refusable
     def prepare(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             return self._operation(host, machine, "prepare", complete)
 
     @_refusable
     def provision(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 if (unfetchable := _unfetchable_checksum(host)) is not None:
@@ -278,7 +205,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def deprovision(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.disk_image = None
@@ -292,7 +219,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def adopt(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             if not machine.node_id:
                 return failed("cannot adopt: the backend does not know the host; register first")
             if machine.node_active:
@@ -306,7 +233,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.powered_on = on
@@ -316,7 +243,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def reboot(self, host: HostView, *, soft: bool = False) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
 
             def finish() -> Result:
                 machine.powered_on = True
@@ -327,12 +254,12 @@ class SimulatedProvisioner:
 
     @_refusable
     def firmware(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             return complete(firmware=machine.firmware.report())
 
     @_refusable
     def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             run = machine.firmware.run
             fresh = not started and (run is None or run.digest != plan.digest)
             fault = self.faults.take(host.key, "service") if fresh else None
@@ -348,7 +275,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def detach(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             machine.node_id = ""
             machine.node_active = False
             machine.busy = None
@@ -356,7 +283,7 @@ class SimulatedProvisioner:
 
     @_refusable
     def delete(self, host: HostView) -> Result:
-        with self._at(host.bmc_address) as machine:
+        with self._machines.at(host.bmc_address) as machine:
             result = self._operation(host, machine, "delete", complete)
             if result.done:
                 machine.node_id = ""
@@ -364,81 +291,6 @@ class SimulatedProvisioner:
             return result
 
     # -- machinery ---------------------------------------------------------------------
-
-    @contextmanager
-    def _at(self, address: str) -> Iterator[Machine]:
-        """The machine at ``address``, under the lock; with a hardware file, as the file
-        holds it (another process may have changed it) and kept there after, in one
-        transaction."""
-        with self._lock:
-            if self.hardware is None:
-                yield self._machine(address)
-                return
-            with self.hardware.changing(address) as record:
-                machine = self._machine(address)
-                if record is not None:
-                    self._take(machine, record)
-                try:
-                    yield machine
-                finally:
-                    self._keep(machine)
-
-    def _keep(self, machine: Machine) -> None:
-        if self.hardware is None:
-            return
-        busy = None
-        if machine.busy is not None:  # kept in wall-clock time: the clock may be monotonic
-            operation, ends = machine.busy
-            busy = (operation, ends + self._to_wall)
-        self.hardware.save(
-            MachineRecord(
-                machine.address,
-                machine.powered_on,
-                machine.disk_image,
-                machine.node_id,
-                machine.node_active,
-                busy,
-                dict(machine.started),
-                machine.finished,
-                machine.config_drive,
-                machine.custom_deploy,
-                machine.registered_with,
-                tuple(machine.reboots),
-            )
-        )
-
-    def _load(self, hardware: HardwareFile) -> None:
-        for record in hardware.load():
-            self._take(self._machine(record.address), record)
-
-    def _reload(self) -> None:
-        """The machines other processes changed since this one last read them."""
-        if self.hardware is not None:
-            self._load(self.hardware)
-
-    def _take(self, machine: Machine, record: MachineRecord) -> None:
-        """``machine`` as the file holds it (the firmware is not kept there)."""
-        busy = None
-        if record.busy is not None:  # an end that passed while nobody ran: now
-            operation, ends = record.busy
-            busy = (operation, max(self.clock(), ends - self._to_wall))
-        machine.powered_on = record.powered_on
-        machine.disk_image = record.disk_image
-        machine.node_id = record.node_id
-        machine.node_active = record.node_active
-        machine.busy = busy
-        machine.started = Counter(record.started)
-        machine.finished = record.finished
-        machine.config_drive = record.config_drive
-        machine.custom_deploy = record.custom_deploy
-        machine.registered_with = dict(record.registered_with)
-        machine.reboots = list(record.reboots)
-
-    def _machine(self, address: str) -> Machine:
-        machine = self._machines.get(address)
-        if machine is None:
-            machine = self._machines[address] = Machine(address)
-        return machine
 
     def _node_id(self, address: str) -> str:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"hoststate-sim:{self.seed}:{address}"))
@@ -509,20 +361,6 @@ class SimulatedProvisioner:
         if result.done and operation in _REPEATED_WHEN_ASKED_AGAIN:
             machine.finished = operation
         return result
-
-    def _hardware(self, host: HostView) -> dict[str, Any]:
-        digest = hashlib.sha256(f"{self.seed}:{host.bmc_address}".encode()).digest()
-        rng = random.Random(digest)
-        cores = rng.choice([16, 32, 48, 64, 96])
-        mac = host.boot_mac_address or ":".join(f"{b:02x}" for b in digest[:6])
-        return {
-            "systemVendor": {"manufacturer": "Simulated", "productName": "SIM-2U"},
-            "cpu": {"arch": "x86_64", "model": f"Simulated CPU {cores}C", "count": cores},
-            "ramMebibytes": rng.choice([65536, 131072, 262144, 524288]),
-            "nics": [{"name": "eno1", "mac": mac, "ip": "", "speedGbps": 25}],
-            "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
-            "hostname": host.name,
-        }
 
 
 def _passed(machine: Machine, operation: Operation) -> bool:

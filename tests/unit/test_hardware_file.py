@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
-from state_controller.provisioning.hardware_file import HardwareFile
+from state_controller.provisioning.hardware_file import HardwareFile, MachineRecord
 from state_controller.provisioning.results import Outcome
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
+from state_controller.provisioning.simulated_machines import Machine
 from tests.ironic.helpers import view_of
 
 
@@ -142,3 +144,22 @@ def test_a_refusal_written_in_the_file_is_an_outage_of_every_backend_on_it(
     assert backends[1].machine(host.bmc_address).powered_on is False  # nothing was done
     operator.refuse(0)
     assert all(backend.power(host, on=True).done for backend in backends)
+
+
+def test_a_machine_is_kept_whole_but_its_firmware() -> None:
+    """The file keeps every field of a machine but its firmware, by the record's names:
+    a field added to the machine and not to the record (or the other way) fails here."""
+    kept = {f.name for f in fields(MachineRecord)}
+    assert {f.name for f in fields(Machine)} == kept | {"lazy_firmware"}
+    machine = Machine("redfish://10.0.0.1", powered_on=True, node_id="n", busy=("inspect", 5.0))
+    machine.started["inspect"] += 1
+    machine.reboots.append("soft")
+    machine.registered_with["architecture"] = "x86_64"
+    record = machine.kept(to_wall=100.0)
+    assert record.busy == ("inspect", 105.0) and record.started == {"inspect": 1}
+    again = Machine(machine.address)
+    again.take(record, now=0.0, to_wall=100.0)
+    again.reboots.append("hard")  # the record is not changed through the machine
+    assert record.reboots == ("soft",)
+    again.reboots.pop()
+    assert again == machine

@@ -22,9 +22,9 @@ bookkeeping, and belongs to the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Unpack
 
 from ..api.hoststate import ConditionType
 from ..api.servicing import SERVICE_ACTIVE, ServiceStep, servicing
@@ -37,8 +37,10 @@ from .journal import Journal, Notice
 from .records import (
     Chapter,
     Cursor,
+    FactChanges,
     Facts,
     Observations,
+    SeenChanges,
     ServiceCursor,
     Transition,
     UpdateCursor,
@@ -93,8 +95,6 @@ class Book:
         status: OperationalStatus | None = None,
         error: ErrorType | None = None,
         always_record: bool = False,
-        update: UpdateCursor | None = None,
-        service: ServiceCursor | None = None,
         chapter: str | None = None,
         error_count: int | None = None,
     ) -> Transition:
@@ -107,13 +107,8 @@ class Book:
         the history exactly once. ``always_record`` records an event in the
         host's life that changes neither (a power change, an adoption).
 
-        ``service`` moves the servicing cursor (see :meth:`_service_transition`).
-
-        ``update`` moves the node's update cursor instead (and nothing else):
-        a change of step is recorded in the same history, in a chapter of its
-        own for each update. History records read where the host *is*: its
-        update step while an update is in progress, else its provisioning
-        state, so each record's ``from`` is the previous record's ``to``.
+        The node's update and a servicing run have cursors of their own, moved by
+        :meth:`update_to` and :meth:`service_to`; all three are recorded in one history.
 
         ``chapter`` files the record in a chapter other than its state's
         (:data:`~.chapters.BOOTSTRAP_CHAPTER`, which opens a host's life before
@@ -123,13 +118,6 @@ class Book:
         host's), taken as it is instead of counting this attempt.
         """
         self._changing(now)
-        if update is not None or service is not None:
-            if to is not None or status is not None or error is not None:
-                raise ValueError("an update or service transition moves its cursor only")
-            if service is not None:
-                return self._service_transition(service, now=now, reason=reason, message=message)
-            assert update is not None
-            return self._update_transition(update, now=now, reason=reason, message=message)
         position = self.position()
         before = self.cursor
         state, entered_at = before.state, before.entered_at
@@ -171,15 +159,20 @@ class Book:
         self.facts.last_updated = now
         return record
 
-    def _update_transition(
-        self, shown: UpdateCursor, *, now: float, reason: str, message: str
+    def update_to(
+        self, shown: UpdateCursor, *, now: float, reason: str, message: str = ""
     ) -> Transition:
-        """Move the update cursor to what the node shows (step, configurations, message).
+        """Move the node's update cursor to what the node shows (step, configurations,
+        message), and nothing else. A change of step is recorded in the same history, in
+        a chapter of its own for each update. History records read where the host *is*:
+        its update step while an update is in progress, else its provisioning state, so
+        each record's ``from`` is the previous record's ``to``.
 
         The book keeps the update's own bookkeeping: when the step was entered,
         when the update began, the steps it showed, and the step a degraded
         update failed in.
         """
+        self._changing(now)
         before, position = self.update, self.position()
         moved = shown.step != before.step
         starting = moved and not in_progress(before.step) and in_progress(shown.step)
@@ -213,14 +206,15 @@ class Book:
             self._close_update(now)
         return record
 
-    def _service_transition(
-        self, shown: ServiceCursor, *, now: float, reason: str, message: str
+    def service_to(
+        self, shown: ServiceCursor, *, now: float, reason: str, message: str = ""
     ) -> Transition:
         """Move the servicing cursor, with the operational status that goes with it:
         ``servicing`` while a run is under way (as baremetal-operator shows it; not while it
         waits for its turn), an error of type ``servicing error`` when it failed, OK again
         once it is done. Each run is a chapter of its own; its steps are recorded as a node
         update's are."""
+        self._changing(now)
         before, position = self.service, self.position()
         moved = shown.step != before.step
         starting = moved and not servicing(before.step) and servicing(shown.step)
@@ -349,18 +343,22 @@ class Book:
 
     # -- facts and observations ---------------------------------------------------------
 
-    def note(self, *, now: float, **changes: Any) -> bool:
-        """Record facts or observations (by attribute name); True when anything changed."""
-        changed = {
-            name: value
-            for name, value in changes.items()
-            if getattr(self.facts if hasattr(self.facts, name) else self.seen, name) != value
-        }
+    def note(self, *, now: float, **changes: Unpack[FactChanges]) -> bool:
+        """Record facts learned about the machine; True when anything changed."""
+        return self._set(self.facts, now, changes)
+
+    def note_seen(self, *, now: float, **changes: Unpack[SeenChanges]) -> bool:
+        """Record what was noticed (input problems, outages, what was told); True when
+        anything changed."""
+        return self._set(self.seen, now, changes)
+
+    def _set(self, target: Facts | Observations, now: float, changes: Mapping[str, Any]) -> bool:
+        changed = {name: value for name, value in changes.items() if getattr(target, name) != value}
         if not changed:
             return False
         self._changing(now)
         for name, value in changed.items():
-            setattr(self.facts if hasattr(self.facts, name) else self.seen, name, value)
+            setattr(target, name, value)
         return True
 
     # -- what a user is told besides transitions -----------------------------------------

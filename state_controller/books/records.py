@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -200,6 +200,45 @@ class Observations:
     # two accounts of the node's update (updates.agreement): how they differ; "" when
     # they agree; None when the node has not both
     sources_disagree: str | None = None
+
+
+class FactChanges(TypedDict, total=False):
+    """What :meth:`~.book.Book.note` may change of :class:`Facts`, by name and type (the
+    hardware as the dict it reads as)."""
+
+    provider_id: str
+    node: str
+    powered_on: bool
+    hardware: dict[str, Any] | None
+    image: dict[str, Any] | None
+    custom_deploy: str | None
+    root_device_hints: dict[str, Any] | None
+    boot_mode: str | None
+    credentials: tuple[str, str] | None
+    deployed_data: str | None
+    observed_generation: int
+    last_updated: float | None
+    mode: str
+    consumer: str
+    bare_metal_host: BareMetalHostFacts | None
+    remediation: Remediation | None
+    serviced: str
+    firmware: dict[str, Any] | None
+
+
+class SeenChanges(TypedDict, total=False):
+    """What :meth:`~.book.Book.note_seen` may change of :class:`Observations`."""
+
+    goal: ProvisioningState
+    spec_problem: str
+    spec_problem_reason: str
+    transient: str
+    annotation_problems: dict[str, str]
+    data_change_told: str
+    hold_off_rebooted: bool
+    delete_delayed_told: bool
+    paused_by: str
+    sources_disagree: str | None
 
 
 @dataclass(slots=True)

@@ -174,16 +174,16 @@ def observe(book: Book, bmh: dict[str, Any], now: float) -> None:
     if seen.unknown_state:
         reason = f"unknown BareMetalHost state {seen.unknown_state!r}"
         if book.seen.spec_problem != reason:
-            book.note(now=now, spec_problem=reason, spec_problem_reason="UnknownState")
+            book.note_seen(now=now, spec_problem=reason, spec_problem_reason="UnknownState")
         return
     if book.seen.spec_problem:
-        book.note(now=now, spec_problem="", spec_problem_reason="")
+        book.note_seen(now=now, spec_problem="", spec_problem_reason="")
     _observe_state(book, seen, now)
     _observe_status(book, seen, now)
     observe_facts(book, bmh, now)
     paused = _paused_by(bmh)
     if paused != book.seen.paused_by:
-        book.note(now=now, paused_by=paused)
+        book.note_seen(now=now, paused_by=paused)
     if seen.hardware is not None and seen.hardware != book.facts.hardware:
         book.note(now=now, hardware=seen.hardware)
     if seen.powered_on != book.facts.powered_on:

@@ -97,6 +97,9 @@ class _Run(SteadySteps, ServicingSteps):
             now=self.now,
             consumer=consumer.summary() if consumer is not None else "",
             observed_generation=self.host.generation,
+        )
+        self.book.note_seen(
+            now=self.now,
             goal=self.goal(),
             spec_problem=problem.message if problem else "",
             spec_problem_reason=problem.reason if problem else "",
@@ -369,7 +372,7 @@ class _Run(SteadySteps, ServicingSteps):
             )
         if host.deleting and delete_action(host.annotations)[0] == "delay":
             if not book.seen.delete_delayed_told:
-                book.note(now=self.now, delete_delayed_told=True)
+                book.note_seen(now=self.now, delete_delayed_told=True)
                 self.tell(
                     "Normal",
                     "DeletionDelayed",

@@ -189,7 +189,7 @@ class ServicingSteps(StepContext):
         self.service_to(cursor, reason, message)
 
     def service_to(self, cursor: ServiceCursor, reason: str, message: str) -> None:
-        self.book.transition(service=cursor, now=self.now, reason=reason, message=message)
+        self.book.service_to(cursor, now=self.now, reason=reason, message=message)
 
 
 def _label(cursor: ServiceCursor, step: ServiceStep, done: int) -> str:

@@ -47,7 +47,7 @@ class SteadySteps(StepContext):
         if stand_in != self.book.seen.hold_off_rebooted:
             if stand_in:
                 self.reboot(asks.hold_off or "hard", ())
-            self.book.note(now=self.now, hold_off_rebooted=stand_in)
+            self.book.note_seen(now=self.now, hold_off_rebooted=stand_in)
         taken = set(asks.reboot_annotations) <= self.d.remove_annotations  # by servicing
         if asks.reboot is not None and not taken:
             self.reboot(asks.reboot, asks.reboot_annotations)

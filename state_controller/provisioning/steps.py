@@ -28,6 +28,7 @@ from ..api.host import HostSpec
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
+from ..books.records import FactChanges
 from .backoff import Backoff
 from .inputs import HostInput
 from .provisioner import Credentials, HostView, Provisioner
@@ -154,11 +155,11 @@ class StepContext:
         """Record what a refusal or failure means and stop; return when accepted."""
         outcome = result.outcome
         if outcome is Outcome.TRANSIENT:
-            self.book.note(now=self.now, transient=self.told(result))
+            self.book.note_seen(now=self.now, transient=self.told(result))
             self.d.rate_limited = True
             raise Stop
         if self.book.seen.transient:
-            self.book.note(now=self.now, transient="")
+            self.book.note_seen(now=self.now, transient="")
         if outcome is Outcome.RETRY_AFTER:
             self.wait(result.delay)
         if outcome is Outcome.FAILED:
@@ -256,7 +257,7 @@ class StepContext:
             self.deployed_image = result.deployed_image
             if result.deployed_image is not None:
                 self.refuse_to_wipe(result.deployed_image)
-        facts: dict[str, object] = {"credentials": host.credentials_version}
+        facts: FactChanges = {"credentials": host.credentials_version}
         if result.provider_id:
             facts["provider_id"] = result.provider_id
         if result.powered_on is not None:
@@ -325,9 +326,9 @@ class StepContext:
         now = self.data_digest()
         if now == deployed or book.seen.data_change_told == now:
             if now == deployed and book.seen.data_change_told:
-                book.note(now=self.now, data_change_told="")
+                book.note_seen(now=self.now, data_change_told="")
             return
-        book.note(now=self.now, data_change_told=now)
+        book.note_seen(now=self.now, data_change_told=now)
         self.tell(
             "Normal",
             "HostDataChanged",

@@ -46,17 +46,6 @@ from .statuses import BookWriter, hoststate_body
 
 log = logging.getLogger(__name__)
 
-PREFIX = "bmh:"  # the queue key of an observed BareMetalHost: bmh:<namespace>/<name>
-
-
-def bmh_key(key: str) -> str:
-    return PREFIX + key
-
-
-def bmh_named_by(queue_key: str) -> str | None:
-    """The ``namespace/name`` of the BareMetalHost a queue key names, or None."""
-    return queue_key[len(PREFIX) :] if queue_key.startswith(PREFIX) else None
-
 
 class BareMetalHostReconciler:
     def __init__(
@@ -91,7 +80,8 @@ class BareMetalHostReconciler:
         book, delivery = self._open(key, now)
         observe(book, bmh, now)
         _log_bmo_words(key, bmh, delivery, bmo_words(bmh))
-        book.note(now=now, goal=goal_of(bmh), observed_generation=_generation(bmh))
+        book.note(now=now, observed_generation=_generation(bmh))
+        book.note_seen(now=now, goal=goal_of(bmh))
         if self.nodes is not None:  # its Node's updates: chapters of the same story
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
         self.writer.notice_stuck(book, delivery, now)

@@ -10,9 +10,11 @@ A queue key names a book: a Host's (``namespace/name``; a Node that runs on
 the Host is followed in its reconcile) or a Node's own (``node:<name>``); an observed
 metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
+:mod:`.keys` reads a key's kind; :meth:`HostController._kinds` is the one table of
+what each kind is reconciled by.
 
 It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by key, which is why it grows by a handler for each source it
+source and one dispatch by kind, which is why it grows by a handler for each source it
 reads. The indexes the handlers ask (machines by name and UID,
 Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
 """
@@ -24,6 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..api import annotations as ann
 from ..api.objects import Obj
@@ -46,17 +49,18 @@ from ..health.summary import ProvisionerSeen, Share
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
-from ..updates.signals import pool_of
-from .baremetalhost_reconciler import BareMetalHostReconciler, bmh_key, bmh_named_by
+from ..updates.signals import NodeSignals, pool_of
+from .baremetalhost_reconciler import BareMetalHostReconciler
 from .config import ControllerConfig
 from .drains import Drains
 from .fleet_slots import FleetSlots
 from .host_data import secrets_read
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
+from .keys import Kind, bmh_key, node_key, parse, pool_key
 from .lead import Lead
 from .machine_index import MachineIndex
-from .node_index import NodeIndex, node_key, node_named_by, pool_key, pool_named_by
+from .node_index import NodeIndex
 from .node_reconciler import NodeFollower, NodeReconciler
 from .outages import log_failure
 from .pool_reconciler import PoolReconciler, pool_of_object
@@ -70,6 +74,18 @@ from .statuses import BookWriter
 from .workqueue import QueueMetricsSink, WorkQueue
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class KindOfBook:
+    """One kind of queue key: what reconciles it, and what a worker reads of it around
+    that (its book, for the span; its object's cached version, for :meth:`reconciled`;
+    the Node it follows, whose pool's counts may have moved)."""
+
+    reconcile: Callable[[str], ReconcileResult]
+    book: Callable[[str], Book | None]
+    version: Callable[[str], int | None]
+    follows: Callable[[str], NodeSignals | None]
 
 
 class HostController:
@@ -210,6 +226,7 @@ class HostController:
             others=lambda name: self.self_status.pool_shares(name),
             clock=clock,
         )
+        self.kinds = self._kinds()  # one dispatch by the kind of a queue key
         self._workers: list[threading.Thread] = []
         self.active_workers = 0
         self.reconciles = 0
@@ -302,7 +319,7 @@ class HostController:
         self.lead.take(sync_timeout)
         for node in self.node_index.all():
             key = self.node_index.key_of(node.name)
-            if key is not None and node_named_by(key) is not None:
+            if key is not None and parse(key)[0] is Kind.NODE:
                 self._add(key)
         for key in self.lead.node_states.keys() if self.lead.node_states else ():
             self._on_hoststate(key, None)  # closed, if its Node is gone or linked now
@@ -445,34 +462,49 @@ class HostController:
                     span.finish(result, before, self._where(key), failure)
                 self.reporter.reconciled(result, time.perf_counter() - started)
 
+    def _kinds(self) -> dict[Kind, KindOfBook]:
+        """What each kind of queue key is reconciled by, and where its book is."""
+        nodes = self.node_reconciler
+        return {
+            Kind.HOST: KindOfBook(
+                self.reconciler.reconcile,
+                self.reconciler.books.get,
+                self.hosts.version,
+                self.node_index.node_on,
+            ),
+            Kind.NODE: KindOfBook(
+                nodes.reconcile,
+                lambda name: nodes.books.get(nodes.key(name)),
+                self.nodes.version,
+                self.node_index.unlinked,
+            ),
+            Kind.BAREMETALHOST: KindOfBook(
+                self.bmh_reconciler.reconcile,
+                self.bmh_reconciler.books.get,
+                self.bmhs.version,
+                self.node_index.node_on,
+            ),
+            Kind.POOL: KindOfBook(
+                self.pool_reconciler.reconcile,
+                lambda name: None,
+                lambda name: None,
+                lambda name: None,
+            ),
+        }
+
     def _reconcile(self, key: str) -> ReconcileResult:
-        pool = pool_named_by(key)
-        if pool is not None:
-            return self.pool_reconciler.reconcile(pool)
-        bmh = bmh_named_by(key)
-        node = node_named_by(key)
-        if bmh is not None:
-            outcome = self.bmh_reconciler.reconcile(bmh)
-            followed = self.node_index.node_on(bmh)
-        elif node is not None:
-            outcome = self.node_reconciler.reconcile(node)
-            followed = self.node_index.unlinked(node)
-        else:
-            outcome = self.reconciler.reconcile(key)
-            followed = self.node_index.node_on(key)
+        kind, name = parse(key)
+        handler = self.kinds[kind]
+        outcome = handler.reconcile(name)
+        followed = handler.follows(name)
         if followed is not None:  # its step may have moved: the pool's counts too
             self._add(pool_key(followed.pool))
         return outcome
 
     def _where(self, key: str) -> Where:
         """The state (and update step) of the book a key reconciles, for its span."""
-        node, bmh = node_named_by(key), bmh_named_by(key)
-        if bmh is not None:
-            book = self.bmh_reconciler.books.get(bmh)
-        elif node is not None:
-            book = self.node_reconciler.books.get(self.node_reconciler.key(node))
-        else:
-            book = self.reconciler.books.get(key)
+        kind, name = parse(key)
+        book = self.kinds[kind].book(name)
         if book is None:
             return Where()
         update = book.node_update()
@@ -483,12 +515,8 @@ class HostController:
         key = self.node_index.key_of(node)
         if key is None:
             return None
-        own = node_named_by(key)
-        book = (
-            self.node_reconciler.books.get(self.node_reconciler.key(own))
-            if own is not None
-            else self.reconciler.books.get(key) or self.bmh_reconciler.books.get(key)
-        )
+        kind, name = parse(self._queue_key(key))
+        book = self.kinds[kind].book(name)
         return book.update if book is not None and book.facts.node == node else None
 
     def _requeue(self, key: str, outcome: ReconcileResult) -> str:
@@ -530,14 +558,7 @@ class HostController:
         return done >= int(resource_version)  # integers, as the informer relies on too
 
     def _cached_version(self, key: str) -> int | None:
-        """The resourceVersion of the Host (or Node) ``key`` names, in the cache now: the
-        cache's own number, no object parsed (this runs for every reconcile)."""
-        node = node_named_by(key)
-        if node is not None:
-            return self.nodes.version(node)
-        if pool_named_by(key) is not None:
-            return None
-        bmh = bmh_named_by(key)
-        if bmh is not None:
-            return self.bmhs.version(bmh)
-        return self.hosts.version(key)
+        """The resourceVersion of the object ``key`` names, in the cache now: the cache's
+        own number, no object parsed (this runs for every reconcile)."""
+        kind, name = parse(key)
+        return self.kinds[kind].version(name)

@@ -356,16 +356,14 @@ class HostReconciler:
             for name, message in problems.items():
                 if before.get(name) != message:
                     book.notice("Warning", INVALID_ANNOTATION, message, now=now)
-            book.note(now=now, annotation_problems=problems)
+            book.note_seen(now=now, annotation_problems=problems)
 
     # -- writing ------------------------------------------------------------------------
 
     def _write_host_status(self, host: Obj, book: Book, delivery: Delivery) -> Obj:
         projected = host_status(book, delivery.confirmed_seq)
-        if not host_status_differs(projected, host.get("status")):
-            self.reporter.status_write(HOSTS.plural, "unchanged")
-            return host
-        return self.writer.update_status(HOSTS, self.hosts, host, projected)
+        written = self.writer.statuses.write(HOSTS, self.hosts, host, projected, same=_same_host)
+        return written.obj
 
     def _patch(
         self, resource: Resource, obj: Obj, metadata: dict[str, Any], *, precondition: bool = False
@@ -395,3 +393,7 @@ def _spent_status_annotation(host: Obj, annotations: dict[str, str]) -> bool:
     between the status write and the annotation's removal): it has done its work."""
     state = ((host.get("status") or {}).get("provisioning") or {}).get("state")
     return bool(state) and status_annotation(annotations)[0] is not None
+
+
+def _same_host(new: dict[str, Any], old: Any) -> bool:
+    return not host_status_differs(new, old)

@@ -24,8 +24,8 @@ import threading
 
 from ..cluster.interface import HOSTSTATES, Cluster
 from .informer import Handler, InformerSet
+from .keys import Kind, parse
 from .machine_index import MachineIndex
-from .node_index import node_named_by, pool_named_by
 from .node_reconciler import NODE_LABEL
 
 
@@ -81,7 +81,7 @@ class Lead:
         meets the keys of other shards' Hosts)."""
         if not self.sharded:
             return True
-        if node_named_by(key) is not None or pool_named_by(key) is not None:
+        if parse(key)[0] in (Kind.NODE, Kind.POOL):
             return self.held()
         return own_host
 

@@ -40,33 +40,13 @@ from ..updates.signals import (
     machine_config_node_signals,
     node_signals,
 )
-
-NODE_KEY_PREFIX = "node:"
-POOL_KEY_PREFIX = "pool:"
+from .keys import node_key, pool_key
 
 
 def home_namespace(namespaces: tuple[str, ...] | None) -> str:
     """The namespace a bare ``hoststate.io/host`` label names a Host of: the controller's
     one watched namespace, else none (a name alone is refused; ``updates/links.py``)."""
     return namespaces[0] if namespaces is not None and len(namespaces) == 1 else ""
-
-
-def node_key(name: str) -> str:
-    """The work-queue key of a Node with no Host (a Host's key always holds a '/')."""
-    return NODE_KEY_PREFIX + name
-
-
-def node_named_by(key: str) -> str | None:
-    return key[len(NODE_KEY_PREFIX) :] if key.startswith(NODE_KEY_PREFIX) else None
-
-
-def pool_key(pool: str) -> str:
-    """The work-queue key of a node pool's NodePool."""
-    return POOL_KEY_PREFIX + pool
-
-
-def pool_named_by(key: str) -> str | None:
-    return key[len(POOL_KEY_PREFIX) :] if key.startswith(POOL_KEY_PREFIX) else None
 
 
 class NodeIndex:

@@ -50,11 +50,8 @@ class NodeFollower:
 
     def follow(self, book: Book, node: NodeSignals | None, now: float) -> None:
         """Record the book's Node (or that it has none) and the step its update is at."""
-        book.note(
-            now=now,
-            node=node.name if node is not None else "",
-            sources_disagree=disagreement(node) if node is not None else None,
-        )
+        book.note(now=now, node=node.name if node is not None else "")
+        book.note_seen(now=now, sources_disagree=disagreement(node) if node is not None else None)
         if node is not None:
             progress(book, node, self.drains.status(node.name), now)
         self._warn_of_link(book, node, now)

@@ -46,6 +46,7 @@ from ..updates.signals import NodeSignals
 from .informer import Informer
 from .node_index import NodeIndex
 from .results import DONE, ReconcileResult
+from .status_writer import Outcome
 from .statuses import BookWriter
 
 
@@ -111,11 +112,11 @@ class PoolReconciler:
             self._apart_since.pop(name, None)
         if current is None:
             current = self._create(name)
-        if current.get("status") != status:
-            wait = self._written_at.get(name, -self.interval) + self.interval - self.clock()
-            if wait > 0:
-                return ReconcileResult(requeue_after=wait)
-            self.writer.update_status(NODEPOOLS, self.pools, current, status)
+        wait = self._written_at.get(name, -self.interval) + self.interval - self.clock()
+        if current.get("status") != status and wait > 0:
+            return ReconcileResult(requeue_after=wait)
+        written = self.writer.statuses.write(NODEPOOLS, self.pools, current, status)
+        if written.outcome is not Outcome.UNCHANGED:
             self._written_at[name] = self.clock()
         return DONE if recheck is None else ReconcileResult(requeue_after=recheck)
 

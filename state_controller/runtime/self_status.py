@@ -31,7 +31,6 @@ from ..cluster.interface import (
     AlreadyExists,
     ApiError,
     Cluster,
-    Conflict,
     NotFound,
 )
 from ..health.summary import (
@@ -46,6 +45,7 @@ from ..sharding.members import Members, judged_shards
 from .informer import Informer
 from .outages import log_failure
 from .reporting import Reporter
+from .status_writer import OnConflict, Outcome, StatusWriter
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +93,7 @@ class SelfStatus:
         self.leases = Informer(cluster, LEASES, lease_namespace) if shard else None
         self.since = clock()
         self.status: dict[str, Any] = {}  # the status last written or found (metrics read it)
-        # counted before each write is sent, taken back if it is refused: a status the
-        # server holds is always counted by the time anyone can read it there
-        self.writes = 0
+        self.statuses = StatusWriter(cluster, reporter)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -192,38 +190,20 @@ class SelfStatus:
             before=before,
             now=now,
         )
-        if before == status:
-            self.status = status
-            self._note_others(status)
-            return False
-        if current is None:
+        if current is None and before != status:
             current = self._create()
-        meta = current["metadata"]
-        body: Obj = {
-            "apiVersion": API_VERSION,
-            "kind": CONTROLLERS.kind,
-            "metadata": {"name": self.name, "resourceVersion": meta.get("resourceVersion", "")},
-            "status": status,
-        }
-        self.writes += 1
-        try:
-            written = self.cluster.update_status(CONTROLLERS, body)
-        except Conflict:
-            self.writes -= 1
-            self.objects.mutate(self.cluster.get(CONTROLLERS, None, self.name))
-            self.reporter.status_write(CONTROLLERS.plural, "conflict")
-            return True
-        except NotFound:  # deleted by someone: made again at the next look
-            self.writes -= 1
+        if current is None:
+            return False
+        written = self.statuses.write(
+            CONTROLLERS, self.objects, current, status, on_conflict=OnConflict.DECIDE_AGAIN
+        )
+        if written.outcome is Outcome.CONFLICT:
+            return True  # another replica wrote first: decide again on what it wrote
+        if written.outcome is Outcome.GONE:  # deleted by someone: made again at the next look
             self.objects.forget(self.name)
             return False
-        except BaseException:
-            self.writes -= 1
-            raise
-        self.objects.mutate(written)
         self.status = status
         self._note_others(status)
-        self.reporter.status_write(CONTROLLERS.plural, "written")
         return False
 
     def _shards(self, now: float) -> dict[str, Shard] | None:

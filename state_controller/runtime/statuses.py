@@ -2,10 +2,11 @@
 
 A Host's book and a Node's own book are reconciled by different code (one runs
 the provisioning machine, the other only follows its Node), but what they show
-leaves by the same way: :class:`BookWriter` writes a status only when its
-projection differs (with one retry on a conflict, since the book is the truth
-for status), announces a stuck step once, hands the journal's new entries to
-the reporter, and says when the stuck timer must fire.
+leaves by the same way: :class:`BookWriter` writes the HostState's status through
+the one status writer (:mod:`.status_writer`: only when its projection differs,
+and over a conflict, since the book is the truth for status), announces a stuck
+step once, hands the journal's new entries to the reporter, and says when the
+stuck timer must fire.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from ..books.book import Book
 from ..books.journal import STUCK
 from ..books.projections import hoststate_status
 from ..books.stuck import human_duration
-from ..cluster.interface import HOSTSTATES, AlreadyExists, Cluster, Conflict, NotFound, Resource
+from ..cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
 from ..sharding.leases import SHARD_LABEL
 from .config import ControllerConfig
 from .delivery import Delivery
 from .informer import Informer, InformerSet
 from .reporting import Reporter
+from .status_writer import StatusWriter
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class BookWriter:
         self.hoststates = hoststates
         self.config = config
         self.reporter = reporter
+        self.statuses = StatusWriter(cluster, reporter)  # every status it writes
 
     # -- the HostState --------------------------------------------------------------------
 
@@ -96,10 +99,7 @@ class BookWriter:
             state = self.create(HOSTSTATES, self.hoststates, new())
         if (state.get("spec") or {}).get("node", "") != book.facts.node:
             state = self._patch_spec(state, {"node": book.facts.node})
-        if state.get("status") == projected:
-            self.reporter.status_write(HOSTSTATES.plural, "unchanged")
-        else:
-            state = self.update_status(HOSTSTATES, self.hoststates, state, projected)
+        state = self.statuses.write(HOSTSTATES, self.hoststates, state, projected).obj
         delivery.confirmed_seq = book.last_seq
         return state
 
@@ -123,41 +123,6 @@ class BookWriter:
             return state
         self.hoststates.mutate(patched)
         return patched
-
-    def update_status(
-        self, resource: Resource, informer: Informer | InformerSet, obj: Obj, status: dict[str, Any]
-    ) -> Obj:
-        meta = obj["metadata"]
-        body: Obj = {
-            "apiVersion": obj.get("apiVersion", resource.api_version),
-            "kind": obj.get("kind", resource.kind),
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "resourceVersion": meta.get("resourceVersion", ""),
-            },
-            "status": status,
-        }
-        outcome = "written"
-        try:
-            try:
-                written = self.cluster.update_status(resource, body)
-            except Conflict:
-                # Our book is the truth for status; someone changed the object meanwhile.
-                fresh = self.cluster.get(resource, meta.get("namespace"), meta["name"])
-                informer.mutate(fresh)
-                body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
-                written = self.cluster.update_status(resource, body)
-                outcome = "conflict"
-        except NotFound:
-            # Deleted since the cache was read (seen on a real server: a Host erased while
-            # kube-apiserver was down, reconciled from the cache as it came back). Its
-            # deletion event follows and queues the reconcile that forgets it; a failure
-            # here would only print a traceback and retry what can no longer be done.
-            return obj
-        informer.mutate(written)
-        self.reporter.status_write(resource.plural, outcome)
-        return written
 
     # -- stuck ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@
   signals mean nothing to do, so heartbeats stop at the event filter.
 - :mod:`.adapters` turn signals into a step, one adapter per agent.
 - :mod:`.progression` records each change of step in the book
-  (``Book.transition(update=...)``), as :mod:`..provisioning.machine` does for
+  (``Book.update_to``), as :mod:`..provisioning.machine` does for
   provisioning; it writes nothing itself.
 - :mod:`.links` finds the Host a Node runs on.
 

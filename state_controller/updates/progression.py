@@ -2,7 +2,7 @@
 
 :func:`progress` is to a Node what ``HostMachine.step`` is to a Host: it asks
 the adapter of the node's agent which step the node is at, and records a
-change of step through ``Book.transition(update=...)``. It writes nothing
+change of step through ``Book.update_to``. It writes nothing
 itself and never touches provisioning. A reading that changes only the
 message (one pod fewer left) updates the cursor without a history record.
 """
@@ -67,7 +67,7 @@ def _record(
     if shown.step == before.step and _same(shown, before):
         return
     reason, message = _why(before, shown, now)
-    book.transition(update=shown, now=now, reason=reason, message=message)
+    book.update_to(shown, now=now, reason=reason, message=message)
 
 
 def _same(shown: UpdateCursor, before: UpdateCursor) -> bool:

@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from state_controller.api.timefmt import rfc3339
 from state_controller.cluster.interface import CONTROLLERS, HOSTS, LEASES, Cluster, NotFound
@@ -48,6 +49,17 @@ def status_of(cluster: Cluster, name: str) -> dict[str, Any]:
         return dict(cluster.get(CONTROLLERS, None, name).get("status") or {})
     except NotFound:
         return {}
+
+
+def own_writes(registry: CollectorRegistry) -> tuple[float, float]:
+    """The controller's status writes sent (written, or met a conflict), and its looks
+    that found nothing to write."""
+
+    def count(outcome: str) -> float:
+        labels = {"resource": CONTROLLERS.plural, "outcome": outcome}
+        return registry.get_sample_value("hoststate_status_writes_total", labels) or 0.0
+
+    return count("written") + count("conflict"), count("unchanged")
 
 
 def condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -122,9 +134,11 @@ def test_one_replica_reports_itself_and_its_hosts_and_writes_only_on_change(
 
         # at rest: nothing changes, nothing is written (a look every 0.2 s)
         version = cluster.get(CONTROLLERS, None, status_object)["metadata"]["resourceVersion"]
-        writes = controller.self_status.writes
-        time.sleep(10 * INTERVAL)  # ten looks that must all find nothing to write
-        assert controller.self_status.writes == writes
+        written, looks = own_writes(observed.metrics.registry)
+        wait_for(  # ten looks, each finding nothing to write
+            lambda: own_writes(observed.metrics.registry)[1] >= looks + 10, what="ten looks"
+        )
+        assert own_writes(observed.metrics.registry)[0] == written
         after = cluster.get(CONTROLLERS, None, status_object)["metadata"]["resourceVersion"]
         assert after == version
 

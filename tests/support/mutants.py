@@ -45,15 +45,15 @@ MUTANTS = (
     ),
     Mutant(
         "write-only-on-difference-broken",
-        "state_controller/runtime/host_reconciler.py",
-        'if not host_status_differs(projected, host.get("status")):',
-        "if False:",
+        "state_controller/runtime/status_writer.py",
+        '        if same(status, obj.get("status")):',
+        "        if False:",
     ),
     Mutant(
         "conflict-retry-removed",
-        "state_controller/runtime/statuses.py",
-        "            except Conflict:\n                # Our book",
-        "            except ZeroDivisionError:\n                # Our book",
+        "state_controller/runtime/status_writer.py",
+        "            except Conflict:\n                fresh",
+        "            except ZeroDivisionError:\n                fresh",
     ),
     Mutant(
         "stuck-announced-every-reconcile",
@@ -82,8 +82,8 @@ MUTANTS = (
     Mutant(
         "nodepool-interval-ignored",
         "state_controller/runtime/pool_reconciler.py",
-        "            if wait > 0:",
-        "            if False:",
+        '        if current.get("status") != status and wait > 0:',
+        "        if False:",
     ),
     Mutant(
         "heartbeat-filter-removed",

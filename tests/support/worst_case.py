@@ -60,7 +60,7 @@ def mid_update_book() -> Book:
     for at, step in enumerate((UpdateStep.PENDING, UpdateStep.DRAINING), start=101):
         shown = UpdateCursor(step=step, desired="v2", current="v1", source="agent",
                              boot_id="boot-1", message="draining: 1 pod left")  # fmt: skip
-        book.transition(update=shown, now=T0 + at, reason="Step")
+        book.update_to(shown, now=T0 + at, reason="Step")
     return book
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from state_controller.api.states import ErrorType, OperationalStatus
@@ -10,7 +12,13 @@ from state_controller.books.book import Book, Limits
 from state_controller.books.bounded import Bounded
 from state_controller.books.chapters import BOOTSTRAP_CHAPTER
 from state_controller.books.projections import host_status, hoststate_status
-from state_controller.books.records import Transition
+from state_controller.books.records import (
+    FactChanges,
+    Facts,
+    Observations,
+    SeenChanges,
+    Transition,
+)
 from state_controller.books.restore import confirmed_seq, restore
 from state_controller.books.stuck import StuckPolicy
 from tests.support.clocks import T0
@@ -179,3 +187,17 @@ def test_a_books_history_keeps_its_last_items_only() -> None:
     assert nothing == []
     with pytest.raises(TypeError):
         kept.insert(0, 1)
+
+
+def test_what_a_book_may_note_is_every_fact_and_observation_by_its_own_name_and_no_other() -> None:
+    facts = {f.name for f in dataclasses.fields(Facts)} - {"hardware_json"} | {"hardware"}
+    assert set(FactChanges.__annotations__) == facts
+    assert set(SeenChanges.__annotations__) == {f.name for f in dataclasses.fields(Observations)}
+    book = Book("ns/h", now=T0)
+    assert book.note(now=T0 + 1, provider_id="node-1", hardware={"cpus": 8})
+    assert not book.note(now=T0 + 2, provider_id="node-1")  # nothing changed
+    assert book.note_seen(now=T0 + 3, transient="Ironic is not answering")
+    assert (book.facts.provider_id, book.facts.hardware) == ("node-1", {"cpus": 8})
+    assert book.seen.transient == "Ironic is not answering"
+    with pytest.raises(AttributeError):
+        book.note(now=T0 + 4, transient="a fact it is not")  # type: ignore[call-arg]

@@ -32,7 +32,7 @@ def walk(book: Book, steps: list[S], *, start: float, desired: str = "v2") -> fl
         at += 60
         current = desired if step == S.UPDATED else "v1"
         shown = UpdateCursor(step=step, desired=desired, current=current, source="agent")
-        book.transition(update=shown, now=at, reason=f"Step{step.name.title()}")
+        book.update_to(shown, now=at, reason=f"Step{step.name.title()}")
     return at
 
 
@@ -68,7 +68,7 @@ def test_a_repeated_reading_records_nothing() -> None:
     walk(book, [S.PENDING, S.DRAINING], start=T0 + 100)
     seq = book.last_seq
     again = UpdateCursor(step=S.DRAINING, desired="v2", current="v1", message="1 pod left")
-    book.transition(update=again, now=T0 + 500, reason="StepDraining")
+    book.update_to(again, now=T0 + 500, reason="StepDraining")
     assert book.last_seq == seq
     assert book.update.entered_at == T0 + 220 and book.update.message == "1 pod left"
 
@@ -94,7 +94,7 @@ def test_a_degraded_update_fails_the_host_and_names_the_phase() -> None:
     book = provisioned_book()
     walk(book, [S.PENDING, S.APPLYING], start=T0 + 100)
     failed = UpdateCursor(step=S.DEGRADED, desired="v2", current="v1", message="disk full")
-    book.transition(update=failed, now=T0 + 400, reason="UpdateDegraded")
+    book.update_to(failed, now=T0 + 400, reason="UpdateDegraded")
     status = hoststate_status(book, POLICY, T0 + 401)
     conds = {c["type"]: c for c in status["conditions"]}
     assert status["phase"] == "Failed"

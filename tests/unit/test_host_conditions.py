@@ -168,7 +168,7 @@ def test_a_provisioned_host_whose_bmc_stops_answering() -> None:
 
 def test_an_unreachable_backend_leaves_the_bmc_unknown() -> None:
     book = available(T0)
-    book.note(now=T0 + 20, transient="Ironic is not answering")
+    book.note_seen(now=T0 + 20, transient="Ironic is not answering")
     assert shown(book)["BMCAccessible"] == ("Unknown", "BackendUnavailable")
     assert shown(book)["Manageable"] == ("True", "Manageable")
 

@@ -83,7 +83,7 @@ def test_a_node_stuck_in_a_step_has_a_series_until_it_moves_on() -> None:
     collector = BooksCollector(
         lambda: {"ns/host-0": book}, StuckPolicy(step_thresholds={UpdateStep.DRAINING: 600}), clock
     )
-    book.transition(update=UpdateCursor(step=UpdateStep.DRAINING, desired="v2"), now=T0, reason="D")
+    book.update_to(UpdateCursor(step=UpdateStep.DRAINING, desired="v2"), now=T0, reason="D")
     clock.now = T0 + 599
     assert per_host(scrape(collector), "hoststate_node_update_stuck_seconds") == set()
     clock.now = T0 + 900
@@ -97,9 +97,7 @@ def test_a_node_stuck_in_a_step_has_a_series_until_it_moves_on() -> None:
     assert series[("hoststate_node_update_stuck_seconds", labels)] == 900
     node = labels[:3]
     assert series[("hoststate_node_update_step", node)] == STEP_CODES[UpdateStep.DRAINING]
-    book.transition(
-        update=UpdateCursor(step=UpdateStep.REBOOTING, desired="v2"), now=clock.now, reason="R"
-    )
+    book.update_to(UpdateCursor(step=UpdateStep.REBOOTING, desired="v2"), now=clock.now, reason="R")
     series = scrape(collector)
     assert per_host(series, "hoststate_node_update_stuck_seconds") == set()
     assert series[("hoststate_node_update_step", node)] == STEP_CODES[UpdateStep.REBOOTING]

@@ -128,7 +128,7 @@ def test_an_update_is_told_when_it_ends_not_at_every_step() -> None:
     steps = [UpdateStep.PENDING, UpdateStep.DRAINING, UpdateStep.REBOOTING, UpdateStep.UPDATED]
     reasons = ["UpdateStarted", "Draining", "Rebooting", "UpdateComplete"]
     for at, (step, reason) in enumerate(zip(steps, reasons, strict=True)):
-        book.transition(update=UpdateCursor(step=step), now=T0 + at, reason=reason, message="m")
+        book.update_to(UpdateCursor(step=step), now=T0 + at, reason=reason, message="m")
     transitions_before = s.counted(
         "hoststate_transitions_total", **{"from": "none", "to": "registering"}
     )

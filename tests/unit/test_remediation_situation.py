@@ -33,7 +33,7 @@ def running_book() -> Book:
 
 
 def rebooting(book: Book, at: float) -> None:
-    book.transition(update=UpdateCursor(step=S.REBOOTING, desired="b"), now=at, reason="Rebooting")
+    book.update_to(UpdateCursor(step=S.REBOOTING, desired="b"), now=at, reason="Rebooting")
 
 
 def test_a_reboot_is_trouble_only_once_its_step_is_stuck() -> None:
@@ -45,8 +45,8 @@ def test_a_reboot_is_trouble_only_once_its_step_is_stuck() -> None:
 
 def test_a_node_back_on_a_new_boot_is_no_lost_reboot_whatever_step_the_book_shows() -> None:
     book = running_book()
-    book.transition(
-        update=UpdateCursor(step=S.REBOOTING, desired="b", boot_id="boot-1"),
+    book.update_to(
+        UpdateCursor(step=S.REBOOTING, desired="b", boot_id="boot-1"),
         now=T0 + 100,
         reason="Rebooting",
     )

@@ -18,7 +18,7 @@ from tests.support.clocks import T0
 
 
 def step(book: Book, to: UpdateStep, at: float, reason: str) -> None:
-    book.transition(update=UpdateCursor(step=to, desired="v2"), now=at, reason=reason)
+    book.update_to(UpdateCursor(step=to, desired="v2"), now=at, reason=reason)
 
 
 def test_update_metrics_from_books_and_journal() -> None:

@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from contextlib import ExitStack
 
 import pytest
 
 from state_controller.cluster.interface import HOSTS, LEASES, Cluster
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
-from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.sharder import Sharder
 from state_controller.sharding.leases import SHARD_LABEL
 from state_controller.sharding.service_claims import LEDGER_LEASE, read_claims
 from state_controller.simulation.fleet import create_fleet, host_manifest
-from state_controller.wiring import observed_controller
-from tests.conftest import FAST_BACKOFF, wait_for
+from tests.conftest import wait_for
 from tests.scenarios.test_servicing import SERVICING, steps_of
-from tests.scenarios.test_sharder import MEMBERS, NOW, put_lease
+from tests.scenarios.test_shards import running_replicas
 from tests.support.scenarios import NS, wait_all_in
 
 SHARDS = ("a", "b", "c")
@@ -38,37 +34,8 @@ def machines() -> SimulatedProvisioner:
 def replicas(
     cluster: Cluster, machines: SimulatedProvisioner
 ) -> Iterator[dict[str, HostController]]:
-    for shard in SHARDS:
-        put_lease(cluster, shard, renewed_ago=1)
-    sharder = Sharder(
-        cluster,
-        lease_namespace=NS,
-        members=MEMBERS,
-        namespaces=(NS,),
-        resync=0.2,
-        clock=lambda: NOW,
-    )
-    running: dict[str, HostController] = {}
-    with ExitStack() as stack:
-        sharder.start()
-        stack.callback(sharder.stop)
-        for shard in SHARDS:
-            config = ControllerConfig(
-                workers=2,
-                backoff=FAST_BACKOFF,
-                namespaces=(NS,),
-                follow_nodes=False,
-                shard=shard,
-                lease_namespace=NS,
-                servicing_max_unavailable=1,
-            )
-            controller = observed_controller(cluster, machines, config).controller
-            controller.start()
-            stack.callback(controller.stop)
-            running[shard] = controller
+    with running_replicas(cluster, machines, servicing_max_unavailable=1) as running:
         yield running
-    for lease in cluster.list(LEASES, NS)[0]:
-        cluster.delete(LEASES, NS, lease["metadata"]["name"])
 
 
 def test_rolling_servicing_runs_one_host_of_a_pool_at_a_time_across_every_shard(

@@ -47,10 +47,12 @@ def machines() -> SimulatedProvisioner:
     return SimulatedProvisioner(timings=TIMINGS)  # one set of machines for every replica
 
 
-@pytest.fixture
-def replicas(
-    cluster: Cluster, machines: SimulatedProvisioner
+@contextlib.contextmanager
+def running_replicas(
+    cluster: Cluster, machines: SimulatedProvisioner, **settings: Any
 ) -> Iterator[dict[str, HostController]]:
+    """The three replicas and the sharder on one set of machines, each replica's
+    ControllerConfig with ``settings``; their Leases and status removed after."""
     for shard in SHARDS:
         put_lease(cluster, shard, renewed_ago=1)
     sharder = Sharder(
@@ -73,6 +75,7 @@ def replicas(
                 follow_nodes=False,
                 shard=shard,
                 lease_namespace=NS,
+                **settings,
             )
             controller = observed_controller(cluster, machines, config).controller
             controller.start()
@@ -83,6 +86,14 @@ def replicas(
         cluster.delete(LEASES, NS, lease["metadata"]["name"])
     with contextlib.suppress(NotFound):  # the replicas' status, cluster-scoped
         cluster.delete(CONTROLLERS, None, NS)
+
+
+@pytest.fixture
+def replicas(
+    cluster: Cluster, machines: SimulatedProvisioner
+) -> Iterator[dict[str, HostController]]:
+    with running_replicas(cluster, machines) as running:
+        yield running
 
 
 def history(cluster: Cluster, name: str) -> list[dict[str, Any]]:

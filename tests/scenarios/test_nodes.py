@@ -401,6 +401,8 @@ def test_a_pools_status_is_written_at_most_once_per_interval(
             timeout=40,
             what="the held-back counts written",
         )
+        # the server shows the write before the controller has counted it: wait for the count
+        wait_for(lambda: written() - before >= 1, what="the held-back write counted")
         # at most one write per interval: the five counts moved in a burst are one write
         # when the interval ends (a loaded machine may let one more interval begin while
         # the test looks, hence the bound by the time it took, not exactly 1)

@@ -62,7 +62,7 @@ def observed_controller(
         instrumented,
         config=config,
         reporter=Observability(metrics, EventRecorder(cluster), tracer),
-        queue_metrics=metrics,
+        queue_metrics=metrics.controller_runtime,
         provisioner_seen=instrumented.seen,
     )
     if mode_since is not None:

@@ -66,8 +66,10 @@ class InstrumentedCluster:
             return answer
         finally:
             m = self.metrics
-            m.child(m.rest_requests, code, self.host, method).inc()
-            m.child(m.rest_latency, method, self.host).observe(time.perf_counter() - started)
+            m.child(m.client_go.rest_requests, code, self.host, method).inc()
+            m.child(m.client_go.rest_latency, method, self.host).observe(
+                time.perf_counter() - started
+            )
 
     def _write(
         self, verb: str, method: str, ok: str, resource: Resource, key: str, call: Callable[[], T]

@@ -33,7 +33,9 @@ class InstrumentedProvisioner:
         self.outage = Outage(f"provisioner {self.backend}")
         for operation in OPERATIONS:  # every outcome starts at 0: failure rates are never "no data"
             for outcome in Outcome:
-                metrics.child(metrics.provisioner_requests, self.backend, operation, outcome.value)
+                metrics.child(
+                    metrics.hosts.provisioner_requests, self.backend, operation, outcome.value
+                )
 
     def seen(self) -> ProvisionerSeen:
         """The provisioner as this replica's calls found it, for the controller's status."""
@@ -67,8 +69,8 @@ class InstrumentedProvisioner:
         else:
             self.outage.recovered()
         m = self.metrics
-        m.child(m.provisioner_requests, self.backend, operation, result.outcome.value).inc()
-        m.child(m.provisioner_latency, self.backend, operation).observe(elapsed)
+        m.child(m.hosts.provisioner_requests, self.backend, operation, result.outcome.value).inc()
+        m.child(m.hosts.provisioner_latency, self.backend, operation).observe(elapsed)
         return result
 
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:

@@ -107,12 +107,12 @@ class Observability:
         log.log(level, "%s %s: %s", name, reason, message, extra=fields)
 
     def _emit(self, host: Obj, type_: str, reason: str, message: str) -> None:
-        self.metrics.child(self.metrics.events, type_, reason).inc()
+        self.metrics.child(self.metrics.hosts.events, type_, reason).inc()
         if self.events is not None:
             self.events.emit(host, type_, reason, message, self.clock())
 
     def status_write(self, resource: str, outcome: str) -> None:
-        self.metrics.child(self.metrics.status_writes, resource, outcome).inc()
+        self.metrics.child(self.metrics.hosts.status_writes, resource, outcome).inc()
 
     def reconciled(self, result: str, seconds: float) -> None:
         exemplar = None

@@ -1,7 +1,7 @@
 """The few shapes every hoststate dashboard is made of, on grafana-foundation-sdk's builders.
 
 Each helper returns a builder; the dashboards only say what to show. Queries
-are PromQL over the families of ``observability/metrics.py``; the datasource
+are PromQL over the families of ``observability/metrics/``; the datasource
 and the namespace are template variables, so nothing names a cluster.
 """
 

@@ -36,7 +36,7 @@ def families() -> list[Family]:
     metrics.watch_books(dict, StuckPolicy())
     metrics.watch_pools(list)
     metrics.watch_controller(dict)
-    metrics.watch_workers(1, float, float, float)
+    metrics.watch_workers(1, lambda _: 0.0, lambda _: 0.0, lambda _: 0.0)
     found: list[Family] = []
     for collector in list(metrics.registry._collector_to_names):
         if isinstance(collector, MetricWrapperBase):
@@ -62,7 +62,11 @@ def render() -> str:
         "fails when this file and the code differ. Names are part of the API: the",
         "dashboards and alerts use them. `hoststate_*` describe hosts and nodes; the",
         "controller's machinery uses controller-runtime's and client-go's names, so",
-        "dashboards made for controller-runtime work unchanged.",
+        "dashboards made for controller-runtime work unchanged. One work queue and one",
+        "pool of workers serve every kind of key, and each kind is shown as a controller",
+        "and a queue of its own: `controller` and `name` are `host`, `node` (a Node with",
+        "no Host), `baremetalhost` (an observed BareMetalHost) or `pool` (a NodePool);",
+        "`max_concurrent_reconciles` is the whole pool's under each.",
         "",
         "Per-host and per-node series carry no state label: the state is the value",
         "(a code, below), so a host keeps one series for its whole life. Series that",

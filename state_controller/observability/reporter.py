@@ -114,10 +114,10 @@ class Observability:
     def status_write(self, resource: str, outcome: str) -> None:
         self.metrics.child(self.metrics.hosts.status_writes, resource, outcome).inc()
 
-    def reconciled(self, result: str, seconds: float) -> None:
+    def reconciled(self, kind: str, result: str, seconds: float) -> None:
         exemplar = None
         if self.tracing:  # the reconcile's trace, on its bucket of the reconcile-time histogram
             context = trace.get_current_span().get_span_context()
             if context.is_valid and context.trace_flags.sampled:
                 exemplar = {"trace_id": format(context.trace_id, "032x")}
-        self.metrics.reconciled(result, seconds, exemplar)
+        self.metrics.reconciled(kind, result, seconds, exemplar)

@@ -25,6 +25,7 @@ import logging
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ from .fleet_slots import FleetSlots
 from .host_data import secrets_read
 from .host_reconciler import HostReconciler
 from .informer import Informer, InformerSet
-from .keys import Kind, bmh_key, node_key, parse, pool_key
+from .keys import Kind, bmh_key, kind_of, node_key, parse, pool_key
 from .lead import Lead
 from .machine_index import MachineIndex
 from .node_index import NodeIndex
@@ -104,7 +105,7 @@ class HostController:
         self.reporter = reporter or NoReporter()
         self.cluster = cluster
         ns = self.config.namespaces
-        self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics)
+        self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics, kind_of=kind_of)
         self._draining: set[str] = set()  # Hosts with the drain label (being let go of)
         state_ns = ns
         if ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
@@ -228,7 +229,7 @@ class HostController:
         )
         self.kinds = self._kinds()  # one dispatch by the kind of a queue key
         self._workers: list[threading.Thread] = []
-        self.active_workers = 0
+        self.active_workers: Counter[str] = Counter()  # by kind of the key worked on
         self.reconciles = 0
         # key -> the newest resourceVersion a finished reconcile of it read from the cache,
         # for the objects the cache holds (a reconcile that finds one gone drops its key)
@@ -428,8 +429,9 @@ class HostController:
             key = self.queue.get()
             if key is None:
                 return
+            kind = kind_of(key)
             with self._counts_lock:
-                self.active_workers += 1
+                self.active_workers[kind] += 1
             seen = self._cached_version(key)  # what this reconcile reads, at the latest
             started = time.perf_counter()
             with self.reporter.reconcile_span(key) as span:
@@ -451,7 +453,7 @@ class HostController:
                     result = self._requeue(key, outcome)
                 finally:
                     with self._counts_lock:
-                        self.active_workers -= 1
+                        self.active_workers[kind] -= 1
                         self.reconciles += 1
                         if seen is None:  # gone from the cache: nothing left to tell
                             self._reconciled.pop(key, None)
@@ -460,7 +462,7 @@ class HostController:
                     self.queue.done(key)
                 if span.recording:
                     span.finish(result, before, self._where(key), failure)
-                self.reporter.reconciled(result, time.perf_counter() - started)
+                self.reporter.reconciled(kind, result, time.perf_counter() - started)
 
     def _kinds(self) -> dict[Kind, KindOfBook]:
         """What each kind of queue key is reconciled by, and where its book is."""

@@ -36,6 +36,11 @@ def parse(key: str) -> tuple[Kind, str]:
     return Kind.HOST, key
 
 
+def kind_of(key: str) -> str:
+    """The kind a queue key names, as the metrics label it."""
+    return parse(key)[0].value
+
+
 def node_key(name: str) -> str:
     return key_of(Kind.NODE, name)
 

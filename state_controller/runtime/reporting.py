@@ -52,8 +52,9 @@ class Reporter(Protocol):
         """``written``, ``conflict`` or ``unchanged``."""
         ...
 
-    def reconciled(self, result: str, seconds: float) -> None:
-        """``success``, ``error``, ``requeue`` or ``requeue_after``."""
+    def reconciled(self, kind: str, result: str, seconds: float) -> None:
+        """A reconcile of a key of ``kind`` (:class:`.keys.Kind`): ``success``, ``error``,
+        ``requeue`` or ``requeue_after``."""
         ...
 
 
@@ -79,5 +80,5 @@ class NoReporter:
     def status_write(self, resource: str, outcome: str) -> None:
         pass
 
-    def reconciled(self, result: str, seconds: float) -> None:
+    def reconciled(self, kind: str, result: str, seconds: float) -> None:
         pass

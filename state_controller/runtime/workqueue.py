@@ -23,8 +23,8 @@ import heapq
 import itertools
 import threading
 import time
-from collections import deque
-from collections.abc import Hashable
+from collections import Counter, deque
+from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -33,38 +33,40 @@ _MAX_BACKOFF_EXPONENT = 64  # beyond this, base * 2**n is above any sane max_del
 
 
 class QueueMetricsSink(Protocol):
-    """Receives what controller-runtime's ``workqueue_*`` metrics are made of.
+    """Receives what controller-runtime's ``workqueue_*`` metrics are made of, for each
+    kind of item (the queue's ``kind_of``: one queue carries several kinds of key, and
+    each is shown as a queue of its own, as controller-runtime shows one per controller).
 
     Called with the queue's lock held, so implementations must be cheap and must not call
-    back into the queue; ``depth`` is passed so they never need to.
+    back into the queue; ``depth`` (of that kind) is passed so they never need to.
     """
 
-    def added(self, depth: int) -> None:
+    def added(self, kind: str, depth: int) -> None:
         """An item was queued for processing (``workqueue_adds_total``, ``workqueue_depth``)."""
 
-    def got(self, wait_seconds: float, depth: int) -> None:
+    def got(self, kind: str, wait_seconds: float, depth: int) -> None:
         """A worker took an item that waited ``wait_seconds`` (``queue_duration_seconds``)."""
 
-    def finished(self, work_seconds: float) -> None:
+    def finished(self, kind: str, work_seconds: float) -> None:
         """A worker finished an item after ``work_seconds`` (``work_duration_seconds``)."""
 
-    def retried(self) -> None:
+    def retried(self, kind: str) -> None:
         """An item was re-added after a delay (``workqueue_retries_total``)."""
 
 
 class NoMetrics:
     """The default sink: records nothing."""
 
-    def added(self, depth: int) -> None:
+    def added(self, kind: str, depth: int) -> None:
         pass
 
-    def got(self, wait_seconds: float, depth: int) -> None:
+    def got(self, kind: str, wait_seconds: float, depth: int) -> None:
         pass
 
-    def finished(self, work_seconds: float) -> None:
+    def finished(self, kind: str, work_seconds: float) -> None:
         pass
 
-    def retried(self) -> None:
+    def retried(self, kind: str) -> None:
         pass
 
 
@@ -78,8 +80,11 @@ class WorkQueue(Generic[T]):
         max_delay: float = 1000.0,
         sink: QueueMetricsSink | None = None,
         name: str = "",
+        kind_of: Callable[[T], str] | None = None,
     ) -> None:
         self.name = name
+        self.kind_of: Callable[[T], str] = kind_of or (lambda _: name)
+        self._depths: Counter[str] = Counter()  # items ready, by kind
         self._base_delay = base_delay
         self._max_delay = max_delay
         self._metrics: QueueMetricsSink = sink or NoMetrics()
@@ -111,9 +116,14 @@ class WorkQueue(Generic[T]):
         self._added_at.setdefault(item, now)
         if item in self._processing:
             return  # queued again by done()
-        self._queue.append(item)
-        self._metrics.added(len(self._queue))
+        self._queued(item)
         self._ready.notify()
+
+    def _queued(self, item: T) -> None:
+        kind = self.kind_of(item)
+        self._queue.append(item)
+        self._depths[kind] += 1
+        self._metrics.added(kind, self._depths[kind])
 
     def get(self, timeout: float | None = None) -> T | None:
         """The next item, blocking; ``None`` on timeout or once the queue is shut down."""
@@ -121,10 +131,12 @@ class WorkQueue(Generic[T]):
             if not self._wait_ready(timeout):
                 return None
             item = self._queue.popleft()
+            kind = self.kind_of(item)
+            self._depths[kind] -= 1
             now = time.monotonic()
             self._dirty.discard(item)
             self._processing[item] = now
-            self._metrics.got(now - self._added_at.pop(item, now), len(self._queue))
+            self._metrics.got(kind, now - self._added_at.pop(item, now), self._depths[kind])
             return item
 
     def _wait_ready(self, timeout: float | None) -> bool:
@@ -141,10 +153,9 @@ class WorkQueue(Generic[T]):
         with self._lock:
             started = self._processing.pop(item, None)
             if started is not None:
-                self._metrics.finished(time.monotonic() - started)
+                self._metrics.finished(self.kind_of(item), time.monotonic() - started)
             if item in self._dirty and not self._shutting_down:
-                self._queue.append(item)
-                self._metrics.added(len(self._queue))
+                self._queued(item)
                 self._ready.notify()
 
     def __len__(self) -> int:
@@ -184,7 +195,9 @@ class WorkQueue(Generic[T]):
         with self._lock:
             failures = self._failures.get(item, 0)
             self._failures[item] = failures + 1
-            self._metrics.retried()  # as client-go: a retry is a rate-limited add, not a delay
+            self._metrics.retried(
+                self.kind_of(item)
+            )  # as client-go: a retry is a rate-limited add, not a delay
         exponent = min(failures, _MAX_BACKOFF_EXPONENT)
         self.add_after(item, min(self._base_delay * 2**exponent, self._max_delay))
 
@@ -234,15 +247,17 @@ class WorkQueue(Generic[T]):
     def shutting_down(self) -> bool:
         return self._shutting_down
 
-    def unfinished_work_seconds(self) -> float:
-        """Sum of the running time of items being processed, computed at scrape time."""
+    def _started(self, kind: str | None) -> list[float]:
         with self._lock:
-            started = list(self._processing.values())
-        now = time.monotonic()
-        return sum(now - t for t in started)
+            processing = list(self._processing.items())
+        return [at for item, at in processing if kind is None or self.kind_of(item) == kind]
 
-    def longest_running_seconds(self) -> float:
-        """Running time of the longest item being processed, computed at scrape time."""
-        with self._lock:
-            earliest = min(self._processing.values(), default=None)
+    def unfinished_work_seconds(self, kind: str | None = None) -> float:
+        """Sum of the running time of items (of one kind) being processed, at scrape time."""
+        now = time.monotonic()
+        return sum(now - t for t in self._started(kind))
+
+    def longest_running_seconds(self, kind: str | None = None) -> float:
+        """Running time of the longest item (of one kind) being processed, at scrape time."""
+        earliest = min(self._started(kind), default=None)
         return 0.0 if earliest is None else time.monotonic() - earliest

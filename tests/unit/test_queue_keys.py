@@ -1,15 +1,20 @@
 """The work queue's keys (runtime/keys.py): each kind reads back as itself, a Host's key
-is its namespace/name, and the controller's one dispatch table covers every kind."""
+is its namespace/name, the controller's one dispatch table covers every kind, and each
+reconcile is counted under the kind it was of."""
 
 from __future__ import annotations
 
 import pytest
 
 from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.schema import validators
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.keys import Kind, bmh_key, key_of, node_key, parse, pool_key
+from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
+from tests.support.scenarios import WORKER
+from tests.support.waiting import wait_for
 
 
 @pytest.mark.parametrize(
@@ -43,5 +48,30 @@ def test_the_controller_dispatches_every_kind_from_its_one_table() -> None:
         assert set(controller.kinds) == set(Kind)
         assert controller.kinds[Kind.POOL].book("worker") is None  # counts, not a book
         assert controller.kinds[Kind.HOST].version("metal/none") is None  # not cached
+    finally:
+        cluster.close()
+
+
+def test_reconciles_are_counted_under_the_kind_they_were_of() -> None:
+    cluster = EmbeddedCluster(validators=validators())
+    observed = observed_controller(cluster, SimulatedProvisioner(), ControllerConfig(workers=1))
+    registry = observed.metrics.registry
+
+    def reconciles(kind: str) -> float:
+        labels = {"controller": kind, "result": "success"}
+        return registry.get_sample_value("controller_runtime_reconcile_total", labels) or 0.0
+
+    try:
+        with observed.controller:
+            SimulatedNode(cluster, "worker-0", labels=WORKER).register()  # no Host: its own
+            wait_for(lambda: reconciles("node") >= 1 and reconciles("pool") >= 1)
+            assert reconciles("host") == reconciles("baremetalhost") == 0
+            queue = {"controller": "node", "name": "node"}
+            assert registry.get_sample_value("workqueue_adds_total", queue)
+            workers = {"controller": "pool"}
+            assert (
+                registry.get_sample_value("controller_runtime_max_concurrent_reconciles", workers)
+                == 1
+            )
     finally:
         cluster.close()

@@ -185,20 +185,27 @@ def test_get_after_shutdown_returns_none_even_with_items_left() -> None:
 
 
 class RecordingSink:
+    """What the queue tells its metrics, in order; ``kinds``: the kind each call was of."""
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[float, ...]]] = []
+        self.kinds: list[str] = []
 
-    def added(self, depth: int) -> None:
+    def added(self, kind: str, depth: int) -> None:
         self.calls.append(("added", (depth,)))
+        self.kinds.append(kind)
 
-    def got(self, wait_seconds: float, depth: int) -> None:
+    def got(self, kind: str, wait_seconds: float, depth: int) -> None:
         self.calls.append(("got", (wait_seconds, depth)))
+        self.kinds.append(kind)
 
-    def finished(self, work_seconds: float) -> None:
+    def finished(self, kind: str, work_seconds: float) -> None:
         self.calls.append(("finished", (work_seconds,)))
+        self.kinds.append(kind)
 
-    def retried(self) -> None:
+    def retried(self, kind: str) -> None:
         self.calls.append(("retried", ()))
+        self.kinds.append(kind)
 
 
 def test_metrics_sink_sees_adds_waits_work_and_retries() -> None:
@@ -221,6 +228,31 @@ def test_metrics_sink_sees_adds_waits_work_and_retries() -> None:
     wait, depth = sink.calls[2][1]
     assert wait >= 0.015 and depth == 1
     assert sink.calls[3][1][0] >= 0.015
+
+
+def test_each_kind_of_item_is_counted_as_a_queue_of_its_own() -> None:
+    sink = RecordingSink()
+    queue: WorkQueue[str] = WorkQueue(sink=sink, kind_of=lambda item: item.split(":")[0])
+    for item in ("node:a", "pool:x", "node:b", "node:c"):
+        queue.add(item)
+    assert list(zip(sink.kinds, sink.calls, strict=True)) == [
+        ("node", ("added", (1,))),
+        ("pool", ("added", (1,))),  # its own depth, not the queue's 2
+        ("node", ("added", (2,))),
+        ("node", ("added", (3,))),
+    ]
+    assert queue.get() == "node:a"
+    assert (sink.kinds[-1], sink.calls[-1][1][1]) == ("node", 2)
+    assert queue.get() == "pool:x"
+    assert (sink.kinds[-1], sink.calls[-1][1][1]) == ("pool", 0)
+    assert queue.unfinished_work_seconds("pool") >= 0.0
+    pool_first = queue.longest_running_seconds("pool")  # taken after node:a, read first
+    assert queue.longest_running_seconds("node") >= pool_first
+    queue.done("pool:x")
+    assert queue.longest_running_seconds("pool") == 0.0 < queue.longest_running_seconds()
+    queue.add_rate_limited("pool:x")
+    assert (sink.kinds[-1], sink.calls[-1][0]) == ("pool", "retried")
+    queue.shutdown()
 
 
 def test_dirty_item_counts_as_added_when_it_is_queued_again() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
-from ...observability.metrics import CONTROLLER as CONTROLLER_NAME
+from ...runtime.keys import Kind
 from ...runtime.leader import DEFAULT_LEASE
 from .panels import IN_NAMESPACE, RATE, graph, label_variable, new_dashboard, number, row
 
 UID = "hoststate-controller"
-CONTROLLER = f'controller="{CONTROLLER_NAME}", {IN_NAMESPACE}'
-QUEUE = f'name="host", {IN_NAMESPACE}'
+KINDS = "|".join(Kind)  # each kind of work-queue key is shown as a controller of its own
+CONTROLLER = f'controller=~"{KINDS}", {IN_NAMESPACE}'
+QUEUE = f'name=~"{KINDS}", {IN_NAMESPACE}'
 # process_*, rest_client_* and leader_election_* have the same names in every controller:
 # keep the series of the targets that are a hoststate controller.
 OURS = " and on (job, instance) hoststate_build_info"
@@ -29,7 +30,7 @@ def dashboard() -> Dashboard:
             label_variable(
                 "namespace",
                 "Controller namespace",
-                f'controller_runtime_reconcile_total{{controller="{CONTROLLER_NAME}"}}',
+                f'controller_runtime_reconcile_total{{controller=~"{KINDS}"}}',
             )
         )
         .with_row(row("Status (HostStateController)"))
@@ -67,12 +68,12 @@ def dashboard() -> Dashboard:
         .with_row(row("Reconciles"))
         .with_panel(
             graph(
-                "Reconciles per second, by result",
+                "Reconciles per second, by kind and result",
                 [
                     (
-                        "sum by (result) "
+                        "sum by (controller, result) "
                         f"(rate(controller_runtime_reconcile_total{{{CONTROLLER}}}[{RATE}]))",
-                        "{{result}}",
+                        "{{controller}} {{result}}",
                     )
                 ],
                 width=8,
@@ -80,11 +81,12 @@ def dashboard() -> Dashboard:
         )
         .with_panel(
             graph(
-                "Reconcile errors per second",
+                "Reconcile errors per second, by kind",
                 [
                     (
-                        f"sum(rate(controller_runtime_reconcile_errors_total{{{CONTROLLER}}}[{RATE}]))",
-                        "errors",
+                        "sum by (controller) "
+                        f"(rate(controller_runtime_reconcile_errors_total{{{CONTROLLER}}}[{RATE}]))",
+                        "{{controller}}",
                     )
                 ],
                 width=8,
@@ -112,8 +114,8 @@ def dashboard() -> Dashboard:
                 [
                     (f"sum(workqueue_depth{{{QUEUE}}})", "depth"),
                     (f"sum(controller_runtime_active_workers{{{CONTROLLER}}})", "busy workers"),
-                    (
-                        f"sum(controller_runtime_max_concurrent_reconciles{{{CONTROLLER}}})",
+                    (  # the pool every kind shares: the same under each kind
+                        f"max(controller_runtime_max_concurrent_reconciles{{{CONTROLLER}}})",
                         "workers",
                     ),
                 ],

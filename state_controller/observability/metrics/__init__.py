@@ -2,6 +2,6 @@
 names for the machinery, each group in a module of its own, assembled in one
 :class:`Metrics`. The names are part of the API: dashboards and alerts use them."""
 
-from .registry import CONTROLLER, Metrics
+from .registry import Metrics
 
-__all__ = ["CONTROLLER", "Metrics"]
+__all__ = ["Metrics"]

@@ -1,12 +1,19 @@
 """controller-runtime's families, under its names so that existing dashboards work
-unchanged: reconciles, workers and the work queue, labelled with the controller."""
+unchanged: reconciles, workers and the work queue, each labelled with the kind of key it
+is about (``controller`` and ``name`` = host, node, baremetalhost or pool:
+:class:`~state_controller.runtime.keys.Kind`). One queue and one pool of workers serve
+every kind; each kind is shown as controller-runtime shows one controller and its queue,
+and the workers' own count (``max_concurrent_reconciles``) is the whole pool's, under
+each kind, since any of them may take every worker."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from ...runtime.keys import Kind
 from .children import Children
 
 RECONCILE_BUCKETS = (
@@ -19,12 +26,11 @@ RECONCILE_RESULTS = ("success", "error", "requeue", "requeue_after")
 
 
 class ControllerRuntimeMetrics:
-    """``controller_runtime_*`` and ``workqueue_*`` of one controller; the work queue's
-    sink (:meth:`added`, :meth:`got`, :meth:`finished`, :meth:`retried`)."""
+    """``controller_runtime_*`` and ``workqueue_*`` by kind of key; the work queue's sink
+    (:meth:`added`, :meth:`got`, :meth:`finished`, :meth:`retried`)."""
 
-    def __init__(self, registry: CollectorRegistry, controller: str, child: Children) -> None:
+    def __init__(self, registry: CollectorRegistry, child: Children) -> None:
         r = registry
-        self.controller = controller
         self._child = child
         self.reconcile_total = Counter(
             "controller_runtime_reconcile",
@@ -99,55 +105,62 @@ class ControllerRuntimeMetrics:
             ["controller", "name"],
             registry=r,
         )
-        c = controller
-        self._q = (c, c)  # the queue is named after its controller
-        self._depth = self.queue_depth.labels(*self._q)
-        self._adds = self.queue_adds.labels(*self._q)
-        self._qlat = self.queue_latency.labels(*self._q)
-        self._work = self.work_duration.labels(*self._q)
-        self._retries = self.queue_retries.labels(*self._q)
-        self._rtime = self.reconcile_time.labels(c)
 
     def zero_error_series(self) -> None:
-        """Every reconcile result and error series starts at 0 (see
-        :meth:`.Metrics.zero_error_series`)."""
-        for result in RECONCILE_RESULTS:
-            self._child(self.reconcile_total, self.controller, result)
-        self._child(self.reconcile_errors, self.controller)
+        """Every reconcile result and error series, and every queue's series, of every kind
+        start at 0 (see :meth:`.Metrics.zero_error_series`): a kind never queued yet shows
+        an empty queue, not no data."""
+        for kind in Kind:
+            for result in RECONCILE_RESULTS:
+                self._child(self.reconcile_total, kind, result)
+            self._child(self.reconcile_errors, kind)
+            self._child(self.reconcile_time, kind)
+            for family in (
+                self.queue_depth,
+                self.queue_adds,
+                self.queue_latency,
+                self.work_duration,
+                self.queue_retries,
+            ):
+                self._child(family, kind, kind)
 
     def watch_workers(
         self,
         workers: int,
-        active: Callable[[], float],
-        unfinished: Callable[[], float],
-        longest: Callable[[], float],
+        active: Callable[[str], float],
+        unfinished: Callable[[str], float],
+        longest: Callable[[str], float],
     ) -> None:
-        self.max_concurrent.labels(self.controller).set(workers)
-        self.active_workers.labels(self.controller).set_function(active)
-        self.unfinished.labels(*self._q).set_function(unfinished)
-        self.longest.labels(*self._q).set_function(longest)
+        """Read at scrape time, for each kind: the workers busy with it, and its work under
+        way in the queue."""
+        for kind in Kind:
+            self.max_concurrent.labels(kind).set(workers)
+            self.active_workers.labels(kind).set_function(partial(active, kind))
+            self.unfinished.labels(kind, kind).set_function(partial(unfinished, kind))
+            self.longest.labels(kind, kind).set_function(partial(longest, kind))
 
     def reconciled(
-        self, result: str, seconds: float, exemplar: dict[str, str] | None = None
+        self, kind: str, result: str, seconds: float, exemplar: dict[str, str] | None = None
     ) -> None:
-        """One reconcile; ``exemplar``: its trace, shown in the OpenMetrics exposition."""
-        self._child(self.reconcile_total, self.controller, result).inc()
+        """One reconcile of a key of ``kind``; ``exemplar``: its trace, shown in the
+        OpenMetrics exposition."""
+        self._child(self.reconcile_total, kind, result).inc()
         if result == "error":
-            self._child(self.reconcile_errors, self.controller).inc()
-        self._rtime.observe(seconds, exemplar)
+            self._child(self.reconcile_errors, kind).inc()
+        self._child(self.reconcile_time, kind).observe(seconds, exemplar)
 
     # -- QueueMetricsSink ---------------------------------------------------------------
 
-    def added(self, depth: int) -> None:
-        self._adds.inc()
-        self._depth.set(depth)
+    def added(self, kind: str, depth: int) -> None:
+        self._child(self.queue_adds, kind, kind).inc()  # the queue is named after its kind
+        self._child(self.queue_depth, kind, kind).set(depth)
 
-    def got(self, wait_seconds: float, depth: int) -> None:
-        self._qlat.observe(wait_seconds)
-        self._depth.set(depth)
+    def got(self, kind: str, wait_seconds: float, depth: int) -> None:
+        self._child(self.queue_latency, kind, kind).observe(wait_seconds)
+        self._child(self.queue_depth, kind, kind).set(depth)
 
-    def finished(self, work_seconds: float) -> None:
-        self._work.observe(work_seconds)
+    def finished(self, kind: str, work_seconds: float) -> None:
+        self._child(self.work_duration, kind, kind).observe(work_seconds)
 
-    def retried(self) -> None:
-        self._retries.inc()
+    def retried(self, kind: str) -> None:
+        self._child(self.queue_retries, kind, kind).inc()

@@ -96,7 +96,8 @@ class HostMetrics:
         )
         self.status_writes = Counter(
             "hoststate_status_writes",
-            "Status writes by resource and outcome (written, conflict, unchanged).",
+            "Status decisions by resource, each counted once: written (at the first try), "
+            "conflict (the object changed since it was read), unchanged (nothing sent).",
             ["resource", "outcome"],
             registry=r,
         )

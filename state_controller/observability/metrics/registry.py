@@ -27,8 +27,6 @@ from .client_go import ClientGoMetrics
 from .controller_runtime import ControllerRuntimeMetrics
 from .hosts import HostMetrics
 
-CONTROLLER = "host"  # the controller label of the controller-runtime families
-
 
 class Metrics:
     """Every metric of the controller, in one registry: :attr:`hosts` (``hoststate_*``),
@@ -36,21 +34,18 @@ class Metrics:
     controller's status say now is read at scrape time by the collectors of
     ``collectors.py``, once watched."""
 
-    def __init__(
-        self, registry: CollectorRegistry | None = None, controller: str = CONTROLLER
-    ) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
         # No ``*_created`` series beside every counter and histogram: client-go and
         # controller-runtime expose none, and they would double the series of each.
         disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = registry or CollectorRegistry()
-        self.controller = controller
         self.child = Children()
         self.hosts = HostMetrics(self.registry, self.child)
         ProcessCollector(registry=self.registry)  # process_cpu_seconds_total, process_resident…
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)
         self.client_go = ClientGoMetrics(self.registry)
-        self.controller_runtime = ControllerRuntimeMetrics(self.registry, controller, self.child)
+        self.controller_runtime = ControllerRuntimeMetrics(self.registry, self.child)
         self.zero_error_series()
 
     def zero_error_series(self) -> None:
@@ -86,9 +81,9 @@ class Metrics:
     def watch_workers(
         self,
         workers: int,
-        active: Callable[[], float],
-        unfinished: Callable[[], float],
-        longest: Callable[[], float],
+        active: Callable[[str], float],
+        unfinished: Callable[[str], float],
+        longest: Callable[[str], float],
     ) -> None:
         self.controller_runtime.watch_workers(workers, active, unfinished, longest)
 
@@ -107,6 +102,6 @@ class Metrics:
         self.hosts.notice(notice)
 
     def reconciled(
-        self, result: str, seconds: float, exemplar: dict[str, str] | None = None
+        self, kind: str, result: str, seconds: float, exemplar: dict[str, str] | None = None
     ) -> None:
-        self.controller_runtime.reconciled(result, seconds, exemplar)
+        self.controller_runtime.reconciled(kind, result, seconds, exemplar)

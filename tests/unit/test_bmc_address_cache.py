@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from state_controller.api import bmc
 
 MIB = 1 << 20
@@ -22,6 +24,7 @@ def _growth(addresses: list[str]) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_100000_distinct_addresses_leave_the_cache_bounded() -> None:
     addresses = [f"ipmi://bmc-{i:06d}.rack.example:623" for i in range(100_000)]
     grown = _growth(addresses)

@@ -30,6 +30,8 @@ from tests.conftest import wait_for
 from tests.support.bootstrap import bootstrap_process, store_states, write_hosts_file
 from tests.support.processes import cli, free_port
 
+pytestmark = pytest.mark.slow  # most tests run state-controller bootstrap as a process
+
 HOST = """
 apiVersion: hoststate.io/v1alpha1
 kind: Host

@@ -13,6 +13,8 @@ from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
 from state_controller.manager import RunOptions, provisioner_for
 from tests.support.processes import cli
 
+pytestmark = pytest.mark.slow  # each test runs state-controller as a process, most to their end
+
 
 def test_demo_settles_and_prints_a_json_summary(tmp_path: Path) -> None:
     store = tmp_path / "demo.db"

@@ -22,6 +22,8 @@ from state_controller.simulation.rollout import choose_faults
 from tests.support.bootstrap import write_hosts_file
 from tests.support.processes import CLI
 
+pytestmark = pytest.mark.slow  # each test runs a demo or a bootstrap on a terminal to its end
+
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 HOME = "\x1b[H"  # rich's full-screen Live starts every frame here

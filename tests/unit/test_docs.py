@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from state_controller.api import reference
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, Column
 from tests.support import samples
@@ -26,6 +28,7 @@ def test_every_sample_is_made_by_a_run() -> None:
     assert present == made, "a sample no run makes, or a run whose sample is missing"
 
 
+@pytest.mark.slow
 def test_samples_match_a_real_run(tmp_path: Path) -> None:
     """The demo, the bootstrap and their ``get``s run again (about 12 s): each sample
     must match, but for the cells that depend on time and the counts of progress lines."""

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -50,6 +51,8 @@ from tests.conftest import wait_for
 from tests.support.clocks import Clock
 from tests.support.processes import CLI, cli
 from tests.support.secret_volume import write_secret_volume
+
+pytestmark = pytest.mark.slow  # servers on loopback and state-controller run as a process
 
 LOOPBACK = "127.0.0.1"
 GOOD = "prometheus-token"  # the one token the stand-in API server allows

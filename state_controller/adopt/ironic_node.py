@@ -49,8 +49,3 @@ def node_refusal(node: Node | None, uuid: str, expected_name: str, bmh_state: st
             "leaves it in; let baremetal-operator settle it, then run again"
         )
     return ""
-
-
-def node_words(node: Node) -> str:
-    """The node as one line shows it: UUID and provision state."""
-    return f"Ironic node {node.get('uuid', '')} {node.get('provision_state', '')}"

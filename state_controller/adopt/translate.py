@@ -39,11 +39,6 @@ PAUSED_FOR_ADOPTION = "hoststate.io/adopt"
 """The value of baremetal-operator's paused annotation the handover sets."""
 
 
-def name_of(bmh: Obj) -> str:
-    meta = bmh["metadata"]
-    return f"{meta.get('namespace', '')}/{meta['name']}"
-
-
 def _spec(bmh: Obj) -> dict[str, Any]:
     return dict(bmh.get("spec") or {})
 

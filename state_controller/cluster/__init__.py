@@ -1,1 +1,2 @@
-"""Storage backends behind one interface: the embedded store and (later) Kubernetes."""
+"""Where the controller's objects live, behind one interface (:mod:`.interface`): the
+embedded store (:mod:`.embedded`) or a Kubernetes API server (:mod:`.kube`)."""

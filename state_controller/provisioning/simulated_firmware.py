@@ -81,7 +81,6 @@ class ServiceRun:
 
 @dataclass(slots=True)
 class SimulatedFirmware:
-    serial: str = "SIM-0001"
     settings: dict[str, int | str] = field(default_factory=lambda: dict(DEFAULTS))
     versions: dict[str, str] = field(default_factory=lambda: {"bios": "1.0.0", "bmc": "1.00"})
     volumes: list[dict[str, Any]] = field(default_factory=list)

@@ -77,7 +77,7 @@ PIVOTED = "Pivoted"  # the record of a host's arrival with its past (a pivot)
 HANDED_OVER = "HandedOver"  # the record of a machine taken over from baremetal-operator
 
 
-__all__ = ["DONE", "HostReconciler", "ReconcileResult"]
+__all__ = ["HostReconciler"]
 
 
 class HostReconciler:

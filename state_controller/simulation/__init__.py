@@ -1,6 +1,7 @@
 """What stands in for the world outside the controller in the demo, the tests and the
 benchmarks: kubelets and update agents writing Nodes (:mod:`.nodes`), a fleet of Hosts
-with their BMC Secrets (:mod:`.fleet`), and a rolling update across it (:mod:`.rollout`).
+with their BMC Secrets (:mod:`.fleet`), a rolling update across it (:mod:`.rollout`) and
+a firmware rollout (:mod:`.firmware_rollout`).
 
 The simulated *hardware* is a provisioner backend and lives with the others, in
 :mod:`state_controller.provisioning.simulated`.

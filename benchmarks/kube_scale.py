@@ -90,7 +90,7 @@ def main() -> None:
         created = time.monotonic() - wall0
         wait(lambda: all_provisioned(controller, n), "provisioning", since=wall0)
         wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
-        count = counted(metrics.transitions)
+        count = counted(metrics.hosts.transitions)
         stats = kube.stats
         writes = sum(stats[k] for k in WRITES)
         print(f"\n{n} hosts provisioned in {wall:.1f}s (creating them took {created:.1f}s)")
@@ -100,10 +100,10 @@ def main() -> None:
             f"  writes per transition: {writes / count:.2f} "
             f"({writes} writes, {count:.0f} transitions)"
         )
-        told = counted(metrics.events)
+        told = counted(metrics.hosts.events)
         statuses = {
             dict(labels)["resource"]: value
-            for labels, value in counted_by(metrics.status_writes, "outcome").items()
+            for labels, value in counted_by(metrics.hosts.status_writes, "outcome").items()
         }
         print(
             f"  without Events: {(writes - told) / count:.2f} ({told:.0f} Events); per host: "

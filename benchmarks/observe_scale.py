@@ -124,7 +124,7 @@ def main() -> None:
         by_verb = {k: v for k, v in kube.stats.items() if v}
         total = writes(kube) - w0
         events = sum(1 for _ in kube.list(EVENTS, NS)[0])
-        transitions = counted(metrics.transitions)
+        transitions = counted(metrics.hosts.transitions)
         delays = [seen[k] - at for k, at in written.items() if k in seen]
         missed = sum(1 for k in written if k not in seen)
         print(

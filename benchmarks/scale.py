@@ -60,7 +60,7 @@ def main() -> None:
         poll=0.05,
     )
     up_wall, up_cpu = time.monotonic() - wall0, time.process_time() - cpu0
-    up_transitions = counted(metrics.transitions)
+    up_transitions = counted(metrics.hosts.transitions)
     up_writes = {k: cluster.stats[k] - created[k] for k in WRITES}
     up_writes["create"] -= 2 * n  # the fleet's Secrets and Hosts are ours, not the controller's
 
@@ -76,7 +76,7 @@ def main() -> None:
         cluster.delete(HOSTS, "scale", host_name(i))
     wait(lambda: not controller.books and controller.idle(), "deletion", since=wall1, poll=0.05)
     down_wall, down_cpu = time.monotonic() - wall1, time.process_time() - cpu1
-    down_transitions = counted(metrics.transitions) - up_transitions
+    down_transitions = counted(metrics.hosts.transitions) - up_transitions
     down_writes = {k: cluster.stats[k] - deleted[k] for k in WRITES}
     down_writes["delete"] -= n  # the benchmark's own deletes
     controller.stop()

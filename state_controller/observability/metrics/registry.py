@@ -9,7 +9,6 @@ from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
-    Counter,
     GCCollector,
     PlatformCollector,
     ProcessCollector,
@@ -53,19 +52,6 @@ class Metrics:
         rate sees 0 (not "no data") before the first failure."""
         self.controller_runtime.zero_error_series()
         self.hosts.zero_error_series()
-
-    # the families the benchmarks count by
-    @property
-    def transitions(self) -> Counter:
-        return self.hosts.transitions
-
-    @property
-    def events(self) -> Counter:
-        return self.hosts.events
-
-    @property
-    def status_writes(self) -> Counter:
-        return self.hosts.status_writes
 
     # -- wiring -------------------------------------------------------------------------
 

@@ -2,16 +2,16 @@
 while it lasts, one line when it ends.
 
 Every call to a dependency (the API server, the provisioner's backend) reports
-how it went; nothing else logs a failure that only says "it is unreachable".
-Measured against a 15 s kube-apiserver restart under a running controller:
-before, 529 to 1,611 log lines with 21 to 60 Python tracebacks (every informer,
-worker, status and Event write logging its own failure); now a handful, no
-traceback (tests/cluster/test_outages.py).
+how it went; nothing else logs a failure that only says "it is unreachable": were
+every informer, worker, status and Event write to log its own failure, one restart
+of the API server would bury the few lines that matter under hundreds, with
+tracebacks (tests/cluster/test_outages.py counts the lines of one restart;
+docs/events-traces-logs.md shows them).
 
 An outage ends once the dependency has answered for :data:`SETTLE` seconds with no
-failure in between. Ended at its first answer, a restarting kube-apiserver was told
-down twice in one restart: it answers a list, then a 503 while its post-start hooks
-finish (two "started" lines in the same test, one CI run in about seven).
+failure in between, not at its first answer: a restarting kube-apiserver answers a
+list, then a 503 while its post-start hooks finish, and would be told down twice in
+one restart.
 """
 
 from __future__ import annotations

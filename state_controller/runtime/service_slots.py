@@ -136,7 +136,11 @@ class ServiceSlots:
             self.wake(other)
 
     def _to_wake(self, pool: str) -> list[str]:
-        """The waiting hosts to wake now, marked woken (under the lock)."""
+        """The waiting hosts to wake now, marked woken (under the lock). With nobody
+        waiting in the pool it costs nothing: it runs after every reconcile, and counting
+        the fleet's free slots reads the shards' Leases."""
+        if not self._waiting.get(pool):
+            return []
         now = self.clock()
         woken = self._woken.setdefault(pool, {})
         for key, at in list(woken.items()):

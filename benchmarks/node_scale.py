@@ -51,7 +51,7 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.drains import PER_NODE_WATCHES
+from state_controller.runtime.nodes.cordoned_pods import PER_NODE_WATCHES
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
 

@@ -32,7 +32,7 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.informer import Informer
+from state_controller.runtime.machinery.informer import Informer
 from state_controller.wiring import observed_controller
 from tests.support.bmo import PlayedBMO
 

@@ -101,7 +101,7 @@ from benchmarks.shard_scale_probes import (
 from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import TIMINGS
-from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.runtime.shards.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import host_manifest, secret_manifest

@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.harness import NS, Failed
 from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.kube import KubeCluster
-from state_controller.runtime.informer import Informer
+from state_controller.runtime.machinery.informer import Informer
 from state_controller.sharding.leases import SHARD_LABEL
 from tests.support.control_plane import ControlPlane
 from tests.support.processes import free_port
@@ -33,7 +33,8 @@ from tests.support.shards import (
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 SERVER_WRITES = (*WRITES, "APPLY")
-SHARDER_RESYNC = 2.0  # seconds: the sharder's round when nothing changes (runtime/sharder.py)
+# seconds: the sharder's round when nothing changes (runtime/shards/sharder.py)
+SHARDER_RESYNC = 2.0
 AT_REST = 6.0  # seconds of requests at rest, measured before a kill
 Counts = dict[str, float]  # requests by method, or by "VERB resource"
 LABELS = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 from state_controller.api.host import HostSpec
-from state_controller.runtime import bounded_yaml, host_data
+from state_controller.runtime.hosts import bounded_yaml
+from state_controller.runtime.hosts import data as host_data
 from tests.support.alias_bomb import alias_bomb
 
 

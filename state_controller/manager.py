@@ -39,8 +39,12 @@ from .provisioning.simulated import SimulatedProvisioner, Timings
 from .remediation.policy import RemediationPolicy
 from .runtime.config import ControllerConfig
 from .runtime.controller import HostController
-from .runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, run_for_leadership
-from .runtime.sharder import SHARDER_LEASE, Sharder
+from .runtime.machinery.leader_election import (
+    DEFAULT_LEASE,
+    LeaderElectionConfig,
+    run_for_leadership,
+)
+from .runtime.shards.sharder import SHARDER_LEASE, Sharder
 from .sharding.leases import LEASE_PREFIX
 from .sharding.members import Members, identity_for
 from .updates.signals import DEFAULT_POOL_LABEL
@@ -62,7 +66,7 @@ class RunOptions:
     metrics_cert_dir: str | None = None  # tls.crt and tls.key; None: self-signed
     health_probe_bind_address: str = ":8081"
     leader_elect: bool = False
-    shard: str = ""  # one of several replicas sharing the Hosts (runtime/sharder.py)
+    shard: str = ""  # one of several replicas sharing the Hosts (runtime/shards/sharder.py)
     # every replica's shard (--shards): a Lease of another name is no shard
     shards: frozenset[str] = frozenset()
     leader_election_namespace: str = "hoststate-system"

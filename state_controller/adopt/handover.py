@@ -51,7 +51,7 @@ from ..api.objects import Obj
 from ..cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
 from ..provisioning.ironic import ownership
 from ..provisioning.ironic.nodes import Node
-from ..runtime.statuses import hoststate_of_host
+from ..runtime.writing.book_writer import hoststate_of_host
 from .ironic_node import node_refusal
 from .translate import (
     PAUSED_FOR_ADOPTION,

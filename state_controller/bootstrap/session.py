@@ -42,7 +42,7 @@ from ..provisioning.provisioner import Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..runtime.config import ControllerConfig
 from ..runtime.controller import HostController
-from ..runtime.leader import DEFAULT_LEASE
+from ..runtime.machinery.leader_election import DEFAULT_LEASE
 from ..screens.live import Bars, cluster_frame, hoststates_settled
 from ..screens.progress import provisioning_line, summarize
 from ..screens.terminal import LiveScreen

@@ -41,7 +41,7 @@ from ..provisioning.provisioner import CheckedBackend, Provisioner
 from ..provisioning.simulated import SimulatedProvisioner, Timings
 from ..remediation.policy import RemediationPolicy
 from ..runtime.config import ControllerConfig
-from ..runtime.leader import DEFAULT_LEASE
+from ..runtime.machinery.leader_election import DEFAULT_LEASE
 from ..screens.progress import summarize
 from ..simulation.firmware_rollout import FirmwareRollout, firmware_faults
 from ..simulation.fleet import create_fleet, delete_fleet, host_manifest

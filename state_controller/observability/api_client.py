@@ -20,7 +20,7 @@ from opentelemetry.trace import NoOpTracer, SpanKind, Status, StatusCode, Tracer
 
 from ..api.objects import Obj
 from ..cluster.interface import PODS, ApiError, Cluster, Resource, Watch, key_of, unreachable
-from ..runtime.outages import Outage
+from ..runtime.machinery.outages import Outage
 from .metrics import Metrics
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 from ..health.summary import ProvisionerSeen
 from ..provisioning.provisioner import HostView, Provisioner, Versioned
 from ..provisioning.results import Outcome, Result
-from ..runtime.outages import Outage
+from ..runtime.machinery.outages import Outage
 from ..servicing.plan import ServicePlan
 from .metrics import Metrics
 

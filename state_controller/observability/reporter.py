@@ -1,4 +1,4 @@
-"""The runtime's :class:`~state_controller.runtime.reporting.Reporter`, made real:
+"""The runtime's :class:`~state_controller.runtime.machinery.reporting.Reporter`, made real:
 metrics, Kubernetes Events and trace spans, all read from the book's journal."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode, Tracer
 from ..api.objects import Obj
 from ..books.journal import Entry, Notice
 from ..cluster.interface import object_key
-from ..runtime.reporting import NO_SPAN, ReconcileSpan, Where
+from ..runtime.machinery.reporting import NO_SPAN, ReconcileSpan, Where
 from .events import EventRecorder, event_for
 from .metrics import Metrics
 

@@ -47,7 +47,7 @@ class ControllerConfig:
     remediation_pools: frozenset[str] | None = None
     # servicing runs (spec.servicingPolicy rolling) under way at once in each node pool
     servicing_max_unavailable: int = 1
-    # this replica's shard (runtime/sharder.py): it reconciles only the Hosts labelled with
+    # this replica's shard (runtime/shards/sharder.py): it reconciles only the Hosts labelled with
     # it, and lets go of those drained; "" (the default): not sharded, every Host is its own
     shard: str = ""
     # the shards the operator runs (--shards) and their Lease duration: a Lease is shown

@@ -10,13 +10,13 @@ A queue key names a book: a Host's (``namespace/name``; a Node that runs on
 the Host is followed in its reconcile) or a Node's own (``node:<name>``); an observed
 metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 (``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
-:mod:`.keys` reads a key's kind; :meth:`HostController._kinds` is the one table of
+:mod:`.machinery.keys` reads a key's kind; :meth:`HostController._kinds` is the one table of
 what each kind is reconciled by.
 
 It is the one place where every source's informer meets the queue: one handler per
 source and one dispatch by kind, which is why it grows by a handler for each source it
 reads. The indexes the handlers ask (machines by name and UID,
-Secrets to Hosts) are in :mod:`.machine_index`; each reconcile is in a module of its own.
+Secrets to Hosts) are in :mod:`.indexes.machines`; each reconcile is in a module of its own.
 """
 
 from __future__ import annotations
@@ -51,28 +51,28 @@ from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
 from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
 from ..updates.signals import NodeSignals, pool_of
-from .baremetalhost_reconciler import BareMetalHostReconciler
+from .baremetalhosts.reconciler import BareMetalHostReconciler
 from .config import ControllerConfig
-from .drains import Drains
-from .fleet_slots import FleetSlots
-from .host_data import secrets_read
-from .host_reconciler import HostReconciler
-from .informer import Informer, InformerSet
-from .keys import Kind, bmh_key, kind_of, node_key, parse, pool_key
-from .lead import Lead
-from .machine_index import MachineIndex
-from .node_index import NodeIndex
-from .node_reconciler import NodeFollower, NodeReconciler
-from .outages import log_failure
-from .pool_reconciler import PoolReconciler, pool_of_object
-from .remediator import Remediator
-from .reporting import NOWHERE, NoReporter, Reporter, Where
-from .results import ReconcileResult
+from .hosts.data import secrets_read
+from .hosts.reconciler import HostReconciler
+from .hosts.remediator import Remediator
+from .indexes.machines import MachineIndex
+from .indexes.nodes import NodeIndex
+from .machinery.informer import Informer, InformerSet
+from .machinery.keys import Kind, bmh_key, kind_of, node_key, parse, pool_key
+from .machinery.outages import log_failure
+from .machinery.reporting import NOWHERE, NoReporter, Reporter, Where
+from .machinery.results import ReconcileResult
+from .machinery.workqueue import QueueMetricsSink, WorkQueue
+from .nodes.cordoned_pods import Drains
+from .nodes.reconciler import NodeFollower, NodeReconciler
+from .pools.reconciler import PoolReconciler, pool_of_object
 from .self_status import SelfStatus
-from .service_drains import ServiceDrainer
-from .service_slots import ServiceSlots
-from .statuses import BookWriter
-from .workqueue import QueueMetricsSink, WorkQueue
+from .servicing.drainer import ServiceDrainer
+from .servicing.fleet_slots import FleetSlots
+from .servicing.slots import ServiceSlots
+from .shards.lead import Lead
+from .writing.book_writer import BookWriter
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +315,7 @@ class HostController:
 
     def take_lead(self, *, sync_timeout: float = 60.0) -> None:
         """Sharded, on holding the sharder's Lease: keep the Nodes with no Host and the
-        NodePools too (:mod:`.lead`). The sharder's watch of every Host feeds
+        NodePools too (:mod:`.shards.lead`). The sharder's watch of every Host feeds
         :meth:`on_fleet_host` from its start on."""
         self.lead.take(sync_timeout)
         for node in self.node_index.all():

@@ -42,10 +42,10 @@ from ..health.summary import (
 )
 from ..sharding.leases import Shard
 from ..sharding.members import Members, judged_shards
-from .informer import Informer
-from .outages import log_failure
-from .reporting import Reporter
-from .status_writer import OnConflict, Outcome, StatusWriter
+from .machinery.informer import Informer
+from .machinery.outages import log_failure
+from .machinery.reporting import Reporter
+from .writing.status_writer import OnConflict, Outcome, StatusWriter
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ shards' health.
 * relabelled by someone other than the controller (the label went from a shard that is
   still Ready or Expired straight to another, or to none with no drain): the label is put
   back at once (one patch), before anything else is decided for it. The shard it names
-  never took the host in (runtime/shard_member.py checks the HostState), so nobody let go
+  never took the host in (runtime/shards/member.py checks the HostState), so nobody let go
   and no drain is needed: a tenant's flip costs its own patch and this one.
 """
 

@@ -17,7 +17,7 @@ counts while its shard is alive or only expired (its hosts have not moved yet); 
 shard's (or one no Lease stands for) counts no more, and is dropped at the next write,
 so a replica that died mid-run frees its pool within the time its hosts take to move.
 
-These functions only read and build the record; ``runtime/fleet_slots.py`` reads the Lease
+These functions only read and build the record; ``runtime/servicing/fleet_slots.py`` reads the Lease
 from a watch and writes it.
 """
 

@@ -19,8 +19,12 @@ import pytest
 import yaml
 from kubernetes import client
 
-from state_controller.runtime.leader import DEFAULT_LEASE, LeaderElectionConfig, campaign
-from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.runtime.machinery.leader_election import (
+    DEFAULT_LEASE,
+    LeaderElectionConfig,
+    campaign,
+)
+from state_controller.runtime.shards.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.members import Members, shard_names
 from state_controller.sharding.service_claims import LEDGER_LEASE
@@ -494,7 +498,8 @@ def test_leases_are_the_controllers_own_by_name(cp: ControlPlane, applied: objec
 
 
 def _try_to_lead(api: client.ApiClient, lease: str) -> bool:
-    """One try of the controller's leader election (runtime/leader.py) for ``lease``."""
+    """One try of the controller's leader election (runtime/machinery/leader_election.py)
+    for ``lease``."""
     cfg = LeaderElectionConfig(CONTROLLER_NS, lease, identity="replica-under-test")
     election = campaign(api, cfg, on_started=lambda: None, on_stopped=lambda: None)
     return bool(election.try_acquire_or_renew())  # type: ignore[no-untyped-call]

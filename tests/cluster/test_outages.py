@@ -17,7 +17,7 @@ from state_controller.cluster.interface import SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.informer import Informer
+from state_controller.runtime.machinery.informer import Informer
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
 from tests.conftest import FAST_BACKOFF, wait_for
@@ -62,7 +62,8 @@ def test_an_apiserver_outage_is_told_once_without_tracebacks(
     events = [r.event for r in outage]  # type: ignore[attr-defined]
     assert events[0] == "started" and events[-1] == "ended"
     assert set(events[1:-1]) <= {"continues"}
-    assert events.count("started") == 1 and events.count("ended") == 1  # runtime/outages.py: SETTLE
+    # one of each: runtime/machinery/outages.py, SETTLE
+    assert events.count("started") == 1 and events.count("ended") == 1
     noise = [r for r in shown if r.levelno >= logging.WARNING and r not in outage]
     assert noise == [], [r.getMessage() for r in noise]
     print(

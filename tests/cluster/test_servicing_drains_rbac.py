@@ -23,8 +23,8 @@ from kubernetes import client
 
 from state_controller.cluster.interface import NODES, PODS, ApiError, NotFound
 from state_controller.cluster.kube import KubeCluster
-from state_controller.runtime.drains import Drains
-from state_controller.runtime.service_drains import SERVICING, ServiceDrainer
+from state_controller.runtime.nodes.cordoned_pods import Drains
+from state_controller.runtime.servicing.drainer import SERVICING, ServiceDrainer
 from state_controller.updates.signals import CORDONED_FOR, node_signals
 from tests.conftest import wait_for
 from tests.support.control_plane import ControlPlane
@@ -173,7 +173,7 @@ def test_with_the_folder_the_controller_drains_and_changes_nothing_else_of_the_n
     with closing(admin), closing(_as_controller(cp)) as kube:
         drainer, drains = _drainer(kube)
         try:
-            # The cordon and the eviction, as runtime/service_drains.py makes them. The
+            # The cordon and the eviction, as runtime/servicing/drainer.py makes them. The
             # first calls may come before the pod watch has listed the pod: drain again.
             def drained() -> bool:
                 drainer.drain(node_signals(_node(kube)))

@@ -31,7 +31,7 @@ from state_controller.cluster.interface import (
 )
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.hardware_file import HardwareFile
-from state_controller.runtime.sharder import SHARDER_LEASE
+from state_controller.runtime.shards.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet

@@ -81,7 +81,7 @@ def test_deploy_and_inspection_failures_are_readable(
 ) -> None:
     """What a Host's author reads names the failure; Ironic's own text (which quotes what
     the image server or the port answered) is in the operator's log only."""
-    caplog.set_level(logging.WARNING, logger="state_controller.runtime.host_reconciler")
+    caplog.set_level(logging.WARNING, logger="state_controller.runtime.hosts.reconciler")
     ns = "failing"
     prov = provisioner(ironic.url, failing_hosts())
     cluster = new_cluster()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
-from state_controller.runtime.informer import InformerSet
+from state_controller.runtime.machinery.informer import InformerSet
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import wait_for, wait_reconciled
 from tests.support.scenarios import PASSWORD, state_of

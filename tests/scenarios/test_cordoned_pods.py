@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 
 from state_controller.cluster.interface import Cluster
-from state_controller.runtime.drains import Drains
+from state_controller.runtime.nodes.cordoned_pods import Drains
 from state_controller.simulation.nodes import SimulatedNode
 from tests.support.scenarios import NS, allow_pods
 from tests.support.waiting import wait_for

@@ -13,8 +13,8 @@ import pytest
 from state_controller.api import annotations as ann
 from state_controller.api.baremetalhost import PAUSED
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, SECRETS, Cluster
+from state_controller.runtime.baremetalhosts.handed_over import UNPAUSED
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.handed_over import UNPAUSED
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from tests.conftest import FAST_BACKOFF, wait_for
 from tests.support.bmo import PlayedBMO

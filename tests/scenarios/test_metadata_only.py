@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from state_controller.api.objects import Obj
 from state_controller.cluster.interface import HOSTS, PARTIAL_METADATA, Cluster
-from state_controller.runtime.informer import Informer
+from state_controller.runtime.machinery.informer import Informer
 from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for
 from tests.support.scenarios import NS

@@ -117,7 +117,7 @@ def test_a_baremetalhost_life_is_reported_at_bmos_times_and_never_written(
 def test_bmos_errors_are_taken_with_its_count_and_a_restart_records_nothing_new(
     cluster: Cluster, run_controller: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="state_controller.runtime.baremetalhost_reconciler")
+    caplog.set_level(logging.WARNING, logger="state_controller.runtime.baremetalhosts.reconciler")
     with run_controller(cluster, config=observing()) as first:
         bmo = PlayedBMO(cluster, NS, "worker-1")
         bmo.show("provisioning", started=("provision",))

@@ -27,7 +27,7 @@ from state_controller.cluster.interface import (
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.sharder import Sharder
+from state_controller.runtime.shards.sharder import Sharder
 from state_controller.sharding.leases import SHARD_LABEL
 from state_controller.sharding.members import Members
 from state_controller.simulation.fleet import create_fleet

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from state_controller.cluster.interface import HOSTS, LEASES, ApiError, Cluster
-from state_controller.runtime.sharder import Sharder
+from state_controller.runtime.shards.sharder import Sharder
 from state_controller.sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.members import Members
 from state_controller.sharding.ring import Ring
@@ -166,7 +166,7 @@ def test_leases_no_configured_replica_wrote_decide_nothing_and_are_told_once(
     each is told once, and the configured one is taken (its holder overwritten)."""
     before = owners(cluster)
     fakes = [f"evil-{i}" for i in range(12)]
-    caplog.set_level("WARNING", logger="state_controller.runtime.sharder")
+    caplog.set_level("WARNING", logger="state_controller.runtime.shards.sharder")
     for fake in fakes:
         put_lease(cluster, fake, renewed_ago=1, duration=2_147_483_647)
     put_lease(cluster, "d", renewed_ago=1, holder="mallory", duration=2_147_483_647)

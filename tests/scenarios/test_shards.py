@@ -26,8 +26,8 @@ from state_controller.cluster.interface import (
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.sharder import Sharder
-from state_controller.runtime.statuses import hoststate_of_host
+from state_controller.runtime.shards.sharder import Sharder
+from state_controller.runtime.writing.book_writer import hoststate_of_host
 from state_controller.sharding.leases import DRAIN_LABEL, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet

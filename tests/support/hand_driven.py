@@ -13,9 +13,9 @@ from state_controller.provisioning.machine import HostMachine
 from state_controller.provisioning.provisioner import Provisioner
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.host_reconciler import HostReconciler
-from state_controller.runtime.informer import Informer
-from state_controller.runtime.reporting import NoReporter, Reporter
+from state_controller.runtime.hosts.reconciler import HostReconciler
+from state_controller.runtime.machinery.informer import Informer
+from state_controller.runtime.machinery.reporting import NoReporter, Reporter
 
 
 class HandDriven:

@@ -39,25 +39,25 @@ class Mutant:
 MUTANTS = (
     Mutant(
         "pause-ignored",
-        "state_controller/runtime/host_reconciler.py",
+        "state_controller/runtime/hosts/reconciler.py",
         "        if ann.PAUSED in annotations:\n            return DONE",
         "        if False:\n            return DONE",
     ),
     Mutant(
         "write-only-on-difference-broken",
-        "state_controller/runtime/status_writer.py",
+        "state_controller/runtime/writing/status_writer.py",
         '        if same(status, obj.get("status")):',
         "        if False:",
     ),
     Mutant(
         "conflict-retry-removed",
-        "state_controller/runtime/status_writer.py",
+        "state_controller/runtime/writing/status_writer.py",
         "            except Conflict:\n                fresh",
         "            except ZeroDivisionError:\n                fresh",
     ),
     Mutant(
         "stuck-announced-every-reconcile",
-        "state_controller/runtime/statuses.py",
+        "state_controller/runtime/writing/book_writer.py",
         "        if delivery.stuck_announced == clock.entered_at:\n            return",
         "        if False:\n            return",
     ),
@@ -81,25 +81,25 @@ MUTANTS = (
     ),
     Mutant(
         "nodepool-interval-ignored",
-        "state_controller/runtime/pool_reconciler.py",
+        "state_controller/runtime/pools/reconciler.py",
         '        if current.get("status") != status and wait > 0:',
         "        if False:",
     ),
     Mutant(
         "heartbeat-filter-removed",
-        "state_controller/runtime/node_index.py",
+        "state_controller/runtime/indexes/nodes.py",
         "            if signals == before:",
         "            if False:",
     ),
     Mutant(
         "informer-relist-broken",
-        "state_controller/runtime/informer.py",
+        "state_controller/runtime/machinery/informer.py",
         "            if key not in fresh:\n                self._dispatch(key, None)",
         "            if False:\n                self._dispatch(key, None)",
     ),
     Mutant(
         "gone-not-handled",
-        "state_controller/runtime/informer.py",
+        "state_controller/runtime/machinery/informer.py",
         '            except Gone:\n                log.info("watch of %s expired; listing again", '
         'self.resource)\n                version = ""',
         "            except Gone:\n                raise",

@@ -8,7 +8,7 @@ from typing import Any
 
 from state_controller.api.objects import Obj
 from state_controller.cluster.interface import SECRETS, Cluster, Resource, Watch
-from state_controller.runtime.informer import Informer
+from state_controller.runtime.machinery.informer import Informer
 
 
 class WatchOutage:

@@ -18,7 +18,7 @@ from state_controller.api.baremetalhost import host_spec, not_carried
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.schema import validators
-from state_controller.runtime.host_inputs import status_annotation
+from state_controller.runtime.hosts.inputs import status_annotation
 
 NS = "metal"
 UUID = "6b5c2bd2-2f6b-4b1c-9b0e-3c1d2a0f9e11"

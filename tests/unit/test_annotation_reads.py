@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from state_controller.api import annotations as ann
-from state_controller.runtime import host_inputs
-from state_controller.runtime.host_inputs import hardware_details, status_annotation
+from state_controller.runtime.hosts import inputs as host_inputs
+from state_controller.runtime.hosts.inputs import hardware_details, status_annotation
 
 HARDWARE = json.dumps({"cpu": {"arch": "x86_64", "count": 8}, "ramMebibytes": 4096})
 STATUS = json.dumps({"provisioning": {"state": "provisioned", "id": "n-1"}})

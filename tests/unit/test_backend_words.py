@@ -48,7 +48,7 @@ def logged(caplog: pytest.LogCaptureFixture, words: str) -> int:
 def test_the_words_are_logged_once_each_and_never_stored(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="state_controller.runtime.host_reconciler")
+    caplog.set_level(logging.WARNING, logger="state_controller.runtime.hosts.reconciler")
     other = "HTTP/1.1 403 Forbidden <title>internal admin</title>"
     clock = Clock()
     s = HandDriven(provisioner=AnsweringBMC([BANNER, BANNER, other]), clock=clock)

@@ -16,8 +16,9 @@ import pytest
 
 from state_controller.api.host import HostSpec
 from state_controller.provisioning.provisioner import HostData
-from state_controller.runtime import bounded_yaml, host_data
-from state_controller.runtime.host_data import read_host_data
+from state_controller.runtime.hosts import bounded_yaml
+from state_controller.runtime.hosts import data as host_data
+from state_controller.runtime.hosts.data import read_host_data
 from tests.support.alias_bomb import alias_bomb
 
 

@@ -1,4 +1,4 @@
-"""The servicing ledger shared by every shard (runtime/fleet_slots.py): one slot of a pool
+"""The servicing ledger shared by every shard (runtime/servicing/fleet_slots.py): one slot of a pool
 is taken by one replica only, even when two ask at once; a slot freed on one replica wakes
 a host waiting on another; a dead shard's claims stop counting; a Host that moved keeps
 its claim and a deleted one loses it."""
@@ -15,8 +15,8 @@ from state_controller.api.timefmt import rfc3339_ms
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, LEASES, Cluster
 from state_controller.cluster.schema import validators
-from state_controller.runtime.fleet_slots import FleetSlots
-from state_controller.runtime.service_slots import ServiceSlots
+from state_controller.runtime.servicing.fleet_slots import FleetSlots
+from state_controller.runtime.servicing.slots import ServiceSlots
 from state_controller.sharding.leases import LEASE_PREFIX, Health
 from state_controller.sharding.members import Members, identity_for, judged_shards
 from state_controller.sharding.service_claims import (

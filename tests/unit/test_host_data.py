@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from state_controller.provisioning.provisioner import HostData
-from state_controller.runtime import bounded_yaml, host_data
-from state_controller.runtime.host_data import read_host_data
-from state_controller.runtime.host_inputs import OTHER_NAMESPACE, SpecCache
-from state_controller.runtime.machine_index import MachineIndex
+from state_controller.runtime.hosts import bounded_yaml
+from state_controller.runtime.hosts import data as host_data
+from state_controller.runtime.hosts.data import read_host_data
+from state_controller.runtime.hosts.inputs import OTHER_NAMESPACE, SpecCache
+from state_controller.runtime.indexes.machines import MachineIndex
 
 
 def _host(**spec: Any) -> dict[str, Any]:

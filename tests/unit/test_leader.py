@@ -9,8 +9,11 @@ from typing import Any
 from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
 from urllib3.exceptions import MaxRetryError, ProtocolError
 
-from state_controller.runtime import leader
-from state_controller.runtime.leader import AnsweringLeaseLock, LeaderElectionConfig
+from state_controller.runtime.machinery import leader_election as leader
+from state_controller.runtime.machinery.leader_election import (
+    AnsweringLeaseLock,
+    LeaderElectionConfig,
+)
 
 
 class Unreachable:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from state_controller.observability.logs import JsonFormatter, TextFormatter
-from state_controller.runtime.outages import Outage
+from state_controller.runtime.machinery.outages import Outage
 from tests.conftest import wait_for
 from tests.support.clocks import Clock
 

@@ -22,7 +22,7 @@ from state_controller.provisioning.machine import (
 from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
-from state_controller.runtime.host_inputs import parse_spec
+from state_controller.runtime.hosts.inputs import parse_spec
 from tests.support.clocks import Clock
 
 IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123" * 10 + "abcd"}  # 64 hex digits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from state_controller.runtime.machine_index import MachineIndex
+from state_controller.runtime.indexes.machines import MachineIndex
 
 
 def obj(uid: str) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from state_controller.books.book import Book
 from state_controller.books.journal import Notice
 from state_controller.remediation.policy import Action, RemediationPolicy
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.node_index import NodeIndex
-from state_controller.runtime.node_reconciler import LINK_DOUBTED, LINK_REFUSED, NodeFollower
-from state_controller.runtime.remediator import Remediator
+from state_controller.runtime.hosts.remediator import Remediator
+from state_controller.runtime.indexes.nodes import NodeIndex
+from state_controller.runtime.nodes.reconciler import LINK_DOUBTED, LINK_REFUSED, NodeFollower
 from state_controller.updates.adapters.base import DrainStatus
 from tests.support.clocks import T0
 

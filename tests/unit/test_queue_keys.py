@@ -1,4 +1,4 @@
-"""The work queue's keys (runtime/keys.py): each kind reads back as itself, a Host's key
+"""The work queue's keys (runtime/machinery/keys.py): each kind reads back as itself, a Host's key
 is its namespace/name, the controller's one dispatch table covers every kind, and each
 reconcile is counted under the kind it was of."""
 
@@ -10,7 +10,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
-from state_controller.runtime.keys import Kind, bmh_key, key_of, node_key, parse, pool_key
+from state_controller.runtime.machinery.keys import Kind, bmh_key, key_of, node_key, parse, pool_key
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
 from tests.support.scenarios import WORKER

@@ -17,7 +17,7 @@ from state_controller.api.reach import (
 )
 from state_controller.cli import build_parser
 from state_controller.commands.flags import reach
-from state_controller.runtime.host_inputs import NOT_ALLOWED, parse_spec
+from state_controller.runtime.hosts.inputs import NOT_ALLOWED, parse_spec
 
 IMAGE = {"url": "http://images.example/os.img", "checksum": "0" * 64, "checksumType": "sha256"}
 

@@ -9,7 +9,7 @@ from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.controller import HostController
-from state_controller.runtime.workqueue import WorkQueue
+from state_controller.runtime.machinery.workqueue import WorkQueue
 from state_controller.simulation.fleet import create_fleet
 from tests.conftest import wait_for, wait_reconciled
 

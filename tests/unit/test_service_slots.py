@@ -4,7 +4,7 @@ its wake on or has it again; nobody is left waiting beside a free slot."""
 
 from __future__ import annotations
 
-from state_controller.runtime.service_slots import WOKEN_FOR, ServiceSlots
+from state_controller.runtime.servicing.slots import WOKEN_FOR, ServiceSlots
 
 POOL = "worker"
 

@@ -94,7 +94,7 @@ def test_a_label_someone_else_moved_from_a_live_shard_is_put_back_not_drained() 
 
 
 def test_a_replica_leaves_a_host_whose_hoststate_names_another_shard() -> None:
-    from state_controller.runtime.shard_member import Ownership, ownership
+    from state_controller.runtime.shards.member import Ownership, ownership
 
     host = {"metadata": {"name": "h", "labels": {"hoststate.io/shard": "b"}}}
     assert ownership(host, "b", lambda: "a") is Ownership.NOT_GIVEN  # a has not let go

@@ -1,4 +1,4 @@
-"""The one status writer (runtime/status_writer.py): a status the object already holds is
+"""The one status writer (runtime/writing/status_writer.py): a status the object already holds is
 not sent and counts as ``unchanged``; a conflict counts once, and is written over for a
 book's status or handed back for the caller to decide again; a write to an object deleted
 since the cache was read ends quietly (the deletion event that follows queues the
@@ -16,8 +16,8 @@ from state_controller.api import API_VERSION
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, NotFound
-from state_controller.runtime.informer import Informer
-from state_controller.runtime.status_writer import OnConflict, Outcome, StatusWriter
+from state_controller.runtime.machinery.informer import Informer
+from state_controller.runtime.writing.status_writer import OnConflict, Outcome, StatusWriter
 from tests.support.hand_driven import StatusWrites
 
 

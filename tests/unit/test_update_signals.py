@@ -10,7 +10,7 @@ from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.update_conditions import derive
-from state_controller.runtime.node_index import NodeIndex
+from state_controller.runtime.indexes.nodes import NodeIndex
 from state_controller.updates.adapters import DrainStatus, adapter_for, never_back
 from state_controller.updates.links import host_of, names_read
 from state_controller.updates.pool_summary import pool_share, pool_status, pool_summary

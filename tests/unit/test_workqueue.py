@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from state_controller.runtime.workqueue import QueueMetricsSink, WorkQueue
+from state_controller.runtime.machinery.workqueue import QueueMetricsSink, WorkQueue
 
 
 def drain(queue: WorkQueue[str]) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
-from ...runtime.keys import Kind
-from ...runtime.leader import DEFAULT_LEASE
+from ...runtime.machinery.keys import Kind
+from ...runtime.machinery.leader_election import DEFAULT_LEASE
 from .panels import IN_NAMESPACE, RATE, graph, label_variable, new_dashboard, number, row
 
 UID = "hoststate-controller"

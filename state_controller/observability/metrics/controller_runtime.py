@@ -1,7 +1,7 @@
 """controller-runtime's families, under its names so that existing dashboards work
 unchanged: reconciles, workers and the work queue, each labelled with the kind of key it
 is about (``controller`` and ``name`` = host, node, baremetalhost or pool:
-:class:`~state_controller.runtime.keys.Kind`). One queue and one pool of workers serve
+:class:`~state_controller.runtime.machinery.keys.Kind`). One queue and one pool of workers serve
 every kind; each kind is shown as controller-runtime shows one controller and its queue,
 and the workers' own count (``max_concurrent_reconciles``) is the whole pool's, under
 each kind, since any of them may take every worker."""
@@ -13,7 +13,7 @@ from functools import partial
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from ...runtime.keys import Kind
+from ...runtime.machinery.keys import Kind
 from .children import Children
 
 RECONCILE_BUCKETS = (

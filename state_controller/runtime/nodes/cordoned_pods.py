@@ -6,7 +6,7 @@ about the few nodes that drain at a time. Here the first :data:`PER_NODE_WATCHES
 cordoned nodes get one pod watch each, ``fieldSelector=spec.nodeName=<node>``, from
 the moment they are cordoned until they are uncordoned (or gone), and only their pods
 are cached. Nodes cordoned beyond those share one watch of every scheduled pod
-(:mod:`.node_pods`), which keeps only their pods, cut down: a watch per node costs a
+(:mod:`.shared_pod_watch`), which keeps only their pods, cut down: a watch per node costs a
 thread and a connection each, which a fleet-wide cordon of 1,000 nodes turned into
 1,000 threads and 134 MB. PodDisruptionBudgets are few (about one per application) and
 cached in one watch, started with the first cordon. Each pod or budget change queues
@@ -18,12 +18,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ..api.objects import Obj
-from ..cluster.interface import PDBS, PODS, Cluster
-from ..updates.adapters import DrainStatus
-from ..updates.drain import drain_status, evictable
-from .informer import Informer
-from .node_pods import NodePods
+from ...api.objects import Obj
+from ...cluster.interface import PDBS, PODS, Cluster
+from ...updates.adapters import DrainStatus
+from ...updates.drain import drain_status, evictable
+from ..machinery.informer import Informer
+from .shared_pod_watch import NodePods
 
 PER_NODE_WATCHES = 16  # cordoned nodes watched each on its own; the rest share one watch
 

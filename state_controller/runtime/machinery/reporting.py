@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, Protocol
 
-from ..api.objects import Obj
-from ..books.journal import Entry
+from ...api.objects import Obj
+from ...books.journal import Entry
 
 
 class Where(NamedTuple):

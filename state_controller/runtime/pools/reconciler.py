@@ -28,26 +28,26 @@ import contextlib
 import time
 from collections.abc import Callable
 
-from ..api import API_VERSION
-from ..api.controller_status import PoolShare
-from ..api.nodepool import UNLABELED_POOL
-from ..api.objects import Obj
-from ..api.updates import UpdateStep
-from ..books.records import UpdateCursor
-from ..cluster.interface import NODEPOOLS, Cluster, NotFound
-from ..updates.pool_agreement import (
+from ...api import API_VERSION
+from ...api.controller_status import PoolShare
+from ...api.nodepool import UNLABELED_POOL
+from ...api.objects import Obj
+from ...api.updates import UpdateStep
+from ...books.records import UpdateCursor
+from ...cluster.interface import NODEPOOLS, Cluster, NotFound
+from ...updates.pool_agreement import (
     SOURCES_AGREE,
     count_disagreement,
     machine_config_pool_view,
     sources_agree,
 )
-from ..updates.pool_summary import pool_share, pool_status
-from ..updates.signals import NodeSignals
-from .informer import Informer
-from .node_index import NodeIndex
-from .results import DONE, ReconcileResult
-from .status_writer import Outcome
-from .statuses import BookWriter
+from ...updates.pool_summary import pool_share, pool_status
+from ...updates.signals import NodeSignals
+from ..indexes.nodes import NodeIndex
+from ..machinery.informer import Informer
+from ..machinery.results import DONE, ReconcileResult
+from ..writing.book_writer import BookWriter
+from ..writing.status_writer import Outcome
 
 
 def pool_object_name(pool: str) -> str:

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..api.objects import Obj
-from ..cluster.interface import Cluster, Gone, Resource, Watch, object_key
+from ...api.objects import Obj
+from ...cluster.interface import Cluster, Gone, Resource, Watch, object_key
 from .outages import log_failure
 
 log = logging.getLogger(__name__)

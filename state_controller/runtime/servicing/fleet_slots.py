@@ -21,8 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..api.objects import Obj
-from ..cluster.interface import (
+from ...api.objects import Obj
+from ...cluster.interface import (
     HOSTS,
     LEASES,
     AlreadyExists,
@@ -32,9 +32,9 @@ from ..cluster.interface import (
     NotFound,
     split_key,
 )
-from ..sharding.leases import Health
-from ..sharding.members import Members, judged_shards
-from ..sharding.service_claims import (
+from ...sharding.leases import Health
+from ...sharding.members import Members, judged_shards
+from ...sharding.service_claims import (
     CLAIMS_MAX,
     LEDGER_LEASE,
     Claim,
@@ -46,8 +46,8 @@ from ..sharding.service_claims import (
     with_claim,
     without_claim,
 )
-from .informer import Informer
-from .outages import log_failure
+from ..machinery.informer import Informer
+from ..machinery.outages import log_failure
 
 log = logging.getLogger(__name__)
 

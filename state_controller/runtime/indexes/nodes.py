@@ -30,17 +30,17 @@ from collections import Counter as Tally
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from ..api.objects import Obj
-from ..updates.links import BY_LABEL, claim_of, host_of, link_problem, names_read
-from ..updates.pool_summary import down
-from ..updates.signals import (
+from ...api.objects import Obj
+from ...updates.links import BY_LABEL, claim_of, host_of, link_problem, names_read
+from ...updates.pool_summary import down
+from ...updates.signals import (
     DEFAULT_POOL_LABEL,
     MachineConfigNodeSignals,
     NodeSignals,
     machine_config_node_signals,
     node_signals,
 )
-from .keys import node_key, pool_key
+from ..machinery.keys import node_key, pool_key
 
 
 def home_namespace(namespaces: tuple[str, ...] | None) -> str:

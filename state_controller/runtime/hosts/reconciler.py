@@ -15,7 +15,7 @@ The order of work is deliberate:
    where the host's delivery record says the last reconcile stopped.
 5. Metadata changes (removing handled annotations, the finalizer) come last.
 
-The book is the host's story; the :class:`~.delivery.Delivery` beside it is
+The book is the host's story; the :class:`~..writing.delivery.Delivery` beside it is
 what this reconciler did with it. Both are touched only by the worker that
 holds the host's key.
 """
@@ -28,17 +28,17 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..api import annotations as ann
-from ..api.hoststate import Mode
-from ..api.objects import Obj
-from ..api.servicing import SERVICE_ACTIVE
-from ..api.states import ProvisioningState
-from ..books.book import Book
-from ..books.chapters import BOOTSTRAP_CHAPTER
-from ..books.journal import INVALID_ANNOTATION
-from ..books.projections import host_status, host_status_differs
-from ..books.restore import confirmed_seq, restore
-from ..cluster.interface import (
+from ...api import annotations as ann
+from ...api.hoststate import Mode
+from ...api.objects import Obj
+from ...api.servicing import SERVICE_ACTIVE
+from ...api.states import ProvisioningState
+from ...books.book import Book
+from ...books.chapters import BOOTSTRAP_CHAPTER
+from ...books.journal import INVALID_ANNOTATION
+from ...books.projections import host_status, host_status_differs
+from ...books.restore import confirmed_seq, restore
+from ...cluster.interface import (
     HOSTS,
     HOSTSTATES,
     SECRETS,
@@ -47,28 +47,28 @@ from ..cluster.interface import (
     NotFound,
     Resource,
 )
-from ..provisioning.machine import HostMachine
-from ..provisioning.power_requests import annotation_problems as power_annotation_problems
-from ..remediation.policy import Action
-from .config import ControllerConfig
-from .delivery import Delivery
-from .host_data import is_host_data
-from .host_inputs import (
+from ...provisioning.machine import HostMachine
+from ...provisioning.power_requests import annotation_problems as power_annotation_problems
+from ...remediation.policy import Action
+from ..config import ControllerConfig
+from ..machinery.informer import Informer, InformerSet
+from ..machinery.reporting import Reporter
+from ..machinery.results import DONE, ReconcileResult
+from ..nodes.reconciler import NodeFollower
+from ..servicing.drainer import ServiceDrainer
+from ..servicing.slots import ServiceSlots
+from ..shards.member import Ownership, claimed_by, decline, let_go, ownership
+from ..writing.book_writer import BookWriter, hoststate_of_host
+from ..writing.delivery import Delivery
+from .data import is_host_data
+from .inputs import (
     SpecCache,
     gather,
     hardware_details,
     is_bmc_credentials,
     status_annotation,
 )
-from .informer import Informer, InformerSet
-from .node_reconciler import NodeFollower
 from .remediator import Remediator
-from .reporting import Reporter
-from .results import DONE, ReconcileResult
-from .service_drains import ServiceDrainer
-from .service_slots import ServiceSlots
-from .shard_member import Ownership, claimed_by, decline, let_go, ownership
-from .statuses import BookWriter, hoststate_of_host
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""A sharded replica's side of the sharder's handshake (runtime/sharder.py).
+"""A sharded replica's side of the sharder's handshake (runtime/shards/sharder.py).
 
 A replica reconciles a Host only while the Host carries its shard label. One its cache
 still holds under another label (the watch not yet told) is not its own; one carrying
@@ -25,9 +25,9 @@ import logging
 from collections.abc import Callable
 from enum import Enum
 
-from ..api.objects import Obj
-from ..cluster.interface import HOSTS, HOSTSTATES, Cluster, Conflict, NotFound, split_key
-from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
+from ...api.objects import Obj
+from ...cluster.interface import HOSTS, HOSTSTATES, Cluster, Conflict, NotFound, split_key
+from ...sharding.leases import DRAIN_LABEL, SHARD_LABEL
 
 log = logging.getLogger(__name__)
 

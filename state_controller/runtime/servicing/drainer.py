@@ -4,7 +4,8 @@ The machine asks through ``HostInput.drain`` and ``HostInput.uncordon`` (it neve
 to the cluster itself). Draining is what ``kubectl drain`` does: cordon, then evict every
 pod a drain moves (:func:`..updates.drain.evictable`) through the Eviction API, which
 refuses while a PodDisruptionBudget allows no disruption; the pods are watched while the
-Node is cordoned (:class:`.drains.Drains`), so each pod that goes queues the host again.
+Node is cordoned (:class:`..nodes.cordoned_pods.Drains`), so each pod that goes queues the
+host again.
 The cordon carries ``hoststate.io/cordoned-for: servicing``: the update adapters do not
 read it as an update, and only a cordon made here is undone here.
 """
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..cluster.interface import NODES, Cluster, NotFound
-from ..updates.adapters.base import draining_message
-from ..updates.signals import CORDONED_FOR, NodeSignals
-from .drains import Drains
+from ...cluster.interface import NODES, Cluster, NotFound
+from ...updates.adapters.base import draining_message
+from ...updates.signals import CORDONED_FOR, NodeSignals
+from ..nodes.cordoned_pods import Drains
 
 SERVICING = "servicing"
 

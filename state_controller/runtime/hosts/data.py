@@ -21,10 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..api import annotations as ann
-from ..api.host import HostSpec
-from ..api.objects import Obj
-from ..provisioning.provisioner import HostData
+from ...api import annotations as ann
+from ...api.host import HostSpec
+from ...api.objects import Obj
+from ...provisioning.provisioner import HostData
 from . import bounded_yaml
 
 FALLBACK_KEY = "value"

@@ -15,20 +15,20 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..api import API_VERSION
-from ..api import annotations as ann
-from ..api.objects import Obj
-from ..api.servicing import ServiceStep
-from ..books.book import Book
-from ..books.journal import STUCK
-from ..books.projections import hoststate_status
-from ..books.stuck import human_duration
-from ..cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
-from ..sharding.leases import SHARD_LABEL
-from .config import ControllerConfig
+from ...api import API_VERSION
+from ...api import annotations as ann
+from ...api.objects import Obj
+from ...api.servicing import ServiceStep
+from ...books.book import Book
+from ...books.journal import STUCK
+from ...books.projections import hoststate_status
+from ...books.stuck import human_duration
+from ...cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
+from ...sharding.leases import SHARD_LABEL
+from ..config import ControllerConfig
+from ..machinery.informer import Informer, InformerSet
+from ..machinery.reporting import Reporter
 from .delivery import Delivery
-from .informer import Informer, InformerSet
-from .reporting import Reporter
 from .status_writer import StatusWriter
 
 log = logging.getLogger(__name__)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import threading
 
-from ..books.book import Book
-from ..remediation.policy import Action, PoolHealth, Verdict, decide
-from ..remediation.situation import Readiness, blocked_by, settle, situation, trouble_of
-from ..updates.signals import NodeSignals
-from .config import ControllerConfig
-from .node_index import NodeIndex
+from ...books.book import Book
+from ...remediation.policy import Action, PoolHealth, Verdict, decide
+from ...remediation.situation import Readiness, blocked_by, settle, situation, trouble_of
+from ...updates.signals import NodeSignals
+from ..config import ControllerConfig
+from ..indexes.nodes import NodeIndex
 
 
 class Remediator:

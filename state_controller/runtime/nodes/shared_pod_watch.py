@@ -1,8 +1,8 @@
 """The pods of many cordoned nodes, through one cluster-wide pod watch.
 
 One pod watch per cordoned node (``fieldSelector=spec.nodeName=<node>``) is cheapest
-for the API server while few nodes drain, and :class:`~.drains.Drains` uses it for the
-first :data:`~.drains.PER_NODE_WATCHES`. It costs a thread and a connection each:
+for the API server while few nodes drain, and :class:`~.cordoned_pods.Drains` uses it for the
+first :data:`~.cordoned_pods.PER_NODE_WATCHES`. It costs a thread and a connection each:
 measured on a fleet-wide cordon of 1,000 nodes, 1,000 threads and 134 MB. Beyond
 those, the nodes share this one watch of every scheduled pod
 (``spec.nodeName!=``), which keeps only the pods of the nodes it follows, each cut to
@@ -23,10 +23,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ..api.objects import Obj
-from ..cluster.interface import PODS, Cluster, Gone, Watch
-from ..updates.drain import compact_pod
-from .outages import log_failure
+from ...api.objects import Obj
+from ...cluster.interface import PODS, Cluster, Gone, Watch
+from ...updates.drain import compact_pod
+from ..machinery.outages import log_failure
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..provisioning.machine import RetryWindow
+from ...provisioning.machine import RetryWindow
 
 
 @dataclass(slots=True)

@@ -29,20 +29,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..api import annotations as ann
-from ..api.baremetalhost import API_VERSION, KIND
-from ..api.objects import Obj
-from ..api.states import ProvisioningState
-from ..books.book import Book
-from ..books.restore import confirmed_seq, observed_host_status, restore
-from ..observed.baremetalhost import bmo_words, observe
-from .config import ControllerConfig
-from .delivery import Delivery
+from ...api import annotations as ann
+from ...api.baremetalhost import API_VERSION, KIND
+from ...api.objects import Obj
+from ...api.states import ProvisioningState
+from ...books.book import Book
+from ...books.restore import confirmed_seq, observed_host_status, restore
+from ...observed.baremetalhost import bmo_words, observe
+from ..config import ControllerConfig
+from ..machinery.informer import Informer, InformerSet
+from ..machinery.results import DONE, ReconcileResult
+from ..nodes.reconciler import NodeFollower
+from ..writing.book_writer import BookWriter, hoststate_body
+from ..writing.delivery import Delivery
 from .handed_over import UnpauseWatch
-from .informer import Informer, InformerSet
-from .node_reconciler import NodeFollower
-from .results import DONE, ReconcileResult
-from .statuses import BookWriter, hoststate_body
 
 log = logging.getLogger(__name__)
 

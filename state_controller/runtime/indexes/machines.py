@@ -16,9 +16,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection
 
-from ..api.objects import Obj
-from ..cluster.interface import split_key
-from ..updates.links import UID
+from ...api.objects import Obj
+from ...cluster.interface import split_key
+from ...updates.links import UID
 
 
 class MachineIndex:

@@ -47,10 +47,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from ..api.objects import Obj
-from ..cluster.interface import HOSTS, HOSTSTATES, LEASES, ApiError, Cluster, split_key
-from ..sharding.assign import Act, Labels, Move, moves
-from ..sharding.leases import (
+from ...api.objects import Obj
+from ...cluster.interface import HOSTS, HOSTSTATES, LEASES, ApiError, Cluster, split_key
+from ...sharding.assign import Act, Labels, Move, moves
+from ...sharding.leases import (
     DRAIN_LABEL,
     LEASE_PREFIX,
     SHARD_LABEL,
@@ -59,9 +59,9 @@ from ..sharding.leases import (
     Shard,
     micro_time,
 )
-from ..sharding.members import Members, judge
-from .informer import Handler, Informer, InformerSet
-from .outages import log_failure
+from ...sharding.members import Members, judge
+from ..machinery.informer import Handler, Informer, InformerSet
+from ..machinery.outages import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class Sharder:
         self.resync = resync
         self.judge_all_every = judge_all_every
         self.clock = clock
-        # ``on_host``: the lead's links of Nodes to every Host (runtime/lead.py) read this watch
+        # ``on_host``: the lead's links of Nodes to every Host (shards/lead.py) read this watch
         handlers = [self._on_host] + ([on_host] if on_host is not None else [])
         # metadata alone (labels, resourceVersion; the lead reads names and UIDs): a Host's
         # spec and status never reach this watch

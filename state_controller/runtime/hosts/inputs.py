@@ -18,16 +18,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..api import annotations as ann
-from ..api.backend_ids import id_problem
-from ..api.errors import describe
-from ..api.host import HostSpec
-from ..api.host_status import HardwareDetails, HostStatus
-from ..api.objects import Obj
-from ..api.reach import Reach
-from ..provisioning.inputs import HostInput, SpecProblem
-from ..provisioning.provisioner import Credentials
-from .host_data import DataRead, read_host_data
+from ...api import annotations as ann
+from ...api.backend_ids import id_problem
+from ...api.errors import describe
+from ...api.host import HostSpec
+from ...api.host_status import HardwareDetails, HostStatus
+from ...api.objects import Obj
+from ...api.reach import Reach
+from ...provisioning.inputs import HostInput, SpecProblem
+from ...provisioning.provisioner import Credentials
+from .data import DataRead, read_host_data
 
 
 class SpecCache:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ..api import annotations as ann
-from ..api.baremetalhost import PAUSED
-from ..api.objects import Obj
-from ..books.journal import Notice
-from .reporting import Reporter
+from ...api import annotations as ann
+from ...api.baremetalhost import PAUSED
+from ...api.objects import Obj
+from ...books.journal import Notice
+from ..machinery.reporting import Reporter
 
 UNPAUSED = "HandedOverHostUnpaused"
 

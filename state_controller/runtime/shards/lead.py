@@ -13,7 +13,7 @@ by an informer of their own in the controller's namespace (selected by their lab
 ``hoststate.io/node``), started when the replica becomes the lead, so a new lead opens
 their books from them as a shard opens its Hosts'. The NodePools' counts add up every
 shard's part of them, published in the controller's status
-(:meth:`~.pool_reconciler.PoolReconciler.shares`).
+(:meth:`~..pools.reconciler.PoolReconciler.shares`).
 
 Not sharded, the one replica is the lead from the start, and the fleet is its own.
 """
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import threading
 
-from ..cluster.interface import HOSTSTATES, Cluster
-from .informer import Handler, InformerSet
-from .keys import Kind, parse
-from .machine_index import MachineIndex
-from .node_reconciler import NODE_LABEL
+from ...cluster.interface import HOSTSTATES, Cluster
+from ..indexes.machines import MachineIndex
+from ..machinery.informer import Handler, InformerSet
+from ..machinery.keys import Kind, parse
+from ..nodes.reconciler import NODE_LABEL
 
 
 class Lead:

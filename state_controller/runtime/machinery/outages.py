@@ -21,8 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..books.stuck import human_duration
-from ..cluster.interface import unreachable
+from ...books.stuck import human_duration
+from ...cluster.interface import unreachable
 
 log = logging.getLogger("state_controller.outages")
 

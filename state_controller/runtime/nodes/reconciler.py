@@ -18,20 +18,20 @@ import logging
 import time
 from collections.abc import Callable
 
-from ..api.objects import Obj
-from ..books.book import Book
-from ..books.restore import confirmed_seq, restore
-from ..cluster.interface import HOSTSTATES, Cluster, NotFound
-from ..updates.agreement import disagreement
-from ..updates.progression import progress
-from ..updates.signals import NodeSignals
-from .config import ControllerConfig
-from .delivery import Delivery
-from .drains import Drains
-from .informer import Informer, InformerSet
-from .node_index import NodeIndex
-from .results import DONE, ReconcileResult
-from .statuses import BookWriter, hoststate_body
+from ...api.objects import Obj
+from ...books.book import Book
+from ...books.restore import confirmed_seq, restore
+from ...cluster.interface import HOSTSTATES, Cluster, NotFound
+from ...updates.agreement import disagreement
+from ...updates.progression import progress
+from ...updates.signals import NodeSignals
+from ..config import ControllerConfig
+from ..indexes.nodes import NodeIndex
+from ..machinery.informer import Informer, InformerSet
+from ..machinery.results import DONE, ReconcileResult
+from ..writing.book_writer import BookWriter, hoststate_body
+from ..writing.delivery import Delivery
+from .cordoned_pods import Drains
 
 log = logging.getLogger(__name__)
 

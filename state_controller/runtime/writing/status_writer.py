@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
-from ..api.objects import Obj
-from ..cluster.interface import Cluster, Conflict, NotFound, Resource
-from .informer import Informer, InformerSet
-from .reporting import Reporter
+from ...api.objects import Obj
+from ...cluster.interface import Cluster, Conflict, NotFound, Resource
+from ..machinery.informer import Informer, InformerSet
+from ..machinery.reporting import Reporter
 
 
 class Outcome(StrEnum):

@@ -1,0 +1,1 @@
+"""The NodePool reconciler: a pool's status from its Nodes' books."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from state_controller.cluster.kube import KubeCluster
     from state_controller.runtime.controller import HostController
-    from tests.support.control_plane import ControlPlane
+    from testbed.control_plane import ControlPlane
 
 T = TypeVar("T")
 
@@ -162,7 +162,7 @@ def control_plane(name: str, workdir: Path | None = None) -> Iterator[ControlPla
     with their logs)."""
     # imported here: a benchmark without a control plane does not load it (its peak RSS
     # is a figure)
-    from tests.support.kube import started_control_plane
+    from testbed.kube import started_control_plane
 
     where = Path(tempfile.mkdtemp(prefix=f"{name}-")) if workdir is None else workdir
     with started_control_plane(where) as plane:

@@ -40,8 +40,8 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import installed
+from testbed.ironic_server import IronicServer
+from testbed.processes import installed
 
 MINIMUM = {
     "POST nodes": 1,

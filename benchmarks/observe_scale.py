@@ -34,7 +34,7 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.wiring import observed_controller
-from tests.support.bmo import PlayedBMO
+from testbed.bmo import PlayedBMO
 
 NS = "metal"
 LIFE = (

@@ -30,8 +30,8 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import k8s_bin_dir
+from testbed.control_plane import ControlPlane
+from testbed.kube import k8s_bin_dir
 
 NS = "metal"
 

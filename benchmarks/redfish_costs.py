@@ -2,7 +2,7 @@
 calls of each step of one host's life, through the provisioner as the controller calls it.
 
 Starts the Redfish BMC emulator (tools/sushy/install.sh, with the hardware of
-tests/support/sushy_hardware.py), a standalone Ironic with ``redfish`` and fake-hardware
+testbed/sushy_hardware.py), a standalone Ironic with ``redfish`` and fake-hardware
 (tools/ironic/install.sh, genisoimage from tools/genisoimage/install.sh on its PATH) and an
 HTTP server on loopback for the live ISO and the config drives Ironic builds. Each round
 takes one host per hardware type through register, inspect, prepare, deploy (with user,
@@ -49,9 +49,9 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostData, HostView
 from state_controller.provisioning.results import Outcome, Result
 from state_controller.simulation.fleet import IMAGE
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import installed
-from tests.support.redfish_bmc import FakeSystem, RedfishBMC
+from testbed.ironic_server import IronicServer
+from testbed.processes import installed
+from testbed.redfish_bmc import FakeSystem, RedfishBMC
 
 STEPS = ("register", "inspect", "prepare", "deploy", "power off")
 BOOT_ISO = b"\0" * 2048

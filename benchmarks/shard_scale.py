@@ -105,7 +105,7 @@ from state_controller.runtime.shards.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.shards import (
+from testbed.shards import (
     election_periods,
     lease_holder,
     shard_members,

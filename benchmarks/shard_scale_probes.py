@@ -20,9 +20,9 @@ from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.sharding.leases import SHARD_LABEL
-from tests.support.control_plane import ControlPlane
-from tests.support.processes import free_port
-from tests.support.shards import (
+from testbed.control_plane import ControlPlane
+from testbed.processes import free_port
+from testbed.shards import (
     SHARD_NS,
     ProcSample,
     ShardProcess,

@@ -88,7 +88,7 @@ from benchmarks.soak_world import NS, SERVICE_ACCOUNTS, STATE_NS, World
 from state_controller.cluster.kube import KubeCluster
 from state_controller.commands.flags import duration
 from state_controller.provisioning.hardware_file import HardwareFile
-from tests.support.shards import ShardProcess, proc_sample, shard_argv
+from testbed.shards import ShardProcess, proc_sample, shard_argv
 
 # -- replicas ------------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from typing import Any
 from state_controller.api.host import HostSpec
 from state_controller.runtime.hosts import bounded_yaml
 from state_controller.runtime.hosts import data as host_data
-from tests.support.alias_bomb import alias_bomb
+from testbed.alias_bomb import alias_bomb
 
 
 def _plain() -> str:

@@ -21,8 +21,8 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import observed_controller
-from tests.support.metrics import sample
-from tests.support.scenarios import (
+from testbed.metrics import sample
+from testbed.scenarios import (
     HOST_DATA,
     NS,
     PASSWORD,
@@ -30,8 +30,8 @@ from tests.support.scenarios import (
     host_data_secret,
     wait_all_in,
 )
-from tests.support.scenarios import NS as SCENARIO_NAMESPACE
-from tests.support.waiting import wait_for as wait_for  # where most tests import it from
+from testbed.scenarios import NS as SCENARIO_NAMESPACE
+from testbed.waiting import wait_for as wait_for  # where most tests import it from
 
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 NODE_STATE_NAMESPACE = "hoststate-system"
@@ -74,7 +74,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """etcd + kube-apiserver + kube-controller-manager, CRDs installed: one per session."""
-    from tests.support.kube import started_control_plane
+    from testbed.kube import started_control_plane
 
     with started_control_plane(tmp_path_factory.mktemp("k8s")) as plane:
         yield plane
@@ -83,7 +83,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def manifests(control_plane: Any) -> Any:
     """manifests/ applied (kubectl apply -k --server-side) to the session's control plane."""
-    from tests.support.kube import apply_manifests
+    from testbed.kube import apply_manifests
 
     return apply_manifests(control_plane)
 
@@ -147,7 +147,7 @@ class Running:
         return self.controller.books.get(key)
 
     def sample(self, name: str, labels: dict[str, str] | None = None) -> float:
-        """The series' value; a series that does not exist fails (tests.support.metrics)."""
+        """The series' value; a series that does not exist fails (testbed.metrics)."""
         return sample(self.metrics.registry, name, labels)
 
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from state_controller.cluster.kube import KubeCluster
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS
 from tests.conftest import empty_namespace
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS
 
 
 @pytest.fixture

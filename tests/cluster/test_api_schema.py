@@ -24,8 +24,8 @@ from state_controller.api.bmc import ADDRESS_FIX
 from state_controller.api.host import CHECKSUM_MESSAGE, IMAGE_URL_FIX, MAC_FIX, SECRET_NAME_FIX
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster, Invalid
 from state_controller.cluster.kube import KubeCluster
+from testbed.control_plane import ControlPlane
 from tests.conftest import SCENARIO_NAMESPACE, empty_namespace
-from tests.support.control_plane import ControlPlane
 
 NS = SCENARIO_NAMESPACE
 BMC = {"address": "ipmi://192.0.2.10:623", "credentialsName": "h-bmc"}

@@ -19,8 +19,7 @@ from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
-from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
-from tests.support.bootstrap import (
+from testbed.bootstrap import (
     arrived,
     assert_continuous,
     bootstrap_process,
@@ -30,10 +29,11 @@ from tests.support.bootstrap import (
     store_states,
     write_hosts_file,
 )
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, k8s_bin_dir
-from tests.support.processes import cli
-from tests.support.scenarios import step_of
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, k8s_bin_dir
+from testbed.processes import cli
+from testbed.scenarios import step_of
+from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 
 pytestmark = pytest.mark.slow
 

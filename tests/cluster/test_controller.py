@@ -32,10 +32,10 @@ from state_controller.runtime.controller import HostController
 from state_controller.screens.tables import rows
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, host_states, kubectl, wait_for_garbage_collection
+from testbed.scenarios import wait_all_in
 from tests.conftest import FAST_BACKOFF, remove_nodes, wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, host_states, kubectl, wait_for_garbage_collection
-from tests.support.scenarios import wait_all_in
 
 NS = HOSTS_NS
 SA = "hoststate-controller"

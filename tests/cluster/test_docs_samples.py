@@ -1,6 +1,6 @@
 """The docs' pivot and ``kubectl get`` samples are what a real run prints now: the
 bootstrap of docs/samples/hosts.yaml, pivoted into a bare control plane of its own, taken
-over by that cluster's controller, then read by the real kubectl (tests.support.samples).
+over by that cluster's controller, then read by the real kubectl (testbed.samples).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import samples
+from testbed import samples
 
 pytestmark = pytest.mark.slow
 

@@ -28,9 +28,9 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.simulation.nodes import SimulatedNode
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, ROOT, kubectl
 from tests.conftest import FAST_BACKOFF, remove_nodes, wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, ROOT, kubectl
 
 NS = HOSTS_NS
 WIDTH = 120

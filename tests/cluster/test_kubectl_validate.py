@@ -19,7 +19,7 @@ import yaml
 
 from state_controller.api.host import CHECKSUM_MESSAGE
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.kube import k8s_bin_dir
+from testbed.kube import k8s_bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "tools" / "kubectl-validate" / "install.sh"

@@ -5,7 +5,7 @@ provisioned, and times out (non-zero) on a host whose provisioning fails every t
 simulated hardware's fault plan says so), whose Provisioned condition stays False with
 the reason ProvisioningFailed. kubectl compares each condition's observedGeneration
 with the Host's generation: a condition about an older spec is not met. The failed
-host's wait is the docs' sample kubectl-wait-failed (tests.support.samples).
+host's wait is the docs' sample kubectl-wait-failed (testbed.samples).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed import samples
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, kubectl
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support import samples
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, kubectl
 
 NS = HOSTS_NS
 GOOD = "rack2-node-01"

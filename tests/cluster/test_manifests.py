@@ -1,6 +1,6 @@
 """manifests/ applies to a real kube-apiserver, and its RBAC is least privilege.
 
-One control plane (etcd + kube-apiserver, tests/support/control_plane.py) for
+One control plane (etcd + kube-apiserver, testbed/control_plane.py) for
 the module: the stand-in monitoring CRDs are installed, then
 ``kubectl apply -k manifests/ --server-side``; the tests read the objects back
 and ask the API server's RBAC authorizer (``kubectl auth can-i --as`` the
@@ -28,8 +28,8 @@ from state_controller.runtime.shards.sharder import SHARDER_LEASE
 from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.members import Members, shard_names
 from state_controller.sharding.service_claims import LEDGER_LEASE
-from tests.support.control_plane import ControlPlane
-from tests.support.secret_volume import write_secret_volume
+from testbed.control_plane import ControlPlane
+from testbed.secret_volume import write_secret_volume
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
@@ -87,7 +87,7 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
 
 @pytest.fixture(scope="module")
 def cp(control_plane: ControlPlane) -> ControlPlane:
-    """The session's control plane (tests/support/kube.py), monitoring CRDs included."""
+    """The session's control plane (testbed/kube.py), monitoring CRDs included."""
     return control_plane
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from testbed.control_plane import ControlPlane
+from testbed.kube import kubectl
 from tests.conftest import wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
 READER = ROOT / "manifests" / "base" / "metrics-reader.yaml"

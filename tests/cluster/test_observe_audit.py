@@ -10,10 +10,10 @@ from typing import Any
 from state_controller.cluster.interface import HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.config import ControllerConfig
+from testbed.bmo import PlayedBMO
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, audit_log
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support.bmo import PlayedBMO
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, audit_log
 
 NAME = "audited-0"
 WRITES = {"create", "update", "patch", "delete", "deletecollection"}

@@ -20,10 +20,10 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS, host_states
+from testbed.scenarios import wait_all_in
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS, host_states
-from tests.support.scenarios import wait_all_in
 
 NS = HOSTS_NS
 OUTAGE_SECONDS = 15  # the kube-apiserver restart measured before: 529 to 1,611 lines

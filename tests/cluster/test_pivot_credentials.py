@@ -14,9 +14,9 @@ from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.pivot import pivot
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.control_plane import ControlPlane
 from tests.cluster.test_pivot_steps import bootstrapped
 from tests.conftest import empty_namespace
-from tests.support.control_plane import ControlPlane
 
 pytestmark = pytest.mark.slow
 

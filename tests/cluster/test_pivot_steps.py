@@ -27,9 +27,9 @@ from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
+from testbed.control_plane import ControlPlane
+from testbed.scenarios import wait_all_in
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.scenarios import wait_all_in
 
 pytestmark = pytest.mark.slow
 

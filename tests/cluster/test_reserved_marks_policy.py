@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from state_controller.simulation.fleet import host_manifest
+from testbed.control_plane import ControlPlane
+from testbed.tenants import TENANT, ok, run, tenant_namespace
 from tests.conftest import wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.tenants import TENANT, ok, run, tenant_namespace
 
 NS = "tenant-marks"
 CONTROLLER = "--as=system:serviceaccount:hoststate-system:hoststate-controller"

@@ -26,9 +26,9 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.nodes.cordoned_pods import Drains
 from state_controller.runtime.servicing.drainer import SERVICING, ServiceDrainer
 from state_controller.updates.signals import CORDONED_FOR, node_signals
+from testbed.control_plane import ControlPlane
+from testbed.tenants import ok, run
 from tests.conftest import wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.tenants import ok, run
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "manifests" / "servicing-drains"

@@ -36,12 +36,12 @@ from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode
+from testbed.control_plane import ControlPlane
+from testbed.kube import HOSTS_NS
+from testbed.scenarios import pool, step_of, wait_all_in
+from testbed.shards import SHARD_NS, ShardProcess, lease_holder, shard_argv, shard_members
+from testbed.tcp_proxy import TcpProxy
 from tests.conftest import wait_for
-from tests.support.control_plane import ControlPlane
-from tests.support.kube import HOSTS_NS
-from tests.support.scenarios import pool, step_of, wait_all_in
-from tests.support.shards import SHARD_NS, ShardProcess, lease_holder, shard_argv, shard_members
-from tests.support.tcp_proxy import TcpProxy
 
 NS = HOSTS_NS
 LEASE = 4  # seconds: a dead shard's hosts move 8 s after its last renew

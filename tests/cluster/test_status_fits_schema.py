@@ -17,9 +17,9 @@ from state_controller.api.base import MESSAGE_MAX
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Invalid, Resource
 from state_controller.cluster.kube import KubeCluster
 from state_controller.pivot.target import ensure_namespaces
+from testbed.control_plane import ControlPlane
+from testbed.worst_case import endless_error_statuses, mid_update_status
 from tests.conftest import empty_namespace
-from tests.support.control_plane import ControlPlane
-from tests.support.worst_case import endless_error_statuses, mid_update_status
 
 NS = "status-limits"  # this module's own: no other test writes here
 

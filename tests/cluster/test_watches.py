@@ -11,7 +11,7 @@ import threading
 import time
 
 from state_controller.cluster.interface import HOSTS, Cluster, Watch
-from tests.support.scenarios import NS as SCENARIO_NAMESPACE
+from testbed.scenarios import NS as SCENARIO_NAMESPACE
 
 STOPS_WITHIN = 1.0  # seconds; measured: at most 0.006 s over 84 stops on both backends
 

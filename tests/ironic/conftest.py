@@ -22,9 +22,9 @@ import pytest
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.wiring import Observed
+from testbed.ironic_server import IronicServer
+from testbed.processes import installed
 from tests.ironic.helpers import IronicAPI, new_cluster, provisioner, running
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import installed
 
 ROOT = Path(__file__).resolve().parents[2]
 # Only the fake management interface is slow on the "fast" server: nothing in a host's life

@@ -27,9 +27,9 @@ from state_controller.provisioning.results import Outcome, Result
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.wiring import Observed, observed_controller
+from testbed import metrics
+from testbed.scenarios import state_in, wait_all_in
 from tests.conftest import wait_for
-from tests.support import metrics
-from tests.support.scenarios import state_in, wait_all_in
 
 BACKOFF = Backoff(base=0.1, cap=1.0, jitter=0.0)
 POLL = 0.2
@@ -167,7 +167,7 @@ def running(
 
 
 def sample(observed: Observed, name: str, labels: dict[str, str]) -> float:
-    """The series' value; a series that does not exist fails (tests.support.metrics)."""
+    """The series' value; a series that does not exist fails (testbed.metrics)."""
     return metrics.sample(observed.metrics.registry, name, labels)
 
 

@@ -26,13 +26,13 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.ironic.ownership import HANDED_OVER_FROM, OWNER
 from state_controller.runtime.config import ControllerConfig
 from state_controller.wiring import observed_controller
+from testbed import samples
+from testbed.control_plane import ControlPlane
+from testbed.ironic_server import IronicServer
+from testbed.kube import kubectl
+from testbed.processes import CLI
 from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
 from tests.ironic.helpers import IronicAPI, provisioner, requests
-from tests.support import samples
-from tests.support.control_plane import ControlPlane
-from tests.support.ironic_server import IronicServer
-from tests.support.kube import kubectl
-from tests.support.processes import CLI
 
 pytestmark = pytest.mark.slow
 

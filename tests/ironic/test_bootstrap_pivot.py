@@ -18,9 +18,7 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.ironic import node_name_prefix
 from state_controller.runtime.config import ControllerConfig
 from state_controller.wiring import observed_controller
-from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
-from tests.ironic.helpers import IronicAPI, provisioner, requests
-from tests.support.bootstrap import (
+from testbed.bootstrap import (
     arrived,
     assert_continuous,
     bootstrap_process,
@@ -29,9 +27,11 @@ from tests.support.bootstrap import (
     store_states,
     write_hosts_file,
 )
-from tests.support.control_plane import ControlPlane
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import cli
+from testbed.control_plane import ControlPlane
+from testbed.ironic_server import IronicServer
+from testbed.processes import cli
+from tests.conftest import FAST_BACKOFF, empty_namespace, wait_for
+from tests.ironic.helpers import IronicAPI, provisioner, requests
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from state_controller.manager import RunOptions, provisioner_for
+from testbed.ironic_server import IronicServer
+from testbed.processes import CLI, free_port
+from testbed.secret_volume import write_secret_volume
 from tests.ironic.helpers import IronicAPI
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import CLI, free_port
-from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow
 

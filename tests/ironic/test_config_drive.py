@@ -15,8 +15,8 @@ import pytest
 from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.wiring import Observed
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import IronicAPI, eventually, state_of
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

@@ -20,6 +20,7 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.ironic.faults import readable
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import (
     IronicAPI,
     degraded,
@@ -36,7 +37,6 @@ from tests.ironic.helpers import (
     view_of,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

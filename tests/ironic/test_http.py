@@ -25,8 +25,8 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.ironic.faults import NOT_SHOWN, readable
 from state_controller.provisioning.ironic.nodes import driver_info
 from state_controller.provisioning.results import Outcome
+from testbed.processes import free_port
 from tests.ironic.helpers import view_of
-from tests.support.processes import free_port
 
 
 class Script:

@@ -15,6 +15,7 @@ from state_controller.pivot.target import ensure_namespaces
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
+from testbed.scenarios import writes
 from tests.conftest import empty_namespace, wait_reconciled
 from tests.ironic.helpers import (
     IronicAPI,
@@ -27,7 +28,6 @@ from tests.ironic.helpers import (
     status,
     wait_all,
 )
-from tests.support.scenarios import writes
 
 pytestmark = pytest.mark.slow
 

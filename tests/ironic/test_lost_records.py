@@ -13,6 +13,7 @@ from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
@@ -28,7 +29,6 @@ from tests.ironic.helpers import (
     view_of,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

@@ -16,6 +16,7 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome, Result
 from state_controller.simulation.fleet import IMAGE
 from state_controller.wiring import Observed
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import (
     IronicAPI,
     condition,
@@ -31,7 +32,6 @@ from tests.ironic.helpers import (
     view_of,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,7 @@ import pytest
 from state_controller.api.reach import ALLOW_BMC, Allowlist, Reach
 from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
@@ -22,7 +23,6 @@ from tests.ironic.helpers import (
     provisioner,
     running,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

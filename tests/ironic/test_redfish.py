@@ -1,5 +1,5 @@
 """Ironic's ``redfish`` hardware type against a Redfish BMC: sushy-emulator with HTTP basic
-authentication (tests/support/redfish_bmc.py), so the credentials are checked and power is
+authentication (testbed/redfish_bmc.py), so the credentials are checked and power is
 switched by a BMC, not by fake-hardware.
 
 The provisioner picks the hardware type from the BMC address (``redfish+http://``), as it
@@ -12,7 +12,7 @@ Deploying uses a ``live-iso`` image (BMO's meaning: booted, not written): Ironic
 no agent. A config drive is built by Ironic into an ISO (with genisoimage, on its PATH),
 written under its ``[deploy] http_root`` and inserted by the BMC from ``http_url``: here
 both are the test's image server. Inspection is Ironic's out-of-band ``redfish`` one: the
-emulator's systems have processors, memory and disks (tests/support/sushy_hardware.py).
+emulator's systems have processors, memory and disks (testbed/sushy_hardware.py).
 Not here: reboot (Ironic's redfish reboot is a power off then on: two of the emulator's
 delays).
 
@@ -49,13 +49,13 @@ from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
 from state_controller.provisioning.results import Outcome, Result
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.control_plane import ControlPlane
+from testbed.ironic_server import IronicServer
+from testbed.kube import kubectl
+from testbed.processes import installed, stop_session
+from testbed.redfish_bmc import DEFAULT_SYSTEMS, FakeSystem, RedfishBMC
 from tests.conftest import empty_namespace, wait_for
 from tests.ironic.helpers import POLL, IronicAPI
-from tests.support.control_plane import ControlPlane
-from tests.support.ironic_server import IronicServer
-from tests.support.kube import kubectl
-from tests.support.processes import installed, stop_session
-from tests.support.redfish_bmc import DEFAULT_SYSTEMS, FakeSystem, RedfishBMC
 
 pytestmark = pytest.mark.slow
 

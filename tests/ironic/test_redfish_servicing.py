@@ -4,8 +4,8 @@ deployed host with Ironic's out-of-band service steps (``PUT /v1/nodes/{id}/stat
 ``{"target": "service", "service_steps": [...]}``, API 1.87), and each change is read back
 from the emulated system's own Redfish API.
 
-The BMC is sushy-emulator with one system (tests/support/redfish_bmc.py), which also makes
-Ironic send a SimpleUpdate without ``Targets``; tests/support/sushy_servicing.py gives the
+The BMC is sushy-emulator with one system (testbed/redfish_bmc.py), which also makes
+Ironic send a SimpleUpdate without ``Targets``; testbed/sushy_servicing.py gives the
 emulator what the steps need (its docstring says why), and ``IronicServer(servicing=True)``
 the ``redfish`` BIOS, firmware and RAID interfaces with short polling intervals. A failed
 step ends ``service failed`` with the node in maintenance and powered off; the controller's
@@ -48,12 +48,12 @@ from state_controller.updates.signals import (
     OWN_UPDATE_STATE,
 )
 from state_controller.wiring import observed_controller
+from testbed.ironic_server import IronicServer
+from testbed.processes import installed
+from testbed.redfish_bmc import FakeSystem, RedfishBMC
 from tests.conftest import wait_for
 from tests.ironic.helpers import POLL, IronicAPI
 from tests.ironic.test_redfish import BOOT_ISO, NS, QuietHandler, polled, view
-from tests.support.ironic_server import IronicServer
-from tests.support.processes import installed
-from tests.support.redfish_bmc import FakeSystem, RedfishBMC
 
 pytestmark = pytest.mark.slow
 

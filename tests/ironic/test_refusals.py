@@ -11,6 +11,7 @@ from state_controller.cluster.interface import HOSTS, SECRETS, Cluster
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.simulation.fleet import IMAGE, create_fleet
 from state_controller.wiring import Observed
+from testbed.ironic_server import IronicServer
 from tests.ironic.helpers import (
     IronicAPI,
     eventually,
@@ -27,7 +28,6 @@ from tests.ironic.helpers import (
     status,
     wait_all,
 )
-from tests.support.ironic_server import IronicServer
 
 pytestmark = pytest.mark.slow
 

@@ -12,12 +12,12 @@ import pytest
 from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.simulation.fleet import create_fleet
+from testbed.control_plane import ControlPlane
+from testbed.ironic_server import IronicServer
+from testbed.kube import kubectl
+from testbed.processes import stop_session
 from tests.conftest import empty_namespace, wait_for
 from tests.ironic.helpers import IronicAPI
-from tests.support.control_plane import ControlPlane
-from tests.support.ironic_server import IronicServer
-from tests.support.kube import kubectl
-from tests.support.processes import stop_session
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.prometheus import prometheus_root
+from testbed.prometheus import prometheus_root
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.prometheus import promtool
+from testbed.prometheus import promtool
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = [

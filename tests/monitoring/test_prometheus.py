@@ -22,9 +22,9 @@ import yaml
 
 from state_controller.monitoring.catalogue import families
 from state_controller.provisioning.fault_plan import FAULT_KINDS, FaultPlan
+from testbed.processes import ServerProcess, free_port, http_probe
+from testbed.prometheus import api_get
 from tests.monitoring.dashboards import files, load, queries
-from tests.support.processes import ServerProcess, free_port, http_probe
-from tests.support.prometheus import api_get
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.prometheus import promtool
+from testbed.prometheus import promtool
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "manifests" / "prometheus" / "hoststate.rules.yaml"

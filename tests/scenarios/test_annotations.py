@@ -10,8 +10,8 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
+from testbed.scenarios import condition, events_for, state_of, writes
 from tests.conftest import wait_for, wait_reconciled
-from tests.support.scenarios import condition, events_for, state_of, writes
 
 NS = "fleet"
 ADDRESS0 = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"

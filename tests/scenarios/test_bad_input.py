@@ -9,8 +9,8 @@ import pytest
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Invalid
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
+from testbed.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 from tests.conftest import wait_for
-from tests.support.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 
 NS = "fleet"
 

@@ -16,8 +16,8 @@ import pytest
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRETS, Cluster
 from state_controller.runtime.machinery.informer import InformerSet
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.scenarios import PASSWORD, state_of
 from tests.conftest import wait_for, wait_reconciled
-from tests.support.scenarios import PASSWORD, state_of
 
 NS = "fleet"
 LABEL = "hoststate.io/bmc-credentials"  # written out: what users write

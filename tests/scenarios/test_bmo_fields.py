@@ -13,8 +13,8 @@ from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, NotFound
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.scenarios import events_for, state_of
 from tests.conftest import wait_for
-from tests.support.scenarios import events_for, state_of
 
 NS = "fleet"
 NAME = "host-0000"

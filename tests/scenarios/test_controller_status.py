@@ -25,9 +25,9 @@ from state_controller.sharding.leases import LEASE_PREFIX, SHARD_LABEL
 from state_controller.sharding.members import Members
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
+from testbed.scenarios import NS, state_of
+from testbed.waiting import wait_for
 from tests.conftest import FAST_BACKOFF
-from tests.support.scenarios import NS, state_of
-from tests.support.waiting import wait_for
 
 INTERVAL = 0.2  # seconds between looks at the status
 LEASE_SECONDS = 15

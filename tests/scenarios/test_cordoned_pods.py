@@ -10,8 +10,8 @@ from collections import Counter
 from state_controller.cluster.interface import Cluster
 from state_controller.runtime.nodes.cordoned_pods import Drains
 from state_controller.simulation.nodes import SimulatedNode
-from tests.support.scenarios import NS, allow_pods
-from tests.support.waiting import wait_for
+from testbed.scenarios import NS, allow_pods
+from testbed.waiting import wait_for
 
 
 def shared_watch_running() -> bool:

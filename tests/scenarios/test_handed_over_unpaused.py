@@ -16,9 +16,9 @@ from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, SECRETS, C
 from state_controller.runtime.baremetalhosts.handed_over import UNPAUSED
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.bmo import PlayedBMO
+from testbed.scenarios import NS, events_for
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support.bmo import PlayedBMO
-from tests.support.scenarios import NS, events_for
 
 
 def unpaused_events(cluster: Cluster, name: str, kind: str) -> list[dict[str, Any]]:

@@ -15,8 +15,8 @@ from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, SECRET
 from state_controller.provisioning.provisioner import HostData
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.alias_bomb import alias_bomb
 from tests.conftest import wait_for
-from tests.support.alias_bomb import alias_bomb
 
 NS = "fleet"
 LABEL = "hoststate.io/host-data"  # written out: what users write

@@ -15,8 +15,8 @@ from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
+from testbed.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 from tests.conftest import wait_for
-from tests.support.scenarios import condition, events_for, hoststate, state_of, wait_all_in
 
 NS = "fleet"
 

@@ -10,9 +10,9 @@ from state_controller.cluster.interface import HOSTSTATES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.updates.signals import MCO
+from testbed.mco import PlayedMCO
+from testbed.scenarios import WORKER, step_of, update_of
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
-from tests.support.mco import PlayedMCO
-from tests.support.scenarios import WORKER, step_of, update_of
 
 OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"
 

@@ -21,9 +21,9 @@ from state_controller.cluster.interface import (
 )
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
+from testbed.mco import PlayedMCO, PlayedPool
+from testbed.scenarios import WORKER
 from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support.mco import PlayedMCO, PlayedPool
-from tests.support.scenarios import WORKER
 
 CONFIG = "rendered-worker-5e6f"
 NODES = ("pool-w-0", "pool-w-1")

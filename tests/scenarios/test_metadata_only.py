@@ -9,8 +9,8 @@ from state_controller.api.objects import Obj
 from state_controller.cluster.interface import HOSTS, PARTIAL_METADATA, Cluster
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.simulation.fleet import create_fleet
+from testbed.scenarios import NS
 from tests.conftest import wait_for
-from tests.support.scenarios import NS
 
 LABEL = "example.com/team"
 

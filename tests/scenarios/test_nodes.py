@@ -24,8 +24,7 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.simulation.nodes import SimulatedNode, set_budget
 from state_controller.updates.signals import MCO
-from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for, wait_reconciled
-from tests.support.scenarios import (
+from testbed.scenarios import (
     WORKER,
     allow_pods,
     condition,
@@ -36,6 +35,7 @@ from tests.support.scenarios import (
     step_of,
     update_of,
 )
+from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for, wait_reconciled
 
 NS = "fleet"
 OLD, NEW = "rendered-worker-1a2b", "rendered-worker-3c4d"

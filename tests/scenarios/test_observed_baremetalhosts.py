@@ -19,9 +19,9 @@ from state_controller.observability.collectors import STATE_CODES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.updates.signals import MCO
+from testbed.bmo import PlayedBMO
+from testbed.scenarios import WORKER, condition, events_for
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
-from tests.support.bmo import PlayedBMO
-from tests.support.scenarios import WORKER, condition, events_for
 
 NS = "fleet"
 # what an image server answered, as Ironic's last_error quotes it

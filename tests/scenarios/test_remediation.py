@@ -21,8 +21,7 @@ from state_controller.updates.signals import (
     OWN_DESIRED_CONFIG,
     OWN_UPDATE_STATE,
 )
-from tests.conftest import FAST_BACKOFF, wait_for
-from tests.support.scenarios import (
+from testbed.scenarios import (
     NS,
     WORKER,
     events_for,
@@ -31,6 +30,7 @@ from tests.support.scenarios import (
     step_of,
     wait_all_in,
 )
+from tests.conftest import FAST_BACKOFF, wait_for
 
 REBOOT_ALLOWED = 1.0  # seconds in the rebooting step before a Node's reboot counts as lost
 

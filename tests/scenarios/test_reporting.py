@@ -12,8 +12,8 @@ from prometheus_client import generate_latest, start_http_server
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from state_controller.cluster.interface import EVENTS, HOSTS, HOSTSTATES, Cluster
-from tests.support.scenarios import HOST_DATA_MARKS, PASSWORD
-from tests.support.waiting import wait_for
+from testbed.scenarios import HOST_DATA_MARKS, PASSWORD
+from testbed.waiting import wait_for
 
 NS = "fleet"
 

@@ -9,8 +9,8 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet
+from testbed.scenarios import state_of, wait_all_in, writes
 from tests.conftest import wait_for, wait_reconciled
-from tests.support.scenarios import state_of, wait_all_in, writes
 
 NS = "fleet"
 

@@ -15,8 +15,8 @@ from state_controller.api.updates import UpdateStep as S
 from state_controller.cluster.interface import HOSTSTATES, Cluster
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
+from testbed.scenarios import NS, WORKER, allow_pods, pool, step_of, update_of
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
-from tests.support.scenarios import NS, WORKER, allow_pods, pool, step_of, update_of
 
 pytestmark = pytest.mark.slow  # fifty nodes rolled one at a time, on both clusters
 

@@ -23,8 +23,7 @@ from state_controller.updates.signals import (
     OWN_DESIRED_CONFIG,
     OWN_UPDATE_STATE,
 )
-from tests.conftest import wait_for
-from tests.support.scenarios import (
+from testbed.scenarios import (
     NS,
     WORKER,
     allow_pods,
@@ -34,6 +33,7 @@ from tests.support.scenarios import (
     state_of,
     wait_all_in,
 )
+from tests.conftest import wait_for
 
 HOST = "host-0000"
 FIRMWARE_URL = "http://firmware.example/bios-1.1.0.bin"

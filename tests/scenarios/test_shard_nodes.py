@@ -33,10 +33,10 @@ from state_controller.sharding.members import Members
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
+from testbed.scenarios import NS, WORKER, pool, step_of
+from testbed.waiting import wait_for
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE
 from tests.scenarios.test_controller_status import LEASE_SECONDS, put_lease
-from tests.support.scenarios import NS, WORKER, pool, step_of
-from tests.support.waiting import wait_for
 
 HOSTS_IN_FLEET = 6
 EDGES = ("edge-0", "edge-1")  # Nodes that run on no Host

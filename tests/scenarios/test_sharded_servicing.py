@@ -16,10 +16,10 @@ from state_controller.runtime.controller import HostController
 from state_controller.sharding.leases import SHARD_LABEL
 from state_controller.sharding.service_claims import LEDGER_LEASE, read_claims
 from state_controller.simulation.fleet import create_fleet, host_manifest
+from testbed.scenarios import NS, wait_all_in
 from tests.conftest import wait_for
 from tests.scenarios.test_servicing import SERVICING, steps_of
 from tests.scenarios.test_shards import running_replicas
-from tests.support.scenarios import NS, wait_all_in
 
 SHARDS = ("a", "b", "c")
 FLEET = 6

@@ -17,8 +17,8 @@ from state_controller.sharding.leases import DRAIN_LABEL, LEASE_PREFIX, SHARD_LA
 from state_controller.sharding.members import Members
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
+from testbed.scenarios import NS
 from tests.conftest import wait_for
-from tests.support.scenarios import NS
 
 HOSTS_N = 40
 NOW = 1_900_000_000.0  # the sharder's clock: the Leases are renewed relative to it

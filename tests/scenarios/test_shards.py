@@ -32,9 +32,9 @@ from state_controller.sharding.leases import DRAIN_LABEL, SHARD_LABEL
 from state_controller.sharding.ring import Ring
 from state_controller.simulation.fleet import create_fleet
 from state_controller.wiring import observed_controller
+from testbed.scenarios import NS, state_of
 from tests.conftest import FAST_BACKOFF, wait_for
 from tests.scenarios.test_sharder import MEMBERS, NOW, THREE, put_lease
-from tests.support.scenarios import NS, state_of
 
 SHARDS = ("a", "b", "c")
 FLEET = 24

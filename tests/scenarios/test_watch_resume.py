@@ -7,9 +7,9 @@ store of 20 events) and tests/cluster/test_outages.py (the real server, restarte
 from __future__ import annotations
 
 from state_controller.cluster.interface import Cluster
+from testbed.scenarios import NS
+from testbed.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 from tests.conftest import wait_for
-from tests.support.scenarios import NS
-from tests.support.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 
 
 def test_a_dropped_watch_resumes_where_it_stopped_and_hears_what_it_missed(

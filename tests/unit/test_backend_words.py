@@ -16,8 +16,8 @@ from state_controller.provisioning.provisioner import HostView
 from state_controller.provisioning.results import Result, failed
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.clocks import Clock
-from tests.support.hand_driven import HandDriven
+from testbed.clocks import Clock
+from testbed.hand_driven import HandDriven
 
 BANNER = "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3 answered on 10.0.0.5:22"
 OURS = "could not validate the BMC at bmc-0000.demo.example: the BMC did not answer"

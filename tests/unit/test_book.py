@@ -21,7 +21,7 @@ from state_controller.books.records import (
 )
 from state_controller.books.restore import confirmed_seq, restore
 from state_controller.books.stuck import StuckPolicy
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 
 def test_transition_moves_state_and_records_once() -> None:

@@ -11,7 +11,7 @@ from state_controller.books.projections import host_status, hoststate_status
 from state_controller.books.records import UpdateCursor
 from state_controller.books.restore import confirmed_seq, restore
 from state_controller.books.stuck import StuckPolicy
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 POLICY = StuckPolicy()
 

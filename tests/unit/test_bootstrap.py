@@ -26,9 +26,9 @@ from state_controller.bootstrap.state_dir import StateDir, StateDirError
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.schema import validators
+from testbed.bootstrap import bootstrap_process, store_states, write_hosts_file
+from testbed.processes import cli, free_port
 from tests.conftest import wait_for
-from tests.support.bootstrap import bootstrap_process, store_states, write_hosts_file
-from tests.support.processes import cli, free_port
 
 pytestmark = pytest.mark.slow  # most tests run state-controller bootstrap as a process
 

@@ -19,7 +19,7 @@ from state_controller.provisioning.provisioner import HostData
 from state_controller.runtime.hosts import bounded_yaml
 from state_controller.runtime.hosts import data as host_data
 from state_controller.runtime.hosts.data import read_host_data
-from tests.support.alias_bomb import alias_bomb
+from testbed.alias_bomb import alias_bomb
 
 
 def _read(text: str) -> tuple[HostData | None, str | None]:

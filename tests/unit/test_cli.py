@@ -11,7 +11,7 @@ import pytest
 
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS
 from state_controller.manager import RunOptions, provisioner_for
-from tests.support.processes import cli
+from testbed.processes import cli
 
 pytestmark = pytest.mark.slow  # each test runs state-controller as a process, most to their end
 

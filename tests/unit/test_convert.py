@@ -21,8 +21,8 @@ from state_controller.cluster.interface import HOSTS, SECRETS
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.provisioner import HostData
 from state_controller.provisioning.simulated import SimulatedProvisioner
-from tests.support.processes import cli
-from tests.support.scenarios import wait_all_in
+from testbed.processes import cli
+from testbed.scenarios import wait_all_in
 
 # as metal3's user guide writes one: the BMC Secret, then the BareMetalHost
 DOCS = """\

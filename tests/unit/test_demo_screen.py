@@ -19,8 +19,8 @@ import pytest
 
 from state_controller.simulation.nodes import UpdateFault
 from state_controller.simulation.rollout import choose_faults
-from tests.support.bootstrap import write_hosts_file
-from tests.support.processes import CLI
+from testbed.bootstrap import write_hosts_file
+from testbed.processes import CLI
 
 pytestmark = pytest.mark.slow  # each test runs a demo or a bootstrap on a terminal to its end
 

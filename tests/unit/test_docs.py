@@ -1,5 +1,5 @@
 """The docs cannot drift from the code: the API reference is what the code generates,
-and every output sample is what a real run prints now (tests.support.samples)."""
+and every output sample is what a real run prints now (testbed.samples)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from state_controller.api import reference
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, Column
-from tests.support import samples
+from testbed import samples
 
 ROOT = Path(__file__).resolve().parents[2]
 

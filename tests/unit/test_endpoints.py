@@ -47,10 +47,10 @@ from state_controller.observability.metrics_auth import (
     ServerCertificate,
     serve_metrics_securely,
 )
+from testbed.clocks import Clock
+from testbed.processes import CLI, cli
+from testbed.secret_volume import write_secret_volume
 from tests.conftest import wait_for
-from tests.support.clocks import Clock
-from tests.support.processes import CLI, cli
-from tests.support.secret_volume import write_secret_volume
 
 pytestmark = pytest.mark.slow  # servers on loopback and state-controller run as a process
 

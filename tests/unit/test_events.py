@@ -7,7 +7,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import EVENTS, HOSTS
 from state_controller.observability.events import EventRecorder
 from state_controller.simulation.fleet import host_manifest
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 
 def test_a_repeat_is_counted_on_the_event_it_repeats() -> None:

@@ -26,7 +26,7 @@ from state_controller.sharding.service_claims import (
     read_claims,
 )
 from state_controller.simulation.fleet import host_manifest
-from tests.support.waiting import wait_for
+from testbed.waiting import wait_for
 
 NS = "hoststate-system"
 HOSTS_NS = "metal"

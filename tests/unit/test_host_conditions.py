@@ -17,7 +17,7 @@ from state_controller.books.host_conditions import HOST_CONDITION_ORDER
 from state_controller.books.projections import host_conditions, host_status, host_status_differs
 from state_controller.books.restore import restore
 from state_controller.cluster.schema import prune
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 TYPES = [t.value for t in HOST_CONDITION_ORDER]
 

@@ -12,8 +12,8 @@ import pytest
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.runtime.machinery.informer import Informer
+from testbed.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 from tests.conftest import wait_for
-from tests.support.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
 
 NS = "ns"
 

@@ -13,7 +13,7 @@ import pytest
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.ironic.ownership import OWNER, Claim, claim
 from state_controller.provisioning.results import Outcome
-from tests.support.ironic_wire import host_view, on_wire
+from testbed.ironic_wire import host_view, on_wire
 
 UUID = "5b7a3c2e-8f1d-4a6b-9c0e-2d4f6a8b0c1e"
 NODE = {"uuid": UUID, "name": "ns~host-0000", "provision_state": "active",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from state_controller.provisioning.ironic import load_ironic_settings
-from tests.support.processes import CLI
+from testbed.processes import CLI
 
 
 def test_password_file_and_credentials_dir(tmp_path: Path) -> None:

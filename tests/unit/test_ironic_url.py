@@ -11,8 +11,8 @@ import pytest
 
 from state_controller.provisioning.ironic import IronicProvisioner, load_ironic_settings
 from state_controller.provisioning.results import Outcome
-from tests.support.ironic_wire import host_view, on_wire
-from tests.support.processes import free_port
+from testbed.ironic_wire import host_view, on_wire
+from testbed.processes import free_port
 
 SECRET = "s3cret-in-url"
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from state_controller.api.timefmt import rfc3339
 from state_controller.screens.live import Bars, frame
 from state_controller.screens.rows import all_settled
-from tests.support.clocks import T0 as NOW
+from testbed.clocks import T0 as NOW
 
 BLOCKED = (
     "draining: 1 pod left, eviction blocked by PodDisruptionBudget metal/db-[/dev/sda] "

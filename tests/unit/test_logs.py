@@ -11,8 +11,8 @@ import pytest
 
 from state_controller.observability.logs import JsonFormatter, TextFormatter
 from state_controller.runtime.machinery.outages import Outage
+from testbed.clocks import Clock
 from tests.conftest import wait_for
-from tests.support.clocks import Clock
 
 
 def test_an_outage_is_one_line_a_reminder_and_one_line(caplog: pytest.LogCaptureFixture) -> None:

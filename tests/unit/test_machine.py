@@ -23,7 +23,7 @@ from state_controller.provisioning.provisioner import Credentials
 from state_controller.provisioning.results import Result, retry_after, transient
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.hosts.inputs import parse_spec
-from tests.support.clocks import Clock
+from testbed.clocks import Clock
 
 IMAGE = {"url": "http://img.example/os.qcow2", "checksum": "abc123" * 10 + "abcd"}  # 64 hex digits
 ADDRESS = "ipmi://bmc-1.example:623"

@@ -17,7 +17,7 @@ from state_controller.observability.collectors import (
     BooksCollector,
     PoolsCollector,
 )
-from tests.support.clocks import T0, Clock
+from testbed.clocks import T0, Clock
 
 LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mutants import MUTANTS, ROOT, Mutant
+from testbed.mutants import MUTANTS, ROOT, Mutant
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])

@@ -14,8 +14,8 @@ from state_controller.books.journal import INVALID_ANNOTATION, Notice
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.results import Outcome
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.hand_driven import HandDriven
-from tests.support.ironic_wire import host_view, on_wire
+from testbed.hand_driven import HandDriven
+from testbed.ironic_wire import host_view, on_wire
 
 KEY = "ns/host-0000"
 EVIL = ("../../v1/ports?address=x", "u-1/../../v1/drivers", "..", "u-1?fields=driver_info")

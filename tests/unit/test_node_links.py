@@ -19,7 +19,7 @@ from state_controller.runtime.hosts.remediator import Remediator
 from state_controller.runtime.indexes.nodes import NodeIndex
 from state_controller.runtime.nodes.reconciler import LINK_DOUBTED, LINK_REFUSED, NodeFollower
 from state_controller.updates.adapters.base import DrainStatus
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 OPERATOR, TENANT = "metal/worker-3", "team-0/worker-3"
 

@@ -21,8 +21,8 @@ from state_controller.observed.baremetalhost import (
     error_sentence,
     observe,
 )
-from tests.support.bmo import bmo_conditions
-from tests.support.clocks import T0
+from testbed.bmo import bmo_conditions
+from testbed.clocks import T0
 
 KEY = "metal3/worker-0"
 

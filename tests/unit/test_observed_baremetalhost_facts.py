@@ -15,8 +15,8 @@ from state_controller.books.projections import CONDITION_ORDER, hoststate_status
 from state_controller.books.stuck import StuckPolicy
 from state_controller.observed.baremetalhost import observe
 from state_controller.observed.baremetalhost_facts import consumer_of
-from tests.support.bmo import bmo_conditions
-from tests.support.clocks import T0
+from testbed.bmo import bmo_conditions
+from testbed.clocks import T0
 from tests.unit.test_observed_baremetalhost import KEY, bmh
 
 M3M = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "Metal3Machine"}

@@ -25,9 +25,9 @@ from state_controller.observability.reporter import Observability
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.clocks import T0, Clock
-from tests.support.hand_driven import HandDriven
-from tests.support.metrics import absent, sample
+from testbed.clocks import T0, Clock
+from testbed.hand_driven import HandDriven
+from testbed.metrics import absent, sample
 
 KEY = "ns/host-0000"
 

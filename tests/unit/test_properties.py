@@ -15,7 +15,7 @@ from state_controller.api.hoststate import HostStateStatus
 from state_controller.api.states import ProvisioningState
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, NotFound
 from state_controller.simulation.fleet import secret_manifest
-from tests.support.hand_driven import HandDriven
+from testbed.hand_driven import HandDriven
 
 PASSWORD = "Zq7-never-shown"
 text = st.text(max_size=40)

@@ -13,8 +13,8 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.machinery.keys import Kind, bmh_key, key_of, node_key, parse, pool_key
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.wiring import observed_controller
-from tests.support.scenarios import WORKER
-from tests.support.waiting import wait_for
+from testbed.scenarios import WORKER
+from testbed.waiting import wait_for
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from typing import Any
 
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from tests.support.hand_driven import HandDriven, StatusWrites
+from testbed.hand_driven import HandDriven, StatusWrites
 
 
 def setup() -> tuple[HandDriven, StatusWrites]:

@@ -19,7 +19,7 @@ from state_controller.remediation.situation import (
     settle,
     trouble_of,
 )
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 STUCK = StuckPolicy(step_thresholds={S.REBOOTING: 600})
 READY, DOWN = Readiness("True", T0), Readiness("False", T0 + 50)

@@ -15,7 +15,7 @@ from state_controller.api import crds
 from state_controller.api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX
 from state_controller.books.book import DEFAULT_HISTORY_LIMIT
 from state_controller.cluster.schema import prune
-from tests.support.worst_case import FAILURES, endless_error_statuses, mid_update_status
+from testbed.worst_case import FAILURES, endless_error_statuses, mid_update_status
 
 HOSTS_CRD = "hoststate.io_hosts.yaml"
 HOSTSTATES_CRD = "hoststate.io_hoststates.yaml"

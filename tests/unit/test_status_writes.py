@@ -18,7 +18,7 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, NotFound
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.runtime.writing.status_writer import OnConflict, Outcome, StatusWriter
-from tests.support.hand_driven import StatusWrites
+from testbed.hand_driven import StatusWrites
 
 
 @pytest.fixture

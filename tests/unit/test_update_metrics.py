@@ -14,7 +14,7 @@ from state_controller.books.stuck import StuckPolicy
 from state_controller.observability.collectors import STEP_CODES
 from state_controller.observability.metrics import Metrics
 from state_controller.observability.reporter import Observability
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 
 def step(book: Book, to: UpdateStep, at: float, reason: str) -> None:

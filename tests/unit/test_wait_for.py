@@ -12,8 +12,8 @@ from state_controller.api import API_VERSION
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.simulation.fleet import host_manifest
+from testbed.scenarios import NS, wait_all_in
 from tests.conftest import wait_for
-from tests.support.scenarios import NS, wait_all_in
 
 
 def test_a_key_error_is_named_when_the_wait_times_out() -> None:

@@ -14,7 +14,7 @@ from state_controller.books.book import DEFAULT_HISTORY_LIMIT, Book
 from state_controller.books.projections import host_status, hoststate_status
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from tests.support.clocks import T0
+from testbed.clocks import T0
 
 LONG = "the backend said: " + "x" * 100_000
 FAILURES = DEFAULT_HISTORY_LIMIT + 5  # more than the history holds

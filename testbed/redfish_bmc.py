@@ -21,12 +21,12 @@ emulator accepts); only the service roots ``/`` and ``/redfish/v1`` answer witho
 as on a real BMC. The digest uses bcrypt's fewest rounds (4): the emulator checks it on
 every request, and Ironic polls.
 
-The process is sushy-tools' own ``main`` started by tests/support/sushy_hardware.py, which
+The process is sushy-tools' own ``main`` started by testbed/sushy_hardware.py, which
 gives the fake systems processors and memory (``FakeSystem.cpus``, ``cpu_model``,
 ``memory_gib``): sushy-tools' fake driver has none, and Ironic's ``redfish`` inspection fails
 without them. Their disks (``disks_gib``) are the emulator's own static storage settings
 (``SUSHY_EMULATOR_STORAGE``, ``SUSHY_EMULATOR_DRIVES``), one controller, storage ``1``.
-For Ironic's servicing, tests/support/sushy_servicing.py (imported by the launcher) gives
+For Ironic's servicing, testbed/sushy_servicing.py (imported by the launcher) gives
 every system a BIOS with the emulator's attribute registry, a BIOS firmware version that
 SimpleUpdate raises, and RAID volumes that can be created and deleted; its docstring says
 what the emulator does with them.
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import LoopbackServer, ServerProcess, http_probe
+from testbed.processes import LoopbackServer, ServerProcess, http_probe
 
 __all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
 
@@ -79,7 +79,7 @@ class FakeSystem:
 
     def config(self) -> dict[str, Any]:
         """The entry of ``SUSHY_EMULATOR_FAKE_SYSTEMS`` for this system (``cpus``,
-        ``cpu_model`` and ``memory_gib`` are read by tests/support/sushy_hardware.py)."""
+        ``cpu_model`` and ``memory_gib`` are read by testbed/sushy_hardware.py)."""
         return {
             "uuid": self.uuid,
             "name": self.name,

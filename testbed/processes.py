@@ -44,7 +44,7 @@ CLI = [sys.executable, "-m", "state_controller.cli"]
 """``state-controller`` as a user runs it, from the interpreter running the tests."""
 
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
 def installed(tool: str, *, timeout: float = 1800) -> Path:

@@ -19,9 +19,9 @@ import yaml
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.simulation.fleet import host_manifest, secret_manifest
+from testbed.processes import CLI
+from testbed.scenarios import states_in
 from tests.conftest import wait_for
-from tests.support.processes import CLI
-from tests.support.scenarios import states_in
 
 
 def write_hosts_file(path: Path, namespace: str, count: int) -> list[str]:

@@ -1,6 +1,6 @@
 """What Ironic's out-of-band *servicing* steps need of sushy-tools' fake driver: a BIOS,
 firmware versions, a SimpleUpdate that names no target, and RAID volumes. Imported by
-tests/support/sushy_hardware.py (the emulator's launcher), in the emulator's own interpreter;
+testbed/sushy_hardware.py (the emulator's launcher), in the emulator's own interpreter;
 each patch replaces what sushy-tools 2.2.0 lacks, measured against Ironic 39.0.0:
 
 * BIOS (``bios.apply_configuration``, ``bios.factory_reset``, ``GET /v1/nodes/{id}/bios``):

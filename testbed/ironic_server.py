@@ -39,7 +39,7 @@ Real failures with this config (no mocks), per node:
 Only ``fake-hardware`` is enabled and ``default_<kind>_interface`` is set for
 it; enabling another hardware type through ``config`` needs those overridden.
 ``redfish=True`` enables the ``redfish`` hardware type too, with the interfaces
-listed at :data:`REDFISH_INTERFACES` (for a BMC such as tests/support/redfish_bmc.py).
+listed at :data:`REDFISH_INTERFACES` (for a BMC such as testbed/redfish_bmc.py).
 ``servicing=True`` (implies ``redfish``) adds the ``redfish`` BIOS, firmware and RAID
 interfaces (:data:`SERVICING_INTERFACES`), which a redfish node then gets, and the short
 ``[redfish]`` polling intervals of :data:`SERVICING_CONFIG`: out-of-band service steps
@@ -58,7 +58,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.support.processes import LoopbackServer, ServerProcess, http_probe
+from testbed.processes import LoopbackServer, ServerProcess, http_probe
 
 __all__ = ["FAKE_DELAY_KEYS", "IronicServer", "IronicServerError"]
 
@@ -102,7 +102,7 @@ DEFAULT_INTERFACES: dict[str, str] = {
 }
 
 #: Interfaces added for the ``redfish`` hardware type (``IronicServer(redfish=True)``),
-#: those that work against the Redfish emulator (tests/support/redfish_bmc.py) with no
+#: those that work against the Redfish emulator (testbed/redfish_bmc.py) with no
 #: agent (IPA) and no ramdisk ever booting; found by trying them on Ironic 39.0.0 and
 #: sushy-tools 2.2.0:
 #:
@@ -122,7 +122,7 @@ DEFAULT_INTERFACES: dict[str, str] = {
 #: * inspect ``redfish`` (out-of-band): reads processors, memory, disks and NICs from the
 #:   BMC, with no agent; a redfish node gets it by Ironic's rule below (the ``redfish``
 #:   type lists it first). The emulator's fake systems have processors and memory only
-#:   when started through tests/support/sushy_hardware.py (RedfishBMC does): else Ironic
+#:   when started through testbed/sushy_hardware.py (RedfishBMC does): else Ironic
 #:   ends ``inspect failed`` ("The attribute Processors is missing from the resource").
 #: * a config drive (ramdisk deploy): Ironic builds it into an ISO with genisoimage
 #:   found on its PATH (``tool_dirs``), writes it under ``[deploy] http_root`` and hands
@@ -144,7 +144,7 @@ REDFISH_INTERFACES: dict[str, str] = {
 #: ``firmware.update``, ``raid.apply_configuration``/``delete_configuration``. None of them is
 #: enabled otherwise, and a redfish node then gets ``no-bios``, ``no-firmware`` and
 #: ``no-raid`` (fake-hardware lists ``fake`` first and keeps it). The emulator needs
-#: tests/support/sushy_servicing.py for them (BIOS, firmware versions, RAID volumes).
+#: testbed/sushy_servicing.py for them (BIOS, firmware versions, RAID volumes).
 SERVICING_INTERFACES: dict[str, str] = {"bios": "redfish", "firmware": "redfish", "raid": "redfish"}
 #: ``[redfish]`` options set by ``servicing=True``. By default Ironic polls a firmware
 #: update's BMC task, a BIOS change and a RAID job every 60 s, checks the BMC 3 times 30 s

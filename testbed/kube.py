@@ -11,12 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.support.control_plane import ControlPlane
+from testbed.control_plane import ControlPlane
 
 if TYPE_CHECKING:
     from state_controller.cluster.interface import Cluster
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 HOSTS_NS = "metal"  # the Hosts of the cluster tests (as in manifests/)
 NAMESPACES = ("fleet", HOSTS_NS, "hoststate-system")
 
@@ -168,6 +168,6 @@ def apply_manifests(plane: ControlPlane) -> subprocess.CompletedProcess[str]:
 
 def host_states(kube: Cluster, namespace: str = HOSTS_NS) -> dict[str, str]:
     """Each Host's provisioning state as written in its status ("" before the first)."""
-    from tests.support.scenarios import states_in
+    from testbed.scenarios import states_in
 
     return states_in(kube, namespace, reported=False)

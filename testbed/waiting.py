@@ -1,5 +1,5 @@
 """The tests' one way to wait (tests.conftest re-exports it, where most tests import it
-from): here so that tests/support modules can wait too without importing conftest."""
+from): here so that testbed modules can wait too without importing conftest."""
 
 from __future__ import annotations
 

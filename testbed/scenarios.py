@@ -21,7 +21,7 @@ from state_controller.cluster.interface import (
     NotFound,
     Resource,
 )
-from tests.support.waiting import wait_for
+from testbed.waiting import wait_for
 
 NS = "fleet"  # every scenario's namespace (tests.conftest empties it between tests)
 PASSWORD = "Tr0ub4dor-never-printed"  # a BMC password no output may show

@@ -1,6 +1,6 @@
 """``sushy-emulator`` whose fake systems have processors and memory (and, through
-tests/support/sushy_servicing.py, a BIOS, firmware versions and RAID volumes): run by the
-emulator's own interpreter (``<sushy venv>/bin/python tests/support/sushy_hardware.py
+testbed/sushy_servicing.py, a BIOS, firmware versions and RAID volumes): run by the
+emulator's own interpreter (``<sushy venv>/bin/python testbed/sushy_hardware.py
 --config ...``), it gives sushy-tools' ``FakeDriver`` the methods it lacks, then runs
 sushy-tools' ``main``.
 
@@ -16,12 +16,12 @@ here: the emulator serves them from its own ``SUSHY_EMULATOR_STORAGE`` and
 ``SUSHY_EMULATOR_DRIVES`` settings.
 
 What each method answers comes from the system's entry in ``SUSHY_EMULATOR_FAKE_SYSTEMS``
-(tests/support/redfish_bmc.py writes ``cpus``, ``cpu_model`` and ``memory_gib``); an entry
+(testbed/redfish_bmc.py writes ``cpus``, ``cpu_model`` and ``memory_gib``); an entry
 without them answers as the fake driver does, "not supported". The processors are one
 socket with ``cpus`` threads (Ironic counts threads); the emulator's processor template
 says x86-64, which Ironic records as ``cpu_arch`` ``x86_64``.
 
-Servicing (BIOS, firmware, RAID) is in tests/support/sushy_servicing.py, imported here
+Servicing (BIOS, firmware, RAID) is in testbed/sushy_servicing.py, imported here
 before the emulator starts; its docstring records why each of its patches exists.
 
 No import from the project: this runs in the emulator's virtualenv, not the project's.

@@ -1,7 +1,7 @@
 """The output samples the docs include (``docs/samples/``, through pymdownx.snippets), each
 made by a real run of ``state-controller`` (or of kubectl), so that none is typed by hand.
 
-``scripts/docs-samples`` (``python -m tests.support.samples``) writes them all. The fast
+``scripts/docs-samples`` (``python -m testbed.samples``) writes them all. The fast
 ones (a demo, ``get`` on its store, a bootstrap and ``get`` on its state dir) are run
 again by tests/unit/test_docs.py; the pivot and the real ``kubectl get`` need a control
 plane, so tests/cluster/test_docs_samples.py runs those again. Both compare with
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.processes import CLI
+from testbed.processes import CLI
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "docs" / "samples"
 HOSTS_FILE = "hosts.yaml"  # the bootstrap's input, docs/samples/hosts.yaml, written by hand
 
@@ -156,8 +156,8 @@ def slow_samples(workdir: Path) -> dict[str, str]:
     """The pivot of ``fast_samples``' bootstrap (in ``workdir``) into a bare control plane
     started for it, and what kubectl prints once that cluster's controller took the
     hosts over."""
-    from tests.support.control_plane import ControlPlane
-    from tests.support.kube import k8s_bin_dir
+    from testbed.control_plane import ControlPlane
+    from testbed.kube import k8s_bin_dir
 
     with ControlPlane(k8s_bin_dir(), workdir / "plane", controller_manager=False) as plane:
         shutil.copy(plane.kubeconfig, workdir / KUBECONFIG)

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import installed
+from testbed.processes import installed
 
 
 def prometheus_root() -> Path:

@@ -60,7 +60,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from tests.support.processes import ServerProcess, Servers, free_port, http_probe, log_tail
+from testbed.processes import ServerProcess, Servers, free_port, http_probe, log_tail
 
 __all__ = ["ControlPlane", "ControlPlaneError"]
 

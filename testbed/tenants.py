@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from tests.support.control_plane import ControlPlane
+from testbed.control_plane import ControlPlane
 
 TENANT = "--as=tenant"
 

@@ -2,7 +2,7 @@
 sharded process tests, ``benchmarks/shard_scale.py`` and ``benchmarks/soak.py`` start.
 
 One command line for all three (:func:`shard_argv`), each replica a
-:class:`~tests.support.processes.ServerProcess` (its own process group, its output in a
+:class:`~testbed.processes.ServerProcess` (its own process group, its output in a
 log, stopped with SIGTERM then SIGKILL, killed with SIGKILL as a crash), what
 ``/proc`` says of it (:func:`proc_sample`), and what the replicas say through the API
 server: who holds a Lease (:func:`lease_holder`), how many hosts each has
@@ -21,7 +21,7 @@ from state_controller.cluster.interface import CONTROLLERS, LEASES, Cluster, Not
 
 from .processes import ServerProcess
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SHARD_NS = "hoststate-system"  # the replicas' Leases, and the name of their status object
 
 

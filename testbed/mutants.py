@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FAST = ("tests/scenarios", "tests/unit", "-k", "not kube")  # the embedded tier
 # the guard that every mutant's text applies (test_mutants_apply) fails in every mutated
 # copy by design: it is left out, or it would be the first "killer" of every mutant

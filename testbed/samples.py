@@ -99,8 +99,8 @@ SLOW = (PIVOT, *KUBECTL, *KUBECTL_WAIT)
 # them): it compares what it printed with the sample, or writes the sample when
 # HOSTSTATE_WRITE_SAMPLES=1 (scripts/docs-samples --from-tests runs those tests so).
 BY_TESTS = {
-    "adopt-dry-run": "tests/ironic/test_adopt.py",
-    "adopt": "tests/ironic/test_adopt.py",
+    "adopt-dry-run": "tests/ironic/test_adopt_on_ironic.py",
+    "adopt": "tests/ironic/test_adopt_on_ironic.py",
     "kubectl-wait-failed": "tests/cluster/test_kubectl_wait.py",
 }
 WRITE_FROM_TESTS = "HOSTSTATE_WRITE_SAMPLES"

@@ -19,7 +19,7 @@ from state_controller.simulation.fleet import create_fleet, host_manifest
 from testbed.scenarios import NS, wait_all_in
 from tests.conftest import wait_for
 from tests.scenarios.test_servicing import SERVICING, steps_of
-from tests.scenarios.test_shards import running_replicas
+from tests.scenarios.test_sharded_provisioning import running_replicas
 
 SHARDS = ("a", "b", "c")
 FLEET = 6

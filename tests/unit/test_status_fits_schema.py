@@ -5,7 +5,7 @@ lengths the schema declares.
 
 The proof that the API server takes these statuses whole (nothing refused, nothing
 pruned: written and read back equal) and refuses what breaks the schema is
-tests/cluster/test_status_fits_schema.py, against the session's real kube-apiserver."""
+tests/cluster/test_status_fits_schema_on_apiserver.py, against the session's real kube-apiserver."""
 
 from __future__ import annotations
 

@@ -313,7 +313,10 @@ class SimulatedProvisioner:
         restart: bool = False,
     ) -> Result:
         now = self.clock()
-        if machine.busy is not None and machine.busy[0] == operation and not restart:
+        # work under way is joined, even when asked to start over: Ironic answers a node
+        # still inspecting as busy, so a new owner that missed the start (its status
+        # not yet written when the old owner died) never starts it twice
+        if machine.busy is not None and machine.busy[0] == operation:
             if now < machine.busy[1]:
                 return continuing(machine.busy[1] - now)
             machine.busy = None

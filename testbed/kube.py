@@ -24,8 +24,8 @@ NAMESPACES = ("fleet", HOSTS_NS, "hoststate-system")
 BUILD = ROOT / "tools" / "k8s" / "build.sh"
 METAL3_CRDS = ROOT / "tools" / "metal3" / "crds.sh"
 BUILD_TIMEOUT = 1800.0  # cached: instant; cold: ~10 min on 2 cores (scripts/test builds first)
-MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
-OPENSHIFT_CRDS = ROOT / "tests" / "support" / "openshift-crds.yaml"
+MONITORING_CRDS = ROOT / "testbed" / "monitoring-crds.yaml"
+OPENSHIFT_CRDS = ROOT / "testbed" / "openshift-crds.yaml"
 MANIFESTS = ROOT / "manifests"
 
 

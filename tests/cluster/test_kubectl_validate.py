@@ -23,7 +23,7 @@ from testbed.kube import k8s_bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "tools" / "kubectl-validate" / "install.sh"
-LOCAL_CRDS = [ROOT / "api" / "v1alpha1", ROOT / "tests" / "support"]  # + monitoring CRDs
+LOCAL_CRDS = [ROOT / "api" / "v1alpha1", ROOT / "testbed"]  # + monitoring CRDs
 NATIVE_VERSION = "1.30"  # the newest Kubernetes whose built-in schemas it carries
 
 

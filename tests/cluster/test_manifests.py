@@ -33,7 +33,7 @@ from testbed.secret_volume import write_secret_volume
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
-MONITORING_CRDS = ROOT / "tests" / "support" / "monitoring-crds.yaml"
+MONITORING_CRDS = ROOT / "testbed" / "monitoring-crds.yaml"
 BUILD = ROOT / "tools" / "k8s" / "build.sh"
 METRICS_CERT_DIR = "/etc/hoststate/metrics-cert"  # where the metrics Secret is mounted
 BUILD_TIMEOUT = 120.0  # a cached build.sh answers at once; a cold build takes ~10 min

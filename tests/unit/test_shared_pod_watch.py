@@ -216,11 +216,6 @@ def test_an_expired_watch_lists_every_followed_node_again(cluster: Staged, pods:
     assert sorted(per_node) == ["spec.nodeName=sp-1"] * 2 + ["spec.nodeName=sp-2"] * 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NodePods._list merges a node's new list into the pods it kept, so a pod "
-    "deleted while the watch was away stays, and its node's drain waits for it forever",
-)
 def test_a_pod_deleted_while_the_watch_was_away_is_dropped_by_the_new_list(
     cluster: Staged, pods: NodePods, told: Told
 ) -> None:

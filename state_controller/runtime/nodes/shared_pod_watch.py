@@ -13,7 +13,9 @@ list (one that matches no pod), and lists the pods of each node once, when it be
 to follow it, on one of two lister threads. An event for a pod of a node not (yet)
 followed is dropped: the node is followed before its list begins, so whatever such an
 event said, the list tells. A watch that expires (410 Gone) starts again from a fresh
-resourceVersion and lists every followed node again.
+resourceVersion and lists every followed node again; until then their pods are
+unknown (:meth:`NodePods.items` says None), as a drain must not count on pods an
+expired watch may have missed the deletion of.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class NodePods:
             with self._lock:
                 if node not in self._pods:
                     return  # unfollowed meanwhile
-                known = self._pods[node] or {}
+                known: dict[str, tuple[int, Obj]] = {}
                 for pod in items:
                     _apply(known, "ADDED", _seen(pod))
                 for kind, seen in self._aside.pop(node, []):
@@ -135,13 +137,23 @@ class NodePods:
             except Gone:
                 log.info("the watch of the cordoned nodes' pods expired; listing them again")
                 version = ""
-                for node in self.followed():
+                for node in self._forget_all():
                     self._listers.submit(self._list, node)
             except Exception as err:
                 if self._stopping.is_set():
                     return
                 log_failure(log, err, "watch of the cordoned nodes' pods failed; retrying")
                 self._stopping.wait(self.relist_delay)
+
+    def _forget_all(self) -> list[str]:
+        """Every followed node back to not listed: what the expired watch missed (a pod
+        deleted meanwhile) only a new list can tell, so the node's pods are unknown until
+        it has been listed again, and the new watch's events wait for that list."""
+        with self._lock:
+            for node in self._pods:
+                self._pods[node] = None
+                self._aside[node] = []
+            return sorted(self._pods)
 
     def _start_version(self) -> str:
         _, version = self.cluster.list(PODS, None, label_selector=NO_POD)

@@ -64,14 +64,16 @@ MUTANTS = (
     Mutant(
         "refused-request-moves-the-host",
         "state_controller/provisioning/steps.py",
-        "        self.settle(result, error)\n        self.move(to, reason)",
-        "        self.move(to, reason)\n        self.settle(result, error)",
+        "        if stop := self.settle(result, error):\n            return stop\n"
+        "        self.move(to, reason)",
+        "        self.move(to, reason)\n"
+        "        if stop := self.settle(result, error):\n            return stop",
     ),
     Mutant(
         "backoff-ignored",
         "state_controller/provisioning/steps.py",
-        "        retry = self.d.retry\n        if retry is None:\n            return",
-        "        retry = self.d.retry\n        if True:\n            return",
+        "        retry = self.retry\n        if retry is None:\n            return None",
+        "        retry = self.retry\n        if True:\n            return None",
     ),
     Mutant(
         "stuck-timer-never-armed",

@@ -1,9 +1,10 @@
-"""One step of one host: what every state's handler is built from.
+"""One step of one host: what every state's handler is given and is built from.
 
-A :class:`StepContext` is made for one call of ``HostMachine.step`` and holds
-the host's book, its inputs, the instant and the :class:`Decision` being
-built. Its helpers turn a provisioner's answer into what it means for the
-host, and stop the step where the host must wait:
+A :class:`StepContext` is made for one call of ``HostMachine.step`` and handed to each
+handler it runs: the provisioner, the backoff, the host's book, its inputs, the instant,
+the backoff window in hand, and what the reconciler is asked besides writing the book
+(annotations and the finalizer to remove, the backend's words to log). Its helpers turn a
+provisioner's answer into what it means for the host:
 
 * :meth:`StepContext.enter` starts a state's work and moves there only once the
   backend accepted it; :meth:`StepContext.work` settles the current state's work;
@@ -12,20 +13,20 @@ host, and stop the step where the host must wait:
 * registration (valid spec, credentials, the backend knows the host) is
   ensured by :meth:`StepContext.ensure_registered` before every state's action.
 
-"Stop here" is the :class:`Stop` exception, raised only by the helpers typed
-``NoReturn`` (and by :meth:`settle`, :meth:`work`, :meth:`enter` when the
-host must wait), and caught once, in ``HostMachine.step``.
+Where the host must wait, a helper answers the stop (:mod:`.verdicts`) and the handler
+returns it; ``None`` means go on. Nothing here leaves a handler by an exception, so each
+way out of a step is a ``return`` in the handler a reader is looking at.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NamedTuple
 
 from ..api.bmc import parse_bmc_address
 from ..api.host import HostSpec
-from ..api.states import ErrorType, OperationalStatus
+from ..api.states import ErrorType
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
 from ..books.records import FactChanges
@@ -33,12 +34,15 @@ from .backoff import Backoff
 from .inputs import HostInput
 from .provisioner import Credentials, HostView, Provisioner
 from .results import Outcome, Result
+from .verdicts import REFUSED, REST, Failed, Rest, Stopped, Verdict, Wait
 
 RAMDISK_FIELD = "preprovisioningNetworkDataName"  # given to the backend at registration
 GIVE_UP_DELETE_AFTER = 3  # failed attempts before deletion goes on without that step
 
 Start = Callable[[HostView], Result]
-Then = Callable[[Result], None]
+"""Asks the backend for a state's work (again: polls it)."""
+Then = Callable[["StepContext", Result], Verdict]
+"""Goes on once a state's work is complete: the same whenever that is."""
 
 FAILED_REASON: dict[ErrorType, str] = {
     ErrorType.REGISTRATION: "RegistrationFailed",
@@ -91,10 +95,6 @@ class Decision:
             self.requeue_after = max(delay, 0.0)
 
 
-class Stop(Exception):
-    """Ends a step: the host waits (for time, the backend, or its user)."""
-
-
 class StepContext:
     def __init__(
         self,
@@ -103,11 +103,16 @@ class StepContext:
         book: Book,
         host: HostInput,
         now: float,
-        decision: Decision,
+        retry: RetryWindow | None = None,
     ) -> None:
         self.prov, self.backoff = provisioner, backoff
-        self.book, self.host, self.now, self.d = book, host, now, decision
+        self.book, self.host, self.now = book, host, now
+        self.retry = retry  # the last failure's backoff window, until it is waited out
         self.deployed_image: str | None = None  # what register() found running
+        # asked of the reconciler besides writing the book (see Decision)
+        self.remove_annotations: set[str] = set()
+        self.remove_finalizer = False
+        self.backend_said = ""
 
     # -- recording ----------------------------------------------------------------------
 
@@ -126,44 +131,45 @@ class StepContext:
 
     def enter(
         self, to: S, start: Start, then: Then, reason: str, *, give_up: Then | None = None
-    ) -> None:
+    ) -> Verdict:
         """Start ``to``'s work; move there once the backend accepted it, finish if done."""
         error = ERROR_OF_STATE.get(to, ErrorType.PROVISIONING)
         result = start(self.view())
         if result.outcome is Outcome.FAILED and give_up is not None and self.gave_up(result, error):
-            give_up(result)
-            return
-        self.settle(result, error)
+            return give_up(self, result)
+        if stop := self.settle(result, error):
+            return stop
         self.move(to, reason)
         if result.outcome is Outcome.CONTINUING:
-            self.wait(result.delay)
-        then(result)
+            return self.wait(result.delay)
+        return then(self, result)
 
     def work(
         self, result: Result, error: ErrorType | None = None, *, give_up: bool = False
-    ) -> Result:
-        """Settle the current state's work: returns once complete (or given up)."""
+    ) -> Stopped | None:
+        """Settle the current state's work: None once complete (or given up)."""
         kind = error or ERROR_OF_STATE.get(self.book.cursor.state, ErrorType.PROVISIONING)
         if result.outcome is Outcome.FAILED and give_up and self.gave_up(result, kind):
-            return result
-        self.settle(result, kind)
+            return None
+        if stop := self.settle(result, kind):
+            return stop
         if result.outcome is Outcome.CONTINUING:
-            self.wait(result.delay)
-        return result
+            return self.wait(result.delay)
+        return None
 
-    def settle(self, result: Result, error: ErrorType) -> None:
-        """Record what a refusal or failure means and stop; return when accepted."""
+    def settle(self, result: Result, error: ErrorType) -> Stopped | None:
+        """Record what a refusal or failure means and stop; None when accepted."""
         outcome = result.outcome
         if outcome is Outcome.TRANSIENT:
             self.book.note_seen(now=self.now, transient=self.told(result))
-            self.d.rate_limited = True
-            raise Stop
+            return REFUSED
         if self.book.seen.transient:
             self.book.note_seen(now=self.now, transient="")
         if outcome is Outcome.RETRY_AFTER:
-            self.wait(result.delay)
+            return self.wait(result.delay)
         if outcome is Outcome.FAILED:
-            self.fail(error, self.told(result))
+            return self.fail(error, self.told(result))
+        return None
 
     def told(self, result: Result) -> str:
         """What the host's user reads of a refusal or a failure: our sentence only.
@@ -174,7 +180,7 @@ class StepContext:
         reconciler, which logs them for the operator (:attr:`Decision.backend_said`).
         """
         if result.details:
-            self.d.backend_said = result.details
+            self.backend_said = result.details
         return result.message
 
     def gave_up(self, result: Result, error: ErrorType) -> bool:
@@ -184,24 +190,24 @@ class StepContext:
         self.book.fail(error, self.told(result), now=self.now, reason="GivingUp")
         return True
 
-    def wait(self, delay: float) -> NoReturn:
+    def wait(self, delay: float) -> Wait:
         """Come back after ``delay`` seconds."""
-        self.d.after(delay)
-        raise Stop
+        return Wait(delay)
 
-    def rest(self) -> NoReturn:
+    def rest(self) -> Rest:
         """Nothing more to do until something changes."""
-        raise Stop
+        return REST
 
-    def fail(self, error: ErrorType, message: str) -> NoReturn:
+    def fail(self, error: ErrorType, message: str) -> Failed:
+        """Record the failure and back off: the host is tried again once its window passed."""
         self.book.fail(error, message, now=self.now, reason=FAILED_REASON[error])
         delay = self.backoff.delay(self.book.cursor.error_count)
-        self.d.retry = RetryWindow(self.now + delay, self.inputs())
-        self.wait(delay)
+        self.retry = RetryWindow(self.now + delay, self.inputs())
+        return Failed(delay)
 
     # -- backoff ------------------------------------------------------------------------
 
-    def wait_out_backoff(self) -> None:
+    def wait_out_backoff(self) -> Wait | None:
         """Retry a failure only once its backoff has passed, whatever woke the host.
 
         The work queue's delay is not enough: the failure's own status write comes back
@@ -210,17 +216,17 @@ class StepContext:
         write wakes the next: a failing host would hammer its backend. What the user
         changed since (spec, Secret, annotations, deletion) is retried at once.
         """
-        retry = self.d.retry
+        retry = self.retry
         if retry is None:
-            return
+            return None
         if (
             self.now >= retry.at
             or retry.inputs != self.inputs()
             or self.book.cursor.error_count == 0
         ):
-            self.d.retry = None
-            return
-        self.wait(retry.at - self.now)
+            self.retry = None
+            return None
+        return self.wait(retry.at - self.now)
 
     def inputs(self) -> tuple[object, ...]:
         """What a user may change to have a failed host retried at once."""
@@ -240,23 +246,26 @@ class StepContext:
             return ErrorType.PROVISIONED_REGISTRATION
         return ErrorType.REGISTRATION
 
-    def ensure_registered(self) -> None:
+    def ensure_registered(self) -> Stopped | None:
+        """Valid spec, credentials, the backend knows the host: None once all hold."""
         host, book = self.host, self.book
         problem = host.spec_problem.message if host.spec_problem else host.credentials_problem
         if problem or host.spec is None or host.spec.bmc is None:
-            self.fail(self.registration_error(), problem or "spec.bmc is required to register")
+            return self.fail(
+                self.registration_error(), problem or "spec.bmc is required to register"
+            )
         ramdisk = host.data_problem_field == RAMDISK_FIELD  # the backend's node needs it
         if ramdisk and host.data_problem and not book.facts.provider_id:
-            self.fail(self.registration_error(), host.data_problem)
+            return self.fail(self.registration_error(), host.data_problem)
         changed = book.facts.credentials != host.credentials_version
-        result = self.work(
-            self.prov.register(self.view(), credentials_changed=changed),
-            self.registration_error(),
-        )
+        result = self.prov.register(self.view(), credentials_changed=changed)
+        if stop := self.work(result, self.registration_error()):
+            return stop
         if book.cursor.state == S.REGISTERING:
             self.deployed_image = result.deployed_image
-            if result.deployed_image is not None:
-                self.refuse_to_wipe(result.deployed_image)
+            running = result.deployed_image
+            if running is not None and (refused := self.refuse_to_wipe(running)):
+                return refused
         facts: FactChanges = {"credentials": host.credentials_version}
         if result.provider_id:
             facts["provider_id"] = result.provider_id
@@ -267,24 +276,9 @@ class StepContext:
             book.recover(
                 now=self.now, reason="Registered", message="the BMC accepted the credentials"
             )
+        return None
 
-    def registered_for_deletion(self) -> bool:
-        """Ensure registration; after repeated failures delete without touching the machine."""
-        try:
-            self.ensure_registered()
-            return True
-        except Stop:
-            cursor = self.book.cursor
-            if cursor.operational_status != OperationalStatus.ERROR:
-                raise
-            if cursor.error_count < GIVE_UP_DELETE_AFTER:
-                raise
-            self.move(
-                S.DELETING, "RegistrationAbandoned", f"deleting as is: {cursor.error_message}"
-            )
-            return False
-
-    def refuse_to_wipe(self, running: str) -> None:
+    def refuse_to_wipe(self, running: str) -> Failed | None:
         """A host new to us that already runs an image (its records lost: restored from a
         backup, re-applied after a forced delete). Take it over only when the spec says
         what it runs; never let inspection or preparation wipe it. Its backend ID is not
@@ -292,11 +286,11 @@ class StepContext:
         spec = self.host.spec
         assert spec is not None
         if spec.externally_provisioned:
-            return
+            return None
         if spec.image is not None and running and spec.image.url == running:
-            return
+            return None
         image = running or "which, it does not say"
-        self.fail(
+        return self.fail(
             ErrorType.REGISTRATION,
             f"the backend already runs an image on this host ({image}) that hoststate has "
             "no record of deploying; it will not wipe a running host: set "
@@ -304,12 +298,18 @@ class StepContext:
             "true, or tear it down in the backend",
         )
 
-    def refuse_bad_data(self) -> None:
+    def refuse_bad_data(self) -> Failed | None:
         """Deploy nothing while a data Secret (user, network, meta data) is missing,
         unlabelled or malformed: the host waits with an error naming the field; fixing the
         Secret or the spec retries at once."""
         if self.host.data_problem:
-            self.fail(ErrorType.PROVISIONING, self.host.data_problem)
+            return self.fail(ErrorType.PROVISIONING, self.host.data_problem)
+        return None
+
+    def forget_deployed(self, torn_down: Result) -> None:
+        """Deprovisioning done: the host runs no image and is off."""
+        if torn_down.done:
+            self.book.note(now=self.now, image=None, root_device_hints=None, powered_on=False)
 
     def data_digest(self) -> str:
         """The digest of the data the host would be deployed with now ("" for none)."""
@@ -367,3 +367,10 @@ class StepContext:
             disable_power_off=spec.disable_power_off,
             custom_deploy=spec.custom_deploy.method if spec.custom_deploy else None,
         )
+
+
+class Handler(NamedTuple):
+    """A state's handler in a table (:data:`~.lifecycle.LIFECYCLE`, :data:`~.deletion.DELETION`)."""
+
+    act: Callable[[StepContext], Verdict]
+    registered: bool = True  # registration is ensured before ``act`` runs

@@ -123,7 +123,7 @@ def main() -> None:
         restarted.start()
         synced = time.monotonic() - wall1
         wait(
-            lambda: restarted.reconciles >= n and all_provisioned(restarted, n),
+            lambda: restarted.workers.reconciles >= n and all_provisioned(restarted, n),
             "restart",
             since=wall1,
         )

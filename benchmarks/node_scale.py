@@ -277,7 +277,7 @@ def main() -> None:
             flush=True,
         )
 
-        w0, cpu0, r0 = writes(kube), time.process_time(), controller.reconciles
+        w0, cpu0, r0 = writes(kube), time.process_time(), controller.workers.reconciles
         dropped0 = controller.node_index.dropped
         ours.send("heartbeats")
         _, beats = ours.recv()
@@ -286,7 +286,8 @@ def main() -> None:
         print(
             f"heartbeats: {beats['sent']} in {beats['seconds']:.0f}s "
             f"({beats['sent'] / beats['seconds']:.0f}/s, at most {beats['late']:.1f}s late); "
-            f"controller writes {writes(kube) - w0}, reconciles {controller.reconciles - r0}, "
+            f"controller writes {writes(kube) - w0}, "
+            f"reconciles {controller.workers.reconciles - r0}, "
             f"dropped by the Node filter {controller.node_index.dropped - dropped0}, "
             f"CPU {(time.process_time() - cpu0) / minutes:.2f}s per minute",
             flush=True,

@@ -102,7 +102,7 @@ def main() -> None:
     )
     print(f"writes during {args.idle:.0f}s idle after settling: {idle_writes}")
     print(f"peak RSS: {peak_mb:.0f} MB")
-    print(f"reconciles: {controller.reconciles}")
+    print(f"reconciles: {controller.workers.reconciles}")
 
 
 if __name__ == "__main__":

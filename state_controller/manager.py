@@ -291,7 +291,7 @@ def run_as_shard(
         members=members,
         namespaces=opts.namespaces,
         identity=identity,
-        on_host=controller.on_fleet_host,
+        on_host=controller.routes.on_fleet_host,
     )
 
     def lose(what: str) -> None:

@@ -72,7 +72,7 @@ def observed_controller(
     metrics.watch_controller(lambda: controller.self_status.status)
     metrics.watch_workers(
         config.workers,
-        lambda kind: controller.active_workers[kind],
+        lambda kind: controller.workers.active[kind],
         controller.queue.unfinished_work_seconds,
         controller.queue.longest_running_seconds,
     )

@@ -77,7 +77,7 @@ MUTANTS = (
     ),
     Mutant(
         "stuck-timer-never-armed",
-        "state_controller/runtime/controller.py",
+        "state_controller/runtime/machinery/workers.py",
         "        if outcome.wake_after is not None:",
         "        if False:",
     ),
@@ -116,6 +116,7 @@ def run(mutant: Mutant, timeout: float) -> tuple[str, float]:
         copy = Path(tmp)
         for part in (
             "state_controller",
+            "testbed",
             "tests",
             "docs",
             "api",
@@ -143,7 +144,10 @@ def run(mutant: Mutant, timeout: float) -> tuple[str, float]:
     seconds = time.monotonic() - started
     if done.returncode == 0:
         return "SURVIVED", seconds
-    failed = re.findall(r"^FAILED (\S+)", done.stdout, re.M) or ["(no test named; see its run)"]
+    failed = re.findall(r"^FAILED (\S+)", done.stdout, re.M)
+    if not failed:  # no test failed on the mutant: the run itself broke (an import, a fixture)
+        tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+        return f"RUN BROKEN, not killed: {tail[0]}", seconds
     return f"killed by {failed[0]}", seconds
 
 
@@ -157,7 +161,7 @@ def main(argv: Sequence[str]) -> int:
     survived = 0
     for mutant in chosen:
         verdict, seconds = run(mutant, timeout=1800)
-        survived += verdict == "SURVIVED"
+        survived += not verdict.startswith("killed")
         print(f"{mutant.name:36} {verdict}  ({seconds:.0f}s)", flush=True)
     return 1 if survived else 0
 

@@ -13,24 +13,19 @@ metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
 :mod:`.machinery.keys` reads a key's kind; :meth:`HostController._kinds` is the one table of
 what each kind is reconciled by.
 
-It is the one place where every source's informer meets the queue: one handler per
-source and one dispatch by kind, which is why it grows by a handler for each source it
-reads. The indexes the handlers ask (machines by name and UID,
-Secrets to Hosts) are in :mod:`.indexes.machines`; each reconcile is in a module of its own.
+It is the manager: the one place where the caches, the indexes, the reconcilers by kind
+and the workers are assembled and started in order. Whom each event concerns is
+:mod:`.routes`; the worker loop and what it counts is :mod:`.machinery.workers`; each
+reconcile is in its kind's room.
 """
 
 from __future__ import annotations
 
-import logging
 import socket
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..api import annotations as ann
-from ..api.objects import Obj
 from ..books.book import Book
 from ..books.records import UpdateCursor
 from ..cluster.interface import (
@@ -43,50 +38,35 @@ from ..cluster.interface import (
     NODES,
     SECRETS,
     Cluster,
-    split_key,
 )
 from ..health.share import controller_version, share_of
 from ..health.summary import ProvisionerSeen, Share
 from ..provisioning.machine import HostMachine
 from ..provisioning.provisioner import Provisioner
-from ..sharding.leases import DRAIN_LABEL, SHARD_LABEL
-from ..updates.signals import NodeSignals, pool_of
+from ..sharding.leases import SHARD_LABEL
+from ..updates.signals import NodeSignals
 from .baremetalhosts.reconciler import BareMetalHostReconciler
 from .config import ControllerConfig
-from .hosts.data import secrets_read
 from .hosts.reconciler import HostReconciler
 from .hosts.remediator import Remediator
 from .indexes.machines import MachineIndex
 from .indexes.nodes import NodeIndex
 from .machinery.informer import Informer, InformerSet
-from .machinery.keys import Kind, bmh_key, kind_of, node_key, parse, pool_key
-from .machinery.outages import log_failure
-from .machinery.reporting import NOWHERE, NoReporter, Reporter, Where
+from .machinery.keys import Kind, kind_of, parse, pool_key
+from .machinery.reporting import NoReporter, Reporter
 from .machinery.results import ReconcileResult
+from .machinery.workers import KindOfBook, Workers
 from .machinery.workqueue import QueueMetricsSink, WorkQueue
 from .nodes.cordoned_pods import Drains
 from .nodes.reconciler import NodeFollower, NodeReconciler
 from .pools.reconciler import PoolReconciler, pool_of_object
+from .routes import EventRoutes
 from .self_status import SelfStatus
 from .servicing.drainer import ServiceDrainer
 from .servicing.fleet_slots import FleetSlots
 from .servicing.slots import ServiceSlots
 from .shards.lead import Lead
 from .writing.book_writer import BookWriter
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class KindOfBook:
-    """One kind of queue key: what reconciles it, and what a worker reads of it around
-    that (its book, for the span; its object's cached version, for :meth:`reconciled`;
-    the Node it follows, whose pool's counts may have moved)."""
-
-    reconcile: Callable[[str], ReconcileResult]
-    book: Callable[[str], Book | None]
-    version: Callable[[str], int | None]
-    follows: Callable[[str], NodeSignals | None]
 
 
 class HostController:
@@ -106,22 +86,29 @@ class HostController:
         self.cluster = cluster
         ns = self.config.namespaces
         self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics, kind_of=kind_of)
-        self._draining: set[str] = set()  # Hosts with the drain label (being let go of)
+        # the informers' handlers: bound late, as the routes ask the caches built here
+        routes: Callable[[], EventRoutes] = lambda: self.routes  # noqa: E731
         state_ns = ns
         if ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
             state_ns = (*ns, self.config.node_state_namespace)  # node-only HostStates
         # sharded: only this shard's Hosts and HostStates are watched and cached
         mine = f"{SHARD_LABEL}={self.config.shard}" if self.config.shard else ""
-        self.hosts = InformerSet(cluster, HOSTS, ns, handlers=[self._on_host], label_selector=mine)
+        self.hosts = InformerSet(
+            cluster, HOSTS, ns, handlers=[lambda *e: routes().on_host(*e)], label_selector=mine
+        )
         self.hoststates = InformerSet(
-            cluster, HOSTSTATES, state_ns, handlers=[self._on_hoststate], label_selector=mine
+            cluster,
+            HOSTSTATES,
+            state_ns,
+            handlers=[lambda *e: routes().on_hoststate(*e)],
+            label_selector=mine,
         )
         # only the Secrets labelled as BMC credentials: no other Secret is read or cached
         self.secrets = InformerSet(
             cluster,
             SECRETS,
             ns,
-            handlers=[self._on_secret],
+            handlers=[lambda *e: routes().on_secret(*e)],
             label_selector=ann.BMC_CREDENTIALS_SELECTOR,
         )
         # and those labelled as data for a deployed OS (userData, networkData, metaData)
@@ -129,7 +116,7 @@ class HostController:
             cluster,
             SECRETS,
             ns,
-            handlers=[self._on_secret],
+            handlers=[lambda *e: routes().on_secret(*e)],
             label_selector=ann.HOST_DATA_SELECTOR,
         )
         self.machines = MachineIndex(lambda key: self.hosts.get(key) is not None)
@@ -138,7 +125,7 @@ class HostController:
             cluster,
             sharded=sharded,
             node_state_namespace=self.config.node_state_namespace,
-            on_node_state=self._on_hoststate,
+            on_node_state=lambda *e: routes().on_hoststate(*e),
         )
         self.node_index = NodeIndex(
             lambda name: self.lead.named(self.machines.named(name), name),
@@ -146,12 +133,18 @@ class HostController:
             by_hostname=self.config.link_nodes_by_hostname,
             watched=self.config.namespaces,
         )
-        self.drains = Drains(cluster, self._on_pods)
+        self.drains = Drains(cluster, lambda node: routes().on_pods(node))
         # built always, started only when Nodes are followed (no node:/pool: key otherwise)
-        self.nodes = Informer(cluster, NODES, None, handlers=[self._on_node])
-        self.nodepools = Informer(cluster, NODEPOOLS, None, handlers=[self._on_nodepool])
-        self.mcns = Informer(cluster, MACHINECONFIGNODES, None, handlers=[self._on_mcn])
-        self.mcps = Informer(cluster, MACHINECONFIGPOOLS, None, handlers=[self._on_mcp])
+        self.nodes = Informer(cluster, NODES, None, handlers=[lambda *e: routes().on_node(*e)])
+        self.nodepools = Informer(
+            cluster, NODEPOOLS, None, handlers=[lambda *e: routes().on_nodepool(*e)]
+        )
+        self.mcns = Informer(
+            cluster, MACHINECONFIGNODES, None, handlers=[lambda *e: routes().on_mcn(*e)]
+        )
+        self.mcps = Informer(
+            cluster, MACHINECONFIGPOOLS, None, handlers=[lambda *e: routes().on_mcp(*e)]
+        )
         follower = NodeFollower(self.node_index, self.drains)
         # sharded: a pool's slots are counted across every replica, on one Lease
         self.fleet_slots = (
@@ -204,7 +197,9 @@ class HostController:
             clock=clock,
         )
         # built always, started only when BareMetalHosts are observed
-        self.bmhs = InformerSet(cluster, BAREMETALHOSTS, ns, handlers=[self._on_bmh])
+        self.bmhs = InformerSet(
+            cluster, BAREMETALHOSTS, ns, handlers=[lambda *e: routes().on_bmh(*e)]
+        )
         self.bmh_reconciler = BareMetalHostReconciler(
             bmhs=self.bmhs,
             hosts=self.hosts if self.config.drive_hosts else None,
@@ -227,14 +222,19 @@ class HostController:
             others=lambda name: self.self_status.pool_shares(name),
             clock=clock,
         )
+        self.routes = EventRoutes(
+            self.config,
+            self.queue,
+            machines=self.machines,
+            node_index=self.node_index,
+            lead=self.lead,
+            slots=self.slots,
+            drains=self.drains,
+            remediator=self.remediator,
+            bmh_cached=lambda key: self.bmhs.get(key) is not None,
+        )
         self.kinds = self._kinds()  # one dispatch by the kind of a queue key
-        self._workers: list[threading.Thread] = []
-        self.active_workers: Counter[str] = Counter()  # by kind of the key worked on
-        self.reconciles = 0
-        # key -> the newest resourceVersion a finished reconcile of it read from the cache,
-        # for the objects the cache holds (a reconcile that finds one gone drops its key)
-        self._reconciled: dict[str, int] = {}
-        self._counts_lock = threading.Lock()  # += on an attribute is not atomic across threads
+        self.workers = Workers(self.queue, self.kinds, self.reporter, count=self.config.workers)
         self.synced = False
         self.self_status = SelfStatus(
             cluster,
@@ -250,7 +250,7 @@ class HostController:
             version=controller_version(),
             reporter=self.reporter,
             interval=self.config.controller_status_interval,
-            on_pools=self._on_pool_shares,
+            on_pools=lambda names: self.routes.on_pool_shares(names),
             clock=clock,
         )
 
@@ -297,17 +297,13 @@ class HostController:
         self.synced = True
 
     def start_workers(self) -> None:
-        for index in range(self.config.workers):
-            worker = threading.Thread(target=self._work, name=f"worker-{index}", daemon=True)
-            worker.start()
-            self._workers.append(worker)
+        self.workers.start()
         self.self_status.start()
 
     def stop(self) -> None:
         self.self_status.stop()
         self.queue.shutdown()
-        for worker in self._workers:
-            worker.join(timeout=10)
+        self.workers.join(timeout=10)
         for informer in reversed(self._informers()):
             informer.stop()
         self.lead.stop()
@@ -316,21 +312,16 @@ class HostController:
     def take_lead(self, *, sync_timeout: float = 60.0) -> None:
         """Sharded, on holding the sharder's Lease: keep the Nodes with no Host and the
         NodePools too (:mod:`.shards.lead`). The sharder's watch of every Host feeds
-        :meth:`on_fleet_host` from its start on."""
+        :meth:`.routes.EventRoutes.on_fleet_host` from its start on."""
         self.lead.take(sync_timeout)
         for node in self.node_index.all():
             key = self.node_index.key_of(node.name)
             if key is not None and parse(key)[0] is Kind.NODE:
-                self._add(key)
+                self.routes.add(key)
         for key in self.lead.node_states.keys() if self.lead.node_states else ():
-            self._on_hoststate(key, None)  # closed, if its Node is gone or linked now
+            self.routes.on_hoststate(key, None)  # closed, if its Node is gone or linked now
         for pool in {*self.node_index.pools(), *map(pool_of_object, self.nodepools.keys())}:
-            self._add(pool_key(pool))
-
-    def on_fleet_host(self, key: str, host: Obj | None) -> None:
-        """A Host of any shard came, changed or went (the sharder's watch, in the lead):
-        a Node may now run on a Host, or on none."""
-        self._relink(self.lead.fleet.machine(key, host))
+            self.routes.add(pool_key(pool))
 
     def __enter__(self) -> HostController:
         self.start()
@@ -339,207 +330,61 @@ class HostController:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- event handlers: they only enqueue ----------------------------------------------
-
-    def _on_host(self, key: str, host: Obj | None) -> None:
-        self.machines.secret(key, secrets_read(host))
-        if host is not None and DRAIN_LABEL in (host["metadata"].get("labels") or {}):
-            self._draining.add(key)
-        else:
-            self._draining.discard(key)
-        if host is None:
-            self.slots.forget(key)
-        self.queue.add(key)
-        self._relink(self.machines.machine(key, host))
-
-    def _on_bmh(self, key: str, bmh: Obj | None) -> None:
-        relink = self.machines.machine(key, bmh, observed=True)
-        self.queue.add(bmh_key(key))
-        self._relink(relink)
-
-    def _relink(self, names: list[str]) -> None:
-        """Machines of these names came or went: a Node may link anew."""
-        for name in names:
-            for linked in self.node_index.relink(name):
-                self._add(self._queue_key(linked))
-
-    def _queue_key(self, key: str) -> str:
-        """The queue key of a book a Node is linked to: a Host's is its own; an observed
-        BareMetalHost's (with no Host of that key) is ``bmh:`` and the key."""
-        return bmh_key(key) if self.machines.observed(key) else key
-
-    def _add(self, key: str) -> None:
-        """Queue a key the Nodes led to, if it is this replica's to reconcile (sharded:
-        its own Hosts; Nodes with no Host and NodePools only as the lead)."""
-        if self.lead.admits(key, own_host=self.machines.is_host(key)):
-            self.queue.add(key)
-
-    def _on_hoststate(self, key: str, state: Obj | None) -> None:
-        if self.machines.is_host(key):
-            self.queue.add(key)
-            return
-        if self.config.observe_baremetalhosts and self.bmhs.get(key) is not None:
-            self.queue.add(bmh_key(key))
-            return
-        namespace, name = split_key(key)
-        if namespace == self.config.node_state_namespace and self.node_index.key_of(name):
-            self._add(node_key(name))  # a node-only HostState (the book key says whose)
-
-    def _on_node(self, name: str, node: Obj | None) -> None:
-        """Only a change of what a book reads from a Node goes further than this."""
-        keys = self.node_index.observe(name, node)
-        if not keys:
-            return  # a heartbeat: not even the cordon changed
-        for key in keys:
-            self._add(self._queue_key(key))
-        if self.remediator is not None and node is not None:
-            pool = pool_of(node["metadata"].get("labels") or {}, self.config.pool_label)
-            for held in self.remediator.held_in(pool):
-                self.queue.add(held)
-        cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
-        self.drains.follow(name, cordoned)
-
-    def _on_mcn(self, name: str, mcn: Obj | None) -> None:
-        for key in self.node_index.observe_machine_config_node(name, mcn):
-            self._add(self._queue_key(key))
-
-    def _on_mcp(self, name: str, mcp: Obj | None) -> None:
-        self._add(pool_key(name))  # the NodePool of the same name shows its counts
-
-    def _on_nodepool(self, name: str, pool: Obj | None) -> None:
-        self._add(pool_key(pool_of_object(name)))  # ours to write
-
-    def _on_pool_shares(self, names: set[str]) -> None:
-        for name in names:  # another shard's part of these NodePools changed
-            self._add(pool_key(pool_of_object(name)))
-
-    def _on_pods(self, node: str) -> None:
-        key = self.node_index.key_of(node)
-        if key is not None:
-            self._add(self._queue_key(key))
-
-    def _on_secret(self, key: str, secret: Obj | None) -> None:
-        for host in self.machines.readers(key):
-            self.queue.add(host)
-
-    # -- workers ------------------------------------------------------------------------
-
-    def _work(self) -> None:
-        while True:
-            key = self.queue.get()
-            if key is None:
-                return
-            kind = kind_of(key)
-            with self._counts_lock:
-                self.active_workers[kind] += 1
-            seen = self._cached_version(key)  # what this reconcile reads, at the latest
-            started = time.perf_counter()
-            with self.reporter.reconcile_span(key) as span:
-                before = self._where(key) if span.recording else NOWHERE
-                failure = None
-                try:
-                    outcome = self._reconcile(key)
-                except Exception as err:
-                    log_failure(
-                        log,
-                        err,
-                        "reconcile of %s failed; retrying with backoff",
-                        key,
-                        extra={"host": key, "state": self._where(key).state},
-                    )
-                    self.queue.add_rate_limited(key)
-                    result, failure = "error", err
-                else:
-                    result = self._requeue(key, outcome)
-                finally:
-                    with self._counts_lock:
-                        self.active_workers[kind] -= 1
-                        self.reconciles += 1
-                        if seen is None:  # gone from the cache: nothing left to tell
-                            self._reconciled.pop(key, None)
-                        elif seen > self._reconciled.get(key, -1):
-                            self._reconciled[key] = seen
-                    self.queue.done(key)
-                if span.recording:
-                    span.finish(result, before, self._where(key), failure)
-                self.reporter.reconciled(kind, result, time.perf_counter() - started)
-
     def _kinds(self) -> dict[Kind, KindOfBook]:
         """What each kind of queue key is reconciled by, and where its book is."""
         nodes = self.node_reconciler
         return {
             Kind.HOST: KindOfBook(
-                self.reconciler.reconcile,
+                self._then_its_pool(self.reconciler.reconcile, self.node_index.node_on),
                 self.reconciler.books.get,
                 self.hosts.version,
-                self.node_index.node_on,
             ),
             Kind.NODE: KindOfBook(
-                nodes.reconcile,
+                self._then_its_pool(nodes.reconcile, self.node_index.unlinked),
                 lambda name: nodes.books.get(nodes.key(name)),
                 self.nodes.version,
-                self.node_index.unlinked,
             ),
             Kind.BAREMETALHOST: KindOfBook(
-                self.bmh_reconciler.reconcile,
+                self._then_its_pool(self.bmh_reconciler.reconcile, self.node_index.node_on),
                 self.bmh_reconciler.books.get,
                 self.bmhs.version,
-                self.node_index.node_on,
             ),
             Kind.POOL: KindOfBook(
-                self.pool_reconciler.reconcile,
-                lambda name: None,
-                lambda name: None,
-                lambda name: None,
+                self.pool_reconciler.reconcile, lambda name: None, lambda name: None
             ),
         }
 
-    def _reconcile(self, key: str) -> ReconcileResult:
-        kind, name = parse(key)
-        handler = self.kinds[kind]
-        outcome = handler.reconcile(name)
-        followed = handler.follows(name)
-        if followed is not None:  # its step may have moved: the pool's counts too
-            self._add(pool_key(followed.pool))
-        return outcome
+    def _then_its_pool(
+        self,
+        reconcile: Callable[[str], ReconcileResult],
+        follows: Callable[[str], NodeSignals | None],
+    ) -> Callable[[str], ReconcileResult]:
+        """A book's reconcile, then its Node's pool queued: the step it told may have
+        moved the pool's counts."""
 
-    def _where(self, key: str) -> Where:
-        """The state (and update step) of the book a key reconciles, for its span."""
-        kind, name = parse(key)
-        book = self.kinds[kind].book(name)
-        if book is None:
-            return Where()
-        update = book.node_update()
-        return Where(book.cursor.state.value, update.step.value if update is not None else "")
+        def reconciled(name: str) -> ReconcileResult:
+            outcome = reconcile(name)
+            followed = follows(name)
+            if followed is not None:
+                self.routes.add(pool_key(followed.pool))
+            return outcome
+
+        return reconciled
 
     def _update_of(self, node: str) -> UpdateCursor | None:
         """A Node's update, from the book it is told in (None: not read yet)."""
         key = self.node_index.key_of(node)
         if key is None:
             return None
-        kind, name = parse(self._queue_key(key))
+        kind, name = parse(self.routes.queue_key(key))
         book = self.kinds[kind].book(name)
         return book.update if book is not None and book.facts.node == node else None
-
-    def _requeue(self, key: str, outcome: ReconcileResult) -> str:
-        result = "success"
-        if outcome.rate_limited:
-            self.queue.add_rate_limited(key)
-            result = "requeue"
-        else:
-            self.queue.forget(key)
-            if outcome.requeue_after is not None:
-                self.queue.add_after(key, outcome.requeue_after)
-                result = "requeue" if outcome.requeue_after <= 0 else "requeue_after"
-        if outcome.wake_after is not None:
-            self.queue.add_after(key, outcome.wake_after + 0.001)
-        return result
 
     def _share(self, now: float) -> Share:
         """What this replica keeps, for its entry in the controller's status. The hosts
         being let go of are counted as their events come: reading every cached Host at
         each look parsed them all (50 MB at 2,000 hosts, the controller's peak)."""
-        draining = len(self._draining)
+        draining = len(self.routes.draining)
         pools = self.pool_reconciler.shares() if self.lead.sharded else ()
         return share_of(self.books.values(), self.config.stuck, now, draining=draining, pools=pools)
 
@@ -553,14 +398,5 @@ class HostController:
 
     def reconciled(self, key: str, resource_version: str) -> bool:
         """Whether a reconcile of ``key`` has finished that read the object at
-        ``resource_version`` or later from the cache: the write under test was seen and
-        acted on (or deliberately not)."""
-        with self._counts_lock:
-            done = self._reconciled.get(key, -1)
-        return done >= int(resource_version)  # integers, as the informer relies on too
-
-    def _cached_version(self, key: str) -> int | None:
-        """The resourceVersion of the object ``key`` names, in the cache now: the cache's
-        own number, no object parsed (this runs for every reconcile)."""
-        kind, name = parse(key)
-        return self.kinds[kind].version(name)
+        ``resource_version`` or later from the cache (:meth:`.Workers.reconciled`)."""
+        return self.workers.reconciled(key, resource_version)

@@ -425,7 +425,7 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
             lambda: (pool(cluster, "worker") or {}).get("updatedMachineCount") == 3
         )
         wait_for(running.controller.idle)
-        reconciles = running.controller.reconciles
+        reconciles = running.controller.workers.reconciles
         index = running.controller.node_index
         dropped = index.dropped
 
@@ -440,7 +440,7 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
         # every heartbeat is seen and dropped before the work queue: no reconcile at all
         wait_for(lambda: index.dropped - dropped == 15, what="15 heartbeats seen")
         wait_for(running.controller.idle)
-        assert running.controller.reconciles == reconciles
+        assert running.controller.workers.reconciles == reconciles
         assert written("hoststates") == writes
         # a change the book reads does reach it, and costs one HostState write
         nodes[0].annotate({"hoststate.io/current-config": "v9"})
@@ -453,7 +453,7 @@ def test_heartbeats_cost_no_reconcile_and_no_write(cluster: Cluster, run_control
             )
         )
         wait_for(running.controller.idle)
-        assert running.controller.reconciles > reconciles
+        assert running.controller.workers.reconciles > reconciles
         assert written("hoststates") - writes == 1
         assert written("nodepools") == pool_writes  # the pool's counts did not move
         assert index.dropped - dropped == 15

@@ -81,7 +81,7 @@ class Replicas:
             members=Members(frozenset({"a", "b"}), LEASE_SECONDS),
             resync=0.2,
             identity=f"{shard}_0123abcd",
-            on_host=replica.on_fleet_host,
+            on_host=replica.routes.on_fleet_host,
             clock=lambda: self.started,
         )
         sharder.start()

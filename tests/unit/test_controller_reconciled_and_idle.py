@@ -46,7 +46,7 @@ def test_hosts_created_and_deleted_leave_nothing_behind() -> None:
             create_fleet(cluster, namespace, 20)
             wait_for(
                 lambda ns=namespace: (
-                    sum(key.startswith(ns + "/") for key in dict(controller._reconciled)) == 20
+                    sum(key.startswith(ns + "/") for key in controller.workers.remembered()) == 20
                 ),
                 timeout=60,
                 what=f"the 20 Hosts of {namespace} reconciled",
@@ -59,7 +59,7 @@ def test_hosts_created_and_deleted_leave_nothing_behind() -> None:
             what="every Host gone, its finalizer taken off",
         )
         wait_for(
-            lambda: not controller._reconciled,
+            lambda: not controller.workers.remembered(),
             timeout=30,
             what="the reconciled record emptied with the Hosts gone",
         )

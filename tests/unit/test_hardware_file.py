@@ -31,7 +31,6 @@ def test_a_busy_machine_is_written_when_it_changes_not_at_every_poll(tmp_path: P
     assert machine.started["inspect"] == 1 and machine.node_id
 
 
-
 def test_a_new_owner_that_asks_to_start_work_already_under_way_joins_it(tmp_path: Path) -> None:
     """A replica killed after the backend accepted ``inspect`` but before the Host's
     status said ``inspecting``: its host's new owner, still in ``registering``, asks
@@ -50,6 +49,7 @@ def test_a_new_owner_that_asks_to_start_work_already_under_way_joins_it(tmp_path
     answer = again.inspect(host, restart=True)
     assert not answer.done and 25.0 < answer.delay <= 30.0
     assert again.machine(host.bmc_address).started["inspect"] == 1
+
 
 def test_an_operation_the_machine_has_moved_past_answers_done_after_a_restart(
     tmp_path: Path,

@@ -6,13 +6,16 @@ current chapter, and in the journal that reporters read. Everything else a
 user is told (a refused annotation, a stuck host, a warning) goes through
 :meth:`Book.notice`, into the same journal. Facts learned about the machine
 (its ID in the backend, its hardware, its power) and observations (an invalid
-spec, an unreachable backend) go through :meth:`Book.note`. All of them
-re-stamp the conditions whose status changed, so every projection reads one
-consistent story.
+spec, an unreachable backend) go through :meth:`~.book_state.BookState.note`.
+All of them re-stamp the conditions whose status changed, so every projection
+reads one consistent story.
 
 One module on purpose: the one way to change state has three cursors (provisioning,
 a node update, servicing), whose transitions share the numbering, filing and chapter rules
-read here together; the conditions they derive live in :mod:`.conditions` and its siblings.
+read here together. What the cursors are at this instant, the facts and observations, and
+the conditions derived from them (when they are derived, how each is stamped) are the
+book's present, in :mod:`.book_state`; the conditions themselves in :mod:`.conditions`
+and its siblings.
 
 The book holds the host's story only. What has been written or sent where
 (the HostState's confirmed history, the journal position reported, whether a
@@ -22,31 +25,18 @@ bookkeeping, and belongs to the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Unpack
 
-from ..api.hoststate import ConditionType
 from ..api.servicing import SERVICE_ACTIVE, ServiceStep, servicing
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
 from ..api.updates import UpdateStep, in_progress
-from . import conditions, host_conditions, update_conditions
+from .book_state import BookState
 from .bounded import Bounded
 from .chapters import CHAPTER_OF, SERVICING_CHAPTER, UPDATE_CHAPTER
 from .journal import Journal, Notice
-from .records import (
-    Chapter,
-    Cursor,
-    FactChanges,
-    Facts,
-    Observations,
-    SeenChanges,
-    ServiceCursor,
-    Transition,
-    UpdateCursor,
-)
+from .records import Chapter, Cursor, ServiceCursor, Transition, UpdateCursor
 
-SOURCES_AGREE = ConditionType.SOURCES_AGREE.value
 UPDATE_STEPS = frozenset(step.value for step in UpdateStep if in_progress(step))
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -59,29 +49,19 @@ class Limits:
     chapters: int = DEFAULT_CHAPTER_LIMIT
 
 
-class Book:
+class Book(BookState):
     """Everything the controller knows and has done for one host."""
 
     def __init__(
         self, key: str, *, now: float, limits: Limits = Limits(), node_only: bool = False
     ) -> None:
-        self.key = key
+        super().__init__(key, now=now, node_only=node_only)
         self.limits = limits
-        self.node_only = node_only  # a Node with no Host: no provisioning, only updates
-        self.cursor = Cursor(entered_at=now)
-        self.update = UpdateCursor(entered_at=now)
-        self.service = ServiceCursor(entered_at=now)
-        self.facts = Facts()
-        self.seen = Observations()
         self.history: Bounded[Transition] = Bounded(limits.history)
         self.history_dropped = 0
         self.chapters: Bounded[Chapter] = Bounded(limits.chapters)
         self.last_seq = 0
         self.journal = Journal()
-        self.stamps: dict[str, tuple[str, float]] = {}
-        self.conditions: dict[str, conditions.Cond] = {}
-        self.host_stamps: dict[str, tuple[str, float]] = {}  # the Host's own conditions
-        self._changed_at: float | None = now  # the instant of changes not yet stamped
 
     # -- the one way to change state ------------------------------------------------
 
@@ -203,7 +183,7 @@ class Book:
         )
         self._record(record, left_in_error=before.step == UpdateStep.DEGRADED, opens=starting)
         if moved and not in_progress(shown.step):
-            self._close_update(now)
+            self._close_chapter(UPDATE_CHAPTER, now)
         return record
 
     def service_to(
@@ -341,26 +321,6 @@ class Book:
         if self.cursor.operational_status == OperationalStatus.ERROR:
             self.transition(now=now, reason=reason, message=message, status=OperationalStatus.OK)
 
-    # -- facts and observations ---------------------------------------------------------
-
-    def note(self, *, now: float, **changes: Unpack[FactChanges]) -> bool:
-        """Record facts learned about the machine; True when anything changed."""
-        return self._set(self.facts, now, changes)
-
-    def note_seen(self, *, now: float, **changes: Unpack[SeenChanges]) -> bool:
-        """Record what was noticed (input problems, outages, what was told); True when
-        anything changed."""
-        return self._set(self.seen, now, changes)
-
-    def _set(self, target: Facts | Observations, now: float, changes: Mapping[str, Any]) -> bool:
-        changed = {name: value for name, value in changes.items() if getattr(target, name) != value}
-        if not changed:
-            return False
-        self._changing(now)
-        for name, value in changed.items():
-            setattr(target, name, value)
-        return True
-
     # -- what a user is told besides transitions -----------------------------------------
 
     def notice(
@@ -375,13 +335,15 @@ class Book:
         self.journal.append(entry)
         return entry
 
-    # -- derived -----------------------------------------------------------------------
+    # -- history and chapters ----------------------------------------------------------
 
     def recorded_since(self, seq: int) -> list[Transition]:
         """Recorded transitions after ``seq`` (those a HostState that confirmed ``seq`` lacks)."""
         return [t for t in self.history if t.seq > seq]
 
     def _file(self, record: Transition, *, left_in_error: bool, opens: bool = False) -> None:
+        """Keep a numbered record in the history and its chapter, opening a new chapter
+        (and ending the last) when the record's differs or ``opens`` says it starts one."""
         if len(self.history) == self.history.maxlen:
             self.history_dropped += 1
         self.history.append(record)
@@ -394,86 +356,11 @@ class Book:
             self.chapters.append(chapter)
         chapter.transitions += 1
 
-    def _close_update(self, now: float) -> None:
-        self._close_chapter(UPDATE_CHAPTER, now)
-
     def _close_chapter(self, name: str, now: float) -> None:
         chapter = self.chapters[-1] if self.chapters else None
         if chapter is not None and chapter.name == name and chapter.ended_at is None:
             chapter.ended_at = now
             chapter.outcome = "completed"
-
-    def _changing(self, now: float) -> None:
-        """Called before every change: conditions are derived when the clock moves on.
-
-        A step makes several changes at one instant (the machine passes one
-        ``now`` through a whole reconcile). Deriving the conditions once per
-        instant, when the first change of a later instant arrives, instead of
-        after every change, halves the cost of a step; each changed condition
-        is stamped with the instant it changed at. Reading never stamps: a
-        projection derives what is pending without storing it, so how often
-        the book is read changes nothing it later says.
-        """
-        if self._changed_at != now:
-            self._settle()  # the earlier instant's changes, before this one's begin
-            self._changed_at = now
-
-    def _settle(self) -> None:
-        """Derive the conditions and stamp those whose status changed at ``_changed_at``."""
-        at = self._changed_at
-        if at is None:
-            return
-        self._changed_at = None
-        self.conditions = self._derive()
-        conditions.stamp(self.stamps, self.conditions, at)
-        if not self.node_only:
-            conditions.stamp(self.host_stamps, self._derive_host(), at)
-
-    def follows_node(self) -> bool:
-        """Whether a Node runs on this host (or the book is a Node's own)."""
-        return self.node_only or bool(self.facts.node)
-
-    def node_update(self) -> UpdateCursor | None:
-        """The update cursor, for a book that follows a Node; None for a host without one."""
-        return self.update if self.follows_node() else None
-
-    def _derive(self) -> dict[str, conditions.Cond]:
-        if self.node_only:
-            derived = {
-                **conditions.derive_node_only(self.update),
-                **update_conditions.derive(self.update),
-            }
-        elif not self.facts.node:
-            return conditions.derive(self.cursor, self.facts, self.seen, service=self.service)
-        else:
-            derived = {
-                **conditions.derive(self.cursor, self.facts, self.seen, self.update, self.service),
-                **update_conditions.derive(self.update),
-            }
-        apart = self.seen.sources_disagree
-        if apart is not None:
-            derived[SOURCES_AGREE] = (
-                conditions.Cond("False", "SourcesDisagree", apart)
-                if apart
-                else conditions.Cond("True", "SourcesAgree")
-            )
-        return derived
-
-    def _derive_host(self) -> dict[str, conditions.Cond]:
-        return host_conditions.derive_host(self.cursor, self.facts, self.seen)
-
-    def stamped_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
-        """Every condition but Stuck, with when its status last changed. Changes nothing."""
-        at = self._changed_at
-        current = self.conditions if at is None else self._derive()
-        return conditions.stamped(current, self.stamps, at, self.cursor.entered_at)
-
-    def stamped_host_conditions(self) -> dict[str, tuple[conditions.Cond, float]]:
-        """The Host's summary conditions, with when each status last changed."""
-        current = self._derive_host()
-        return conditions.stamped(
-            current, self.host_stamps, self._changed_at, self.cursor.entered_at
-        )
 
 
 def replayed(history: Iterable[Transition]) -> Iterator[Transition]:

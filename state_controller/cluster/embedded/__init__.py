@@ -27,8 +27,9 @@ Design choices, each made for speed or for fidelity:
 
 The package, one module per concern:
 
-- ``store``: :class:`EmbeddedCluster` itself: the objects, the lock, the verbs,
-  compare-and-swap commits, deletion and garbage collection;
+- ``store``: :class:`EmbeddedCluster` itself: the lock, the verbs, compare-and-swap;
+- ``table``: the committed objects, resourceVersions, deletion and garbage collection,
+  every method called under the store's lock;
 - ``watch``: the event history, the watchers and the fan-out to them;
 - ``persistence``: the optional sqlite file;
 - ``semantics``: the API server's rules for one object, as pure functions.

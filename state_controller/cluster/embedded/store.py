@@ -1,12 +1,12 @@
-"""The store itself: the objects under one lock, the verbs, commits and garbage collection.
+"""The store itself: the verbs, each taking the one lock, and the writes' compare-and-swap.
 
-Writes are computed outside the lock and committed by compare-and-swap; each commit is handed
-to the watch hub and the sqlite file. The package docstring gives the design choices.
-
-One module on purpose: what is left is the one class whose verbs share
-the lock, the object map and the commit path (label selectors added to list and watch only
-pass their filter through to it; the matching lives in semantics.py); splitting it further
-would spread that lock discipline over files.
+A write is computed outside the lock (pruned, validated) against a snapshot of the stored
+object, and committed under it only if the stored object is still that snapshot; what a commit
+changes (resourceVersions, the indexes, garbage collection, the watch hub, the sqlite file)
+is :mod:`~state_controller.cluster.embedded.table`'s, which never takes the lock itself, so
+every acquisition is here. Selectors are parsed here and matched by
+:mod:`~state_controller.cluster.embedded.semantics`. The package docstring gives the design
+choices.
 """
 
 from __future__ import annotations
@@ -16,36 +16,29 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 import orjson
 
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded.persistence import SqliteFile, load
 from state_controller.cluster.embedded.semantics import (
-    Key,
-    Record,
     check_precondition,
-    dumps,
     eviction_allowed,
     finish_change,
     identify,
-    is_removable,
     merge_patch,
     namespace_of,
-    now_rfc3339,
-    owner_uids,
     prepare_create,
     selector_matcher,
 )
+from state_controller.cluster.embedded.table import ObjectTable
 from state_controller.cluster.embedded.watch import EmbeddedWatch, WatchHub, parse_version
 from state_controller.cluster.interface import (
-    EVENTS,
     PDBS,
     PODS,
     AlreadyExists,
     ApiError,
-    EventType,
     NotFound,
     Resource,
     metadata_of,
@@ -63,12 +56,7 @@ class Pruner(Protocol):
         ...
 
 
-# Aliases because ``EmbeddedCluster.list`` shadows the builtin in annotations inside the class.
-_Keys = list[Key]
-_Work = list[tuple[Key, bool]]  # keys to delete; True = garbage-collected dependent
-
 _VERBS: Final = ("create", "update", "update_status", "patch", "delete", "get", "list", "watch")
-_EVENTS_KEY: Final = str(EVENTS)
 
 
 class ReadOnlyStore(ApiError):
@@ -110,18 +98,13 @@ class EmbeddedCluster:
         for resource, validator in self._validators.items():
             if isinstance(validator, Pruner):
                 self._pruners[resource] = validator.prune
-        self._objects: dict[str, dict[tuple[str, str], Record]] = {}
         self._hub = WatchHub(self._lock, history)
-        self._max_events = max_events
-        self._uids: dict[str, Key] = {}
-        self._owned: dict[str, set[Key]] = {}
+        self._table = ObjectTable(self._hub, max_events)
         self._stats = dict.fromkeys(_VERBS, 0)
         self._writes: dict[tuple[str, str], int] = {}  # (verb, resource plural) -> writes
-        self._rv = 0
         self._read_only = read_only
         self.path = Path(path) if path is not None else None  # None: in memory only
         self._closed = False
-        self._sqlite: SqliteFile | None = None
         if path is not None:
             self._open(Path(path))
 
@@ -132,15 +115,9 @@ class EmbeddedCluster:
 
     def _open(self, path: Path) -> None:
         rows, rv = load(path, self._read_only)
-        for key, body in rows:
-            obj = orjson.loads(body)
-            obj_rv = int(obj["metadata"].get("resourceVersion") or 0)
-            rv = max(rv, obj_rv)
-            self._objects.setdefault(key[0], {})[(key[1], key[2])] = (obj_rv, body)
-            self._reindex(key, None, obj["metadata"])
-        self._rv = rv
+        self._table.load(rows, rv)
         if not self._read_only:
-            self._sqlite = SqliteFile(path)
+            self._table.sqlite = SqliteFile(path)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -149,7 +126,7 @@ class EmbeddedCluster:
         with self._lock:
             self._closed = True
             watchers = self._hub.watchers_locked()
-            sqlite, self._sqlite = self._sqlite, None
+            sqlite, self._table.sqlite = self._table.sqlite, None
             if sqlite is not None:
                 sqlite.close()
         for watcher in watchers:
@@ -186,7 +163,7 @@ class EmbeddedCluster:
     @property
     def resource_version(self) -> str:
         """The current global resourceVersion."""
-        return str(self._rv)
+        return str(self._table.rv)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -194,7 +171,7 @@ class EmbeddedCluster:
         ns = namespace_of(resource, namespace)
         with self._lock:
             self._stats["get"] += 1
-            record = self._objects.get(str(resource), {}).get((ns, name))
+            record = self._table.objects.get(str(resource), {}).get((ns, name))
         if record is None:
             raise NotFound(f'{resource} "{name}" not found')
         return orjson.loads(record[1])  # type: ignore[no-any-return]
@@ -211,8 +188,8 @@ class EmbeddedCluster:
         match = selector_matcher(field_selector, label_selector)
         with self._lock:
             self._stats["list"] += 1
-            items = list(self._objects.get(str(resource), {}).items())
-            rv = self._rv
+            items = list(self._table.objects.get(str(resource), {}).items())
+            rv = self._table.rv
         if namespace is not None and resource.namespaced:
             items = [item for item in items if item[0][0] == namespace]
         items.sort(key=lambda item: item[0])
@@ -237,8 +214,9 @@ class EmbeddedCluster:
         match = selector_matcher(field_selector, label_selector)
         with self._lock:
             self._stats["watch"] += 1
+            table = self._table
             watcher = self._hub.watch_locked(
-                rkey, ns, since, self._objects.get(rkey, {}), self._rv, match
+                rkey, ns, since, table.objects.get(rkey, {}), table.rv, match
             )
         if metadata_only:
             watcher.shape = metadata_of
@@ -260,14 +238,12 @@ class EmbeddedCluster:
                 if not counted:
                     self._wrote("create", resource)  # under the lock the commit takes anyway
                     counted = True
-                if (key[1], key[2]) in self._objects.get(key[0], {}):
+                if (key[1], key[2]) in self._table.objects.get(key[0], {}):
                     if generated:
                         continue  # a generated name collided: draw another one
                     raise AlreadyExists(f'{resource} "{key[2]}" already exists')
-                body = self._put_locked(key, None, new, "ADDED")
-                if key[0] == _EVENTS_KEY:
-                    self._expire_events_locked()
-                self._flush_locked()
+                body = self._table.add(key, new)
+                self._table.flush()
             return orjson.loads(body)  # type: ignore[no-any-return]
 
     def update(self, resource: Resource, obj: Obj) -> Obj:
@@ -320,10 +296,10 @@ class EmbeddedCluster:
         with self._lock:
             self._check_writable()
             self._wrote("delete", resource)
-            if (key[1], key[2]) not in self._objects.get(key[0], {}):
+            if (key[1], key[2]) not in self._table.objects.get(key[0], {}):
                 raise NotFound(f'{resource} "{name}" not found')
-            self._delete_locked([(key, False)])
-            self._flush_locked()
+            self._table.delete([(key, False)])
+            self._table.flush()
 
     def evict(self, namespace: str, pod: str) -> bool:
         """As the API server's eviction: refused while a budget selecting the pod allows no
@@ -337,7 +313,7 @@ class EmbeddedCluster:
             pass  # gone already
         return True
 
-    # -- write machinery -------------------------------------------------------------------
+    # -- compare-and-swap -------------------------------------------------------------------
 
     def _modify(
         self,
@@ -358,7 +334,7 @@ class EmbeddedCluster:
                 if first:
                     self._wrote(verb, resource)
                     first = False
-                record = self._objects.get(key[0], {}).get((ns, name))
+                record = self._table.objects.get(key[0], {}).get((ns, name))
             if record is None:
                 raise NotFound(f'{resource} "{name}" not found')
             old: Obj = orjson.loads(record[1])
@@ -369,111 +345,11 @@ class EmbeddedCluster:
                 self._validate(resource, new)
             with self._lock:
                 self._check_writable()
-                if self._objects.get(key[0], {}).get((ns, name)) is not record:
+                if self._table.objects.get(key[0], {}).get((ns, name)) is not record:
                     continue  # lost a race: recompute against what is stored now
-                body = self._commit_locked(key, old, new)
-                self._flush_locked()
+                body = self._table.commit(key, old, new)
+                self._table.flush()
             return orjson.loads(body)  # type: ignore[no-any-return]
-
-    def _commit_locked(self, key: Key, old: Obj, new: Obj) -> bytes:
-        if is_removable(new["metadata"]):
-            body, orphans = self._remove_locked(key, old, new)
-            self._delete_locked([(orphan, True) for orphan in orphans])
-            return body
-        return self._put_locked(key, old, new, "MODIFIED")
-
-    def _delete_locked(self, work: _Work) -> None:
-        """Delete rules applied to each key, cascading to dependents (garbage collection).
-
-        A key marked ``True`` is a dependent whose owner went away; like the Kubernetes
-        garbage collector, it is deleted only when none of its owners remains.
-        """
-        while work:
-            key, collected = work.pop()
-            record = self._objects.get(key[0], {}).get((key[1], key[2]))
-            if record is None:
-                continue
-            obj: Obj = orjson.loads(record[1])
-            meta = obj["metadata"]
-            if collected and any(uid in self._uids for uid in owner_uids(meta)):
-                continue
-            if meta.get("finalizers"):
-                if "deletionTimestamp" not in meta:
-                    self._mark_deleting_locked(key, obj)
-                continue
-            _, orphans = self._remove_locked(key, obj, obj)
-            work.extend((orphan, True) for orphan in orphans)
-
-    def _mark_deleting_locked(self, key: Key, old: Obj) -> None:
-        """As the API server: deletionTimestamp once, and generation bumps with it."""
-        new_meta = dict(old["metadata"])
-        new_meta["deletionTimestamp"] = now_rfc3339()
-        new_meta["deletionGracePeriodSeconds"] = 0
-        new_meta["generation"] = int(new_meta.get("generation") or 0) + 1
-        self._put_locked(key, old, {**old, "metadata": new_meta}, "MODIFIED")
-
-    def _put_locked(self, key: Key, old: Obj | None, new: Obj, event_type: EventType) -> bytes:
-        rv = self._rv + 1
-        new["metadata"]["resourceVersion"] = str(rv)
-        body = dumps(new)  # may raise: nothing is changed before this point
-        self._rv = rv
-        objects = self._objects.setdefault(key[0], {})
-        before = objects.get((key[1], key[2]))
-        objects[(key[1], key[2])] = (rv, body)
-        self._reindex(key, old["metadata"] if old else None, new["metadata"])
-        self._hub.emit_locked(rv, key, event_type, body, before[1] if before else None)
-        if self._sqlite is not None:
-            self._sqlite.put(key, body, replacing=old is not None)
-        return body
-
-    def _remove_locked(self, key: Key, old: Obj, last: Obj) -> tuple[bytes, _Keys]:
-        """Removes the object; returns its final state and the dependents left ownerless."""
-        rv = self._rv + 1
-        last["metadata"]["resourceVersion"] = str(rv)
-        body = dumps(last)
-        self._rv = rv
-        del self._objects[key[0]][(key[1], key[2])]
-        self._reindex(key, old["metadata"], None)
-        self._hub.emit_locked(rv, key, "DELETED", body)
-        if self._sqlite is not None:
-            self._sqlite.remove(key)
-        uid = old["metadata"].get("uid")
-        return body, sorted(self._owned.pop(uid, ())) if uid else []
-
-    def _expire_events_locked(self) -> None:
-        events = self._objects.get(_EVENTS_KEY, {})
-        while len(events) > self._max_events:
-            (namespace, name), (_, body) = next(iter(events.items()))
-            last = orjson.loads(body)
-            self._remove_locked((_EVENTS_KEY, namespace, name), last, last)
-
-    def _reindex(
-        self, key: Key, old_meta: Mapping[str, Any] | None, new_meta: Mapping[str, Any] | None
-    ) -> None:
-        """Keeps the uid and owner indexes that garbage collection needs in step."""
-        old_uid = old_meta.get("uid") if old_meta else None
-        new_uid = new_meta.get("uid") if new_meta else None
-        if old_uid != new_uid:
-            if old_uid:
-                self._uids.pop(old_uid, None)
-            if new_uid:
-                self._uids[new_uid] = key
-        old_refs = old_meta.get("ownerReferences") if old_meta else None
-        new_refs = new_meta.get("ownerReferences") if new_meta else None
-        if old_refs is new_refs or old_refs == new_refs:
-            return
-        for owner in owner_uids(old_meta or {}):
-            dependents = self._owned.get(owner)
-            if dependents is not None:
-                dependents.discard(key)
-                if not dependents:
-                    del self._owned[owner]
-        for owner in owner_uids(new_meta or {}):
-            self._owned.setdefault(owner, set()).add(key)
-
-    def _flush_locked(self) -> None:
-        if self._sqlite is not None:
-            self._sqlite.flush(self._rv)
 
     # -- helpers ---------------------------------------------------------------------------
 

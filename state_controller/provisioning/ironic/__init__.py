@@ -2,8 +2,12 @@
 
 Its modules, each one concern:
 
-* :mod:`.provisioner` — :class:`IronicProvisioner`, the operations of the provisioner
-  protocol as sequences of the steps below;
+* :mod:`.provisioner` — :class:`IronicProvisioner`, the provisioner protocol's front: each
+  call one attempt, run by the operation of its kind of work;
+* :mod:`.enrolling`, :mod:`.deploying`, :mod:`.powering`, :mod:`.servicing` — the
+  operations by kind of work: registration, inspection and preparation; deploying,
+  tearing down and adopting; power and reboots; servicing and firmware reads;
+* :mod:`.node_work` — the steps those operations share, and what they keep between calls;
 * :mod:`.attempt` — one provisioner call: the requests it makes about a host's node, and
   what it read and wrote;
 * :mod:`.client` — the HTTP client: microversion, basic auth, credential rotation, what a

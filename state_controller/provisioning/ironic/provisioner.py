@@ -17,44 +17,33 @@ Ironic's answers map onto results like this:
 
 Every message and detail returned is scrubbed of the host's BMC password.
 
-One module on purpose: each operation is a table from provision state to step, and
-the eight tables read best side by side, where a missing state shows. What the command
-lines ask of the same endpoint (``check``, ``node_names``, ``read_node``, ``mark_node``)
-shares its client, its credentials and its scrubbing, so it is here too.
+This module is the provisioner's front: each call becomes one :class:`~.attempt.Attempt`
+on the host's node, run by the operation of its kind of work (:mod:`.enrolling`,
+:mod:`.deploying`, :mod:`.powering`, :mod:`.servicing`) over the steps and memory they
+share (:mod:`.node_work`). What the command lines ask of the same endpoint (``check``,
+``node_names``, ``read_node``, ``mark_node``) shares its client, its credentials and its
+scrubbing, so it is here too.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
 from ...api.backend_ids import id_problem
 from ...servicing.plan import ServicePlan
 from ..provisioner import HostView
-from ..results import Outcome, Result, complete, continuing, failed, retry_after
+from ..results import Result, complete
+from . import deploying, enrolling, powering
 from .attempt import Attempt
 from .client import IronicClient
-from .faults import Answer, adopted_message, power_message, registration_message, scrub
-from .memory import FRESH_FOR, Memory
-from .nodes import (
-    Node,
-    NodeOverrides,
-    config_drive,
-    custom_deploy_steps,
-    deploy_patch,
-    deployed_image,
-    driver_info_patch,
-    new_node,
-    node_name,
-    powered,
-    unsupported_node_fields,
-)
+from .faults import Answer, scrub
+from .memory import FRESH_FOR
+from .node_work import NodeWork
+from .nodes import Node, NodeOverrides
 from .servicing import read_firmware, service
-from .states import BUSY_STATES, REASON_GRACE, FailedStates, busy, wait_out_maintenance
-
-REBOOTS = ("rebooting", "soft rebooting")  # power targets that end with the host on
+from .states import REASON_GRACE
 
 
 class IronicProvisioner:
@@ -108,17 +97,34 @@ class IronicProvisioner:
             insecure=insecure,
         )
         self.url = self.client.url
-        self.driver = driver
-        self.interfaces = dict(interfaces or {})
-        self.node_overrides = node_overrides
-        self.poll_delay = poll_delay
-        self.fresh_for = fresh_for
-        self.reason_grace = reason_grace
+        self._work = NodeWork(
+            driver=driver,
+            interfaces=interfaces or {},
+            node_overrides=node_overrides,
+            poll_delay=poll_delay,
+            fresh_for=fresh_for,
+            reason_grace=reason_grace,
+        )
+        self.driver, self.node_overrides = driver, node_overrides
+        self.interfaces = self._work.interfaces
         self.calls: Counter[str] = self.client.calls
-        self.actions: Counter[tuple[str, str]] = Counter()
-        self._actions_lock = threading.Lock()
-        self._memory = Memory()
-        self._failures = FailedStates()
+        self.actions: Counter[tuple[str, str]] = self._work.actions
+
+    @property
+    def poll_delay(self) -> float:
+        return self._work.poll_delay
+
+    @property
+    def fresh_for(self) -> float:
+        return self._work.fresh_for
+
+    @property
+    def reason_grace(self) -> float:
+        return self._work.reason_grace
+
+    @reason_grace.setter
+    def reason_grace(self, seconds: float) -> None:
+        self._work.reason_grace = seconds
 
     @property
     def microversion(self) -> str | None:
@@ -180,301 +186,52 @@ class IronicProvisioner:
     # -- Provisioner --------------------------------------------------------------------
 
     def register(self, host: HostView, *, credentials_changed: bool) -> Result:
-        return self._attempt(host, lambda at: self._register(at, credentials_changed))
+        return self._attempt(
+            host, lambda at: enrolling.register(self._work, at, credentials_changed)
+        )
 
     def inspect(self, host: HostView, *, restart: bool) -> Result:
-        return self._attempt(host, lambda at: self._inspect(at, restart))
+        return self._attempt(host, lambda at: enrolling.inspect(self._work, at, restart))
 
     def prepare(self, host: HostView) -> Result:
-        return self._attempt(host, self._prepare)
+        return self._attempt(host, lambda at: enrolling.prepare(self._work, at))
 
     def provision(self, host: HostView) -> Result:
-        return self._attempt(host, self._provision)
+        return self._attempt(host, lambda at: deploying.provision(self._work, at))
 
     def deprovision(self, host: HostView) -> Result:
-        return self._attempt(host, self._deprovision)
+        return self._attempt(host, lambda at: deploying.deprovision(self._work, at))
 
     def adopt(self, host: HostView) -> Result:
-        return self._attempt(host, self._adopt)
+        return self._attempt(host, lambda at: deploying.adopt(self._work, at))
 
     def power(self, host: HostView, *, on: bool, soft: bool = False) -> Result:
         target = "power on" if on else "soft power off" if soft else "power off"
-        return self._attempt(host, lambda at: self._power(at, target))
+        return self._attempt(host, lambda at: powering.power(self._work, at, target))
 
     def reboot(self, host: HostView, *, soft: bool = False) -> Result:
         target = "soft rebooting" if soft else "rebooting"
-        return self._attempt(host, lambda at: self._power(at, target))
+        return self._attempt(host, lambda at: powering.power(self._work, at, target))
 
     def firmware(self, host: HostView) -> Result:
-        return self._attempt(host, lambda at: complete(firmware=read_firmware(at, self._node(at))))
+        return self._attempt(
+            host, lambda at: complete(firmware=read_firmware(at, self._work.node(at)))
+        )
 
     def service(self, host: HostView, plan: ServicePlan, *, started: bool) -> Result:
+        work = self._work
+
         def run(at: Attempt) -> Result:
-            node = self._node(at)
-            return service(at, node, plan, self._memory, started=started, poll=self.poll_delay)
+            node = work.node(at)
+            return service(at, node, plan, work.memory, started=started, poll=work.poll_delay)
 
         return self._attempt(host, run)
 
     def detach(self, host: HostView) -> Result:
-        return self._attempt(host, lambda at: self._remove(at, "detached"))
+        return self._attempt(host, lambda at: self._work.remove(at, "detached"))
 
     def delete(self, host: HostView) -> Result:
-        return self._attempt(host, lambda at: self._remove(at, "deleted"))
-
-    # -- operations ---------------------------------------------------------------------
-
-    def _register(self, at: Attempt, credentials_changed: bool) -> Result:
-        host = at.host
-        node = self._find(at)
-        created = node is None
-        if node is None:
-            node = self._create(at)
-            if host.provider_id:  # it had a node Ironic no longer has
-                self._memory.recreated(node["uuid"])
-        uuid, state = node["uuid"], node["provision_state"]
-        # Ironic masks passwords, so what it has is known from what this process sent.
-        changed = credentials_changed and not self._memory.knows_credentials(uuid, host)
-        if changed:
-            at.patch(node, driver_info_patch(host))  # 409 while Ironic works on it: retry_after
-            if state != "enroll":  # in enroll, `manage` below checks them
-                at.validate_bmc(node)
-            # only now: credentials that failed are sent and checked again on the retry
-            self._memory.remember_credentials(uuid, host)
-        if state == "enroll":
-            error = str(node.get("last_error") or "")
-            if error and not changed and self._failures.should_report(node):
-                return failed(registration_message(host, error), error)
-            if not created:
-                at.ensure_port(node, known_empty=False)
-            return self._started(at, node, "manage")
-        if state == "verifying":
-            return continuing(self.poll_delay)
-        return complete(
-            provider_id=uuid, powered_on=powered(node), deployed_image=deployed_image(node)
-        )
-
-    def _inspect(self, at: Attempt, restart: bool) -> Result:
-        node = self._node(at)
-        uuid, state = node["uuid"], node["provision_state"]
-        if restart and state not in BUSY_STATES:
-            self._memory.inspection_started(uuid, node.get("inspection_finished_at"))
-        if state in BUSY_STATES:
-            return busy(node, self.poll_delay)
-        if state == "inspect failed":
-            return self._failed_then_retry(at, node, "inspecting the hardware", "inspect")
-        if state == "manageable":
-            if self._memory.inspection_done(uuid, node.get("inspection_finished_at")):
-                return complete(hardware=at.hardware(node))
-            return self._started(at, node, "inspect")
-        if state in ("available", "adopt failed", "clean failed"):
-            return self._started(at, node, "manage")
-        self._cannot("inspect", node)
-
-    def _prepare(self, at: Attempt) -> Result:
-        node = self._node(at)
-        state = node["provision_state"]
-        if state == "available":
-            return complete()
-        if state in BUSY_STATES:
-            return busy(node, self.poll_delay)
-        if state == "manageable":
-            return self._started(at, node, "provide")
-        if state == "clean failed":
-            return self._failed_then_retry(at, node, "cleaning the host", "manage")
-        if state in ("active", "deploy failed"):  # e.g. no longer externally provisioned
-            return self._started(at, node, "deleted")
-        if state == "error":  # that teardown failed
-            return self._failed_then_retry(at, node, "tearing down the host", "deleted")
-        if state in ("inspect failed", "adopt failed"):
-            return self._started(at, node, "manage")
-        self._cannot("prepare", node)
-
-    def _provision(self, at: Attempt) -> Result:
-        node = self._node(at)
-        state = node["provision_state"]
-        if state == "active":
-            return complete(powered_on=powered(node))
-        if state in BUSY_STATES:
-            return busy(node, self.poll_delay)
-        if state == "available":
-            return self._deploy(at, node)
-        if state == "deploy failed":
-            report = self._failure(node, "deploying the image")
-            return report if report is not None else self._deploy(at, node)
-        if state == "manageable":
-            return self._started(at, node, "provide")
-        if state == "clean failed":
-            return self._failed_then_retry(at, node, "cleaning before deploying", "manage")
-        self._cannot("provision", node)
-
-    def _deprovision(self, at: Attempt) -> Result:
-        node = self._node(at)
-        state = node["provision_state"]
-        if state == "available":
-            return complete(powered_on=False)
-        if state in BUSY_STATES - {"wait call-back"}:
-            return busy(node, self.poll_delay)
-        if state == "error":  # a teardown that failed (deleting -> error)
-            return self._failed_then_retry(at, node, "tearing down the host", "deleted")
-        if state in ("active", "deploy failed", "wait call-back"):
-            return self._started(at, node, "deleted")
-        if state == "manageable":
-            return self._started(at, node, "provide")
-        if state == "clean failed":
-            return self._failed_then_retry(at, node, "cleaning the disks", "manage")
-        if state in ("inspect failed", "adopt failed"):
-            return self._started(at, node, "manage")
-        self._cannot("deprovision", node)
-
-    def _adopt(self, at: Attempt) -> Result:
-        node = self._node(at)
-        uuid, state = node["uuid"], node["provision_state"]
-        if state in ("active", "service failed"):  # a failed servicing leaves the image
-            adopted, lost = self._memory.adoption_done(uuid)
-            if not adopted:
-                return complete()
-            return Result(Outcome.COMPLETE, adopted=True, message=adopted_message(lost))
-        if state in BUSY_STATES:
-            return busy(node, self.poll_delay)
-        if state == "available":
-            if not at.host.externally_provisioned:
-                # torn down (and cleaned) behind our back: adopting would claim an image runs
-                return failed(
-                    f"the Ironic node {node['name']} is available: it was torn down "
-                    "outside hoststate and its image no longer runs; to deploy it again, "
-                    "remove spec.image and set it back"
-                )
-            return self._started(at, node, "manage")  # adopt needs manageable
-        if state == "adopt failed" and (report := self._failure(node, "adopting the running host")):
-            return report
-        if state in ("manageable", "adopt failed"):
-            self._write_deploy_info(at, node)
-            result = self._started(at, node, "adopt")
-            self._memory.adoption_asked(uuid)
-            return result
-        self._cannot("adopt", node)
-
-    def _power(self, at: Attempt, target: str) -> Result:
-        node = self._node(at)
-        uuid = node["uuid"]
-        if node.get("target_power_state"):
-            return continuing(self.poll_delay)
-        if self._memory.power_target(uuid) == target:  # our request ran: did it work?
-            self._memory.power_answered(uuid)
-            want = "power on" if target in REBOOTS else target.removeprefix("soft ")
-            # Ironic clears last_error when it starts a power action, so one now is ours
-            # (a failed reboot leaves the host on, which alone would look done)
-            if node.get("power_state") == want and not node.get("last_error"):
-                return complete(powered_on=want == "power on")
-            verb = {
-                "power on": "power on",
-                "power off": "power off",
-                "rebooting": "reboot",
-                "soft rebooting": "soft reboot",
-                "soft power off": "soft power off",
-            }
-            error = str(node.get("last_error") or "")
-            return failed(
-                power_message(verb[target], error),
-                error or f"power state is {node.get('power_state')}",
-            )
-        if target not in REBOOTS and node.get("power_state") == target.removeprefix("soft "):
-            self._memory.power_answered(uuid)  # an older request of ours for another target
-            return complete(powered_on=target == "power on")
-        wait_out_maintenance(node)  # Ironic would power it; its operator may not want that
-        at.power(node, target)
-        self._memory.power_asked(uuid, target)
-        self._count(node, target)
-        return continuing(self.poll_delay)
-
-    def _remove(self, at: Attempt, why: str) -> Result:
-        node = at.find(None, foreign_is_none=True)  # another's node is never deleted
-        if node is None:
-            return complete()
-        at.delete(node, why)
-        self._memory.forget(node["uuid"], at.host.key)
-        self._failures.forget(node["uuid"])
-        return complete()
-
-    # -- steps --------------------------------------------------------------------------
-
-    def _create(self, at: Attempt) -> Node:
-        unsupported = unsupported_node_fields(at.host, at.client.version())
-        if unsupported:
-            raise Answer(failed(unsupported))
-        body = new_node(
-            at.host, driver=self.driver, interfaces=self.interfaces, overrides=self.node_overrides
-        )
-        node = at.create(body)
-        self._memory.remember_credentials(node["uuid"], at.host)
-        at.ensure_port(node, known_empty=True)
-        return node
-
-    def _deploy(self, at: Attempt, node: Node) -> Result:
-        self._write_deploy_info(at, node)
-        return self._started(at, node, "active")
-
-    def _write_deploy_info(self, at: Attempt, node: Node) -> None:
-        wait_out_maintenance(node)  # before writing: else every retry would write again
-        ops = deploy_patch(
-            at.host,
-            deploy_interface=node.get("deploy_interface"),
-            configured=self._configured(at.host, "deploy_interface"),
-        )
-        if ops:
-            at.patch(node, ops)
-
-    def _configured(self, host: HostView, field: str) -> str | None:
-        """The value this provisioner gives ``field`` of the host's new node, if any."""
-        fields = {**self.interfaces, **(self.node_overrides(host) if self.node_overrides else {})}
-        return str(fields[field]) if fields.get(field) else None
-
-    def _started(self, at: Attempt, node: Node, target: str) -> Result:
-        drive = steps = None
-        if target in ("active", "rebuild"):
-            drive = config_drive(at.host, at.client.version())
-            steps = custom_deploy_steps(at.host, at.client.version())
-        at.move(node, target, poll_delay=self.poll_delay, configdrive=drive, deploy_steps=steps)
-        self._count(node, target)
-        return continuing(self.poll_delay)
-
-    def _count(self, node: Node, target: str) -> None:
-        """One more provision or power target that Ironic accepted for this node."""
-        with self._actions_lock:
-            self.actions[(node["name"], target)] += 1
-
-    def _failed_then_retry(self, at: Attempt, node: Node, what: str, target: str) -> Result:
-        """A failed state: report it once; the next attempt (after the backoff) asks again."""
-        report = self._failure(node, what)
-        return report if report is not None else self._started(at, node, target)
-
-    def _failure(self, node: Node, what: str) -> Result | None:
-        return self._failures.failure(
-            node, what, poll_delay=self.poll_delay, reason_grace=self.reason_grace
-        )
-
-    def _cannot(self, operation: str, node: Node) -> NoReturn:
-        raise Answer(
-            failed(
-                f"cannot {operation}: Ironic has node {node['name']} in state "
-                f"{node['provision_state']!r}, from which hoststate does not know how to go on",
-                node.get("last_error") or "",
-            )
-        )
-
-    def _find(self, at: Attempt) -> Node | None:
-        return at.find(self._memory.take_fresh(at.host.key, fresh_for=self.fresh_for))
-
-    def _node(self, at: Attempt) -> Node:
-        node = self._find(at)
-        if node is None:
-            raise Answer(
-                retry_after(
-                    self.poll_delay,
-                    f"Ironic has no node {node_name(at.host)}; it is registered again first",
-                )
-            )
-        return node
+        return self._attempt(host, lambda at: self._work.remove(at, "deleted"))
 
     def _attempt(self, host: HostView, operation: Callable[[Attempt], Result]) -> Result:
         """Run one operation; a read it made without writing serves the next call."""
@@ -483,5 +240,5 @@ class IronicProvisioner:
             result = operation(at)
         except Answer as answer:
             result = answer.result
-        self._memory.keep_read(host.key, at.read if result.done and not at.wrote else None)
+        self._work.memory.keep_read(host.key, at.read if result.done and not at.wrote else None)
         return scrub(result, host.credentials.password)

@@ -69,15 +69,12 @@ CACHED_LENGTH = 256  # the longest address kept
 def parse_bmc_address(address: str) -> BMCAddress:
     """The address's parts, or :class:`BMCAddressError` saying how to write it.
 
-    The address is a tenant's string, so what the cache keeps of it is bounded. Measured
-    (timeit, tracemalloc): a parse costs 2.4 µs for a 52-character address and 10 µs for
-    one of 2 KB, a cache hit 0.07 µs; a reconcile at rest takes ~105 µs and parses twice,
-    so the cache saves ~5 % of it, and no more than that is worth memory. It used to hold
-    65,536 addresses of any length: 280 MiB of 2 KB ones against a 512 Mi pod limit. Only
-    addresses of at most :data:`CACHED_LENGTH` characters (any real BMC's) are kept, at
-    most :data:`CACHE_SIZE` of them: 0.6 MiB measured when full of 256-character ones,
-    whatever tenants write. A longer one is parsed every time (``urlsplit`` keeps its own
-    128 answers).
+    The address is a tenant's string, so what the cache keeps of it is bounded: a
+    reconcile parses twice, the cache saves a small share of its time, and no more than
+    that is worth memory. Only addresses of at most :data:`CACHED_LENGTH` characters (any
+    real BMC's) are kept, at most :data:`CACHE_SIZE` of them, whatever tenants write. A
+    longer one is parsed every time (``urlsplit`` keeps its own 128 answers). The costs
+    and the memory, measured, are in docs/security.md (bounded memory for tenant input).
     """
     if len(address) <= CACHED_LENGTH:
         return _parse_cached(address)

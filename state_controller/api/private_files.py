@@ -39,10 +39,10 @@ def private_file(path: Path) -> None:
     A file that exists is never opened here, only changed by name: sqlite holds POSIX
     locks on the database and its ``-shm``, and closing *any* descriptor of a file drops
     every lock the process holds on it. Opening the store a second time in one process
-    (the simulated hardware keeps its machines in the same file) then left the ``-shm``
-    unlocked, and a reader in another process (``state-controller get``, a test) took
-    itself for the first connection and truncated it under the writer: SIGBUS, at once
-    in a loop of reads (measured: 3 crashes in 3 runs of 4 s; none with the fix).
+    (the simulated hardware keeps its machines in the same file) would leave the ``-shm``
+    unlocked, and a reader in another process (``state-controller get``, a test) would
+    take itself for the first connection and truncate it under the writer: SIGBUS, at
+    once in a loop of reads.
     """
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)

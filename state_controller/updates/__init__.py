@@ -1,7 +1,7 @@
 """Node update progression, MachineConfigNode-style, for every Node.
 
 ```
- Node / Pod watch ─► signals ─► adapter ─► Reading ─► progression ─► Book.transition(...)
+ Node / Pod watch ─► signals ─► adapter ─► Reading ─► progression ─► Book.update_to(...)
                      (what the   (MCO,      (the step   (what changed    (the update cursor,
                       book reads  agent,     it is at)   is recorded)     one chapter per
                       of a Node)  kubelet)                                update)

@@ -22,7 +22,7 @@ not exist (it was deleted to be created again; it belongs to another shard). So 
 answer is one key, or none, wherever it is asked, and no other Host takes the Node
 meanwhile. The first two are written by whoever set the Node up (a cluster-api
 provider, the machine-api, an operator), though a kubelet may write its own Node's
-labels too: :mod:`..runtime.node_index` keeps how each link was made, for remediation
+labels too: :mod:`..runtime.indexes.nodes` keeps how each link was made, for remediation
 to ask. The third is a name a tenant can give any Host, so by default it proves
 nothing; a link by hostname is kept while its Host exists, however many Hosts of that
 name appear elsewhere later. A Node that names none is followed on its own, with a

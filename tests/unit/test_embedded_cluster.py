@@ -648,7 +648,7 @@ def test_read_only_snapshot_reads_a_store_being_written(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     with EmbeddedCluster(path) as writer:
         writer.create(HOSTS, host("a"))
-        snapshot = EmbeddedCluster.open_snapshot(path)
+        snapshot = EmbeddedCluster(path, read_only=True)
         assert [o["metadata"]["name"] for o in snapshot.list(HOSTS)[0]] == ["a"]
         with pytest.raises(ReadOnlyStore):
             snapshot.create(HOSTS, host("b"))
@@ -664,7 +664,7 @@ def test_read_only_snapshot_reads_a_store_being_written(tmp_path: Path) -> None:
 
 def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        EmbeddedCluster.open_snapshot(tmp_path / "missing.db")
+        EmbeddedCluster(tmp_path / "missing.db", read_only=True)
     with pytest.raises(ValueError):
         EmbeddedCluster(read_only=True)
 

@@ -108,11 +108,6 @@ class EmbeddedCluster:
         if path is not None:
             self._open(Path(path))
 
-    @classmethod
-    def open_snapshot(cls, path: str | os.PathLike[str]) -> EmbeddedCluster:
-        """A read-only copy of a persisted store, safe while another process writes it."""
-        return cls(path, read_only=True)
-
     def _open(self, path: Path) -> None:
         rows, rv = load(path, self._read_only)
         self._table.load(rows, rv)

@@ -107,8 +107,8 @@ DEFAULT_INTERFACES: dict[str, str] = {
 #: sushy-tools 2.2.0:
 #:
 #: * power and management ``redfish``: the BMC switches power and sets boot devices;
-#:   the ``redfish`` type offers no fake power or management. A power change takes the
-#:   emulator 1 to 11 s.
+#:   the ``redfish`` type offers no fake power or management. A power change takes
+#:   sushy-tools' emulator 0 to 11 s; RedfishBMC makes it half a second.
 #: * boot ``redfish-virtual-media``: the ``redfish`` type offers no ``fake`` boot, and
 #:   (i)PXE/HTTP boot need DHCP and a TFTP/HTTP server for a real kernel and ramdisk.
 #: * deploy ``ramdisk`` (set on the node, as the provisioner does for a ``live-iso``
@@ -150,8 +150,9 @@ SERVICING_INTERFACES: dict[str, str] = {"bios": "redfish", "firmware": "redfish"
 #: update's BMC task, a BIOS change and a RAID job every 60 s, checks the BMC 3 times 30 s
 #: apart after a firmware update, and after a ``bmc`` update looks for a new BMC version
 #: every 30 s for up to ``firmware_update_reboot_delay`` (300 s, also the power timeout of
-#: the update's reboots): here 2 s, 1 s, 2 s and 30 s (the emulator's power delays are up to
-#: 11 s). Measured with them (Ironic 39.0.0, sushy-tools 2.2.0): a BIOS setting 13 to 22 s
+#: the update's reboots): here 2 s, 1 s, 2 s and 30 s (sushy-tools' own power delays are up
+#: to 11 s). Measured with them (Ironic 39.0.0, sushy-tools 2.2.0, its own power delays,
+#: ``RedfishBMC(power_delay=None)``): a BIOS setting 13 to 22 s
 #: (a reboot: two of the emulator's power delays), a BIOS firmware update 22 to 33 s, RAID
 #: ~4 s; a ``bmc`` firmware update 41 s (the emulator's BMC version never changes: Ironic
 #: waits it out; 311 s with the defaults).

@@ -32,8 +32,13 @@ SimpleUpdate raises, and RAID volumes that can be created and deleted; its docst
 what the emulator does with them.
 
 What the fake driver does with power (sushy-tools 2.2.0, ``fakedriver.py``): a power
-request is applied 1 to 11 seconds later (random), on the next read of the system, like
-hardware that takes its time; waits on power must allow for that.
+request is applied 0 to 11 seconds later (random), on the next read of the system, like
+hardware that takes its time. Here it is applied ``power_delay`` seconds later (default
+:data:`POWER_DELAY`, through testbed/sushy_hardware.py): still after the BMC has answered
+the request, so a power change is never instant and whoever asked must wait for it, but
+without the fake driver's up to 11 s (and Ironic's backoff on top: up to ~15 s per change,
+~30 s per reboot), which proved nothing more and made the Redfish tests take minutes.
+``power_delay=None`` keeps the fake driver's own random delay.
 
 Stdlib only (the bcrypt digest is made by the emulator's own interpreter).
 """
@@ -57,6 +62,9 @@ __all__ = ["FakeSystem", "RedfishBMC", "RedfishBMCError"]
 _READY_TIMEOUT = 30.0
 _STOP_TIMEOUT = 5.0
 _BCRYPT_ROUNDS = 4
+#: Seconds from a power request to the system's new power state: shorter than Ironic's
+#: first look (``node_wait_for_power_state`` reads the power state 1 s after asking).
+POWER_DELAY = 0.5
 _LAUNCHER = Path(__file__).with_name("sushy_hardware.py")
 
 
@@ -132,10 +140,12 @@ class RedfishBMC(LoopbackServer):
         port: int | None = None,
         ready_timeout: float = _READY_TIMEOUT,
         stop_timeout: float = _STOP_TIMEOUT,
+        power_delay: float | None = POWER_DELAY,
     ) -> None:
         self.venv = Path(venv).resolve()
         self.workdir = Path(workdir).resolve()
         self.systems = tuple(systems)
+        self.power_delay = power_delay
         self.username = username
         self.password = password
         self.host = host
@@ -250,6 +260,8 @@ class RedfishBMC(LoopbackServer):
             "SUSHY_EMULATOR_STATE_DIR": str(self.state_dir),
             "SUSHY_EMULATOR_AUTH_FILE": str(self.auth_path),
         }
+        if self.power_delay is not None:  # read by testbed/sushy_hardware.py
+            settings["SUSHY_EMULATOR_FAKE_POWER_DELAY"] = self.power_delay
         # A Python file (Flask's config.from_pyfile): repr() writes each value as Python.
         lines = [f"{key} = {value!r}" for key, value in settings.items()]
         self.config_path.write_text("\n".join(lines) + "\n")

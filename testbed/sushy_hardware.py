@@ -21,6 +21,16 @@ without them answers as the fake driver does, "not supported". The processors ar
 socket with ``cpus`` threads (Ironic counts threads); the emulator's processor template
 says x86-64, which Ironic records as ``cpu_arch`` ``x86_64``.
 
+Power: the fake driver applies a power request ``random.randint(1, 11)`` seconds after
+the whole second it was asked in (sushy-tools 2.2.0, ``set_power_state``: 0 to 11 s), on
+the next read of the system. Ironic's redfish power interface then polls the system with a
+backoff (``node_wait_for_power_state``: 1 s, then about 2, 4, 8 s apart), so one power
+change cost a test up to ~15 s, and a BIOS setting or a firmware update (a reboot: two of
+them) up to ~30 s. With ``SUSHY_EMULATOR_FAKE_POWER_DELAY`` (seconds; RedfishBMC sets it)
+the change is applied that long after it was asked instead: still not at once (the BMC
+answers the request before the system has switched, and a read in between sees the old
+state, as on hardware), and before Ironic's first look 1 s later.
+
 Servicing (BIOS, firmware, RAID) is in testbed/sushy_servicing.py, imported here
 before the emulator starts; its docstring records why each of its patches exists.
 
@@ -30,6 +40,7 @@ No import from the project: this runs in the emulator's virtualenv, not the proj
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from sushy_tools import error  # type: ignore[import-not-found]
@@ -74,9 +85,26 @@ def get_processors(self: Any, identity: str) -> list[dict[str, str]]:
     ]
 
 
+_set_power_state = FakeDriver.set_power_state
+
+
+def set_power_state(self: Any, identity: str, state: str) -> None:
+    """The fake driver's power request, applied ``SUSHY_EMULATOR_FAKE_POWER_DELAY`` seconds
+    from now when that is set (else when the fake driver picks: 0 to 11 s)."""
+    _set_power_state(self, identity, state)
+    delay = self._config.get("SUSHY_EMULATOR_FAKE_POWER_DELAY")
+    if delay is None:
+        return
+    system = self._get(self.uuid(identity))  # the request is not due yet: at least 1 s away
+    pending = system.get("pending_power")
+    if pending:
+        self._update(system, pending_power={**pending, "apply_time": time.time() + float(delay)})
+
+
 FakeDriver.get_total_memory = get_total_memory
 FakeDriver.get_total_cpus = get_total_cpus
 FakeDriver.get_processors = get_processors
+FakeDriver.set_power_state = set_power_state
 
 if __name__ == "__main__":
     # Next to this file, on the path of a script: BIOS, firmware and RAID for servicing.

@@ -4,8 +4,11 @@ switched by a BMC, not by fake-hardware.
 
 The provisioner picks the hardware type from the BMC address (``redfish+http://``), as it
 does for users; the emulator's systems are read over their own Redfish API to see what
-reached them. The emulator takes 1 to 11 s to apply a power change, and Ironic ~27 s to give
-up on a BMC that does not answer, hence the minute-long bounds.
+reached them. The emulator applies a power change half a second after it is asked
+(testbed/redfish_bmc.py ``POWER_DELAY``: after it has answered, so the provisioner must wait
+for every change, and Ironic with it; sushy-tools' own 0 to 11 s proved no more and cost
+minutes), and Ironic takes ~27 s to give up on a BMC that does not answer, hence the
+minute-long bounds.
 
 Deploying uses a ``live-iso`` image (BMO's meaning: booted, not written): Ironic's
 ``ramdisk`` deploy hands its URL to the BMC as virtual media and powers the system on, with
@@ -61,7 +64,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = "redfish"
-POWER_WAIT = 60.0  # the emulator's delay (up to 11 s) plus Ironic's own polling
+POWER_WAIT = 60.0  # a BMC that does not answer (~27 s), and Ironic's own polling
 BOOT_ISO = b"\0" * 2048
 # The system the controller drives (the last test), its hardware unlike the defaults so
 # that what inspection found is seen to come from it.

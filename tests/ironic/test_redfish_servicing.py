@@ -11,8 +11,9 @@ the ``redfish`` BIOS, firmware and RAID interfaces with short polling intervals.
 step ends ``service failed`` with the node in maintenance and powered off; the controller's
 way back, when the spec changes, is to clear maintenance, then ``{"target": "abort"}``.
 
-Every wait polls; the bounds allow for the emulator's power delays (1 to 11 s each, a BIOS
-change reboots). ``pytest -s`` prints the run's seconds.
+Every wait polls; the bounds allow for the emulator's power delays (half a second each,
+testbed/redfish_bmc.py, after Ironic's own polls: a BIOS change reboots) on a busy
+machine. ``pytest -s`` prints the run's seconds.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ SERVICED = FakeSystem(
     "52:54:00:6b:00:21",
     disks_gib=(40, 40),
 )
-# A step's wait: a BIOS setting reboots (two emulator power delays of up to 11 s each) and a
-# BIOS firmware update reboots too, after Ironic's 2 s polls of the BMC's task.
+# A step's wait: a BIOS setting reboots (two emulator power changes, each waited for by
+# Ironic) and a BIOS firmware update reboots too, after Ironic's 2 s polls of the BMC's task.
 STEP_WAIT = 120.0
 FIRMWARE = b"emulated BIOS firmware image"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -63,7 +64,11 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """:data:`LONGEST_FIRST` first (a stable sort: a file's own order is kept)."""
+    """:data:`LONGEST_FIRST` first (a stable sort: a file's own order is kept), on
+    pytest-xdist's workers only: one process (``-x``, scripts/mutants) keeps the
+    collection order, its short files first."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
 

@@ -1,22 +1,15 @@
-"""The host controller: informers feed a work queue, workers reconcile books.
+"""The manager: the one place where the caches, the indexes, the reconcilers by kind and
+the workers are assembled, and started in order.
 
-Like a controller-runtime manager with one controller: it waits until every
-cache is synced before the first reconcile (a book must never be opened
-before the HostState that holds its history is in the cache), runs N workers
-that never process one book twice at a time, retries errors with per-book
-backoff, and arms one timer per book for stuck detection instead of sweeping.
-
-A queue key names a book: a Host's (``namespace/name``; a Node that runs on
-the Host is followed in its reconcile) or a Node's own (``node:<name>``); an observed
-metal3 BareMetalHost's (``bmh:namespace/name``); or a node pool's NodePool
-(``pool:<pool>``), queued after each reconcile of a book that follows a Node of the pool.
-:mod:`.machinery.keys` reads a key's kind; :meth:`HostController._kinds` is the one table of
-what each kind is reconciled by.
-
-It is the manager: the one place where the caches, the indexes, the reconcilers by kind
-and the workers are assembled and started in order. Whom each event concerns is
-:mod:`.routes`; the worker loop and what it counts is :mod:`.machinery.workers`; each
-reconcile is in its kind's room.
+As a controller-runtime manager: every cache is synced before the first reconcile (a
+book is never opened before the HostState that holds its history is in the cache); then
+N workers (:mod:`.machinery.workers`) reconcile, never one book twice at a time, errors
+retried with per-book backoff, one timer per book for stuck detection. A queue key names
+a book: a Host's (``namespace/name``, its Node followed in its reconcile), a Node's own
+(``node:``), an observed BareMetalHost's (``bmh:``) or a NodePool (``pool:``, queued after
+each reconcile of a book that follows a Node of the pool); :meth:`HostController._kinds`
+is the one table of what each kind is reconciled by. Whom an event concerns is
+:mod:`.routes`.
 """
 
 from __future__ import annotations

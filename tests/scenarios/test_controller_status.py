@@ -132,7 +132,14 @@ def test_one_replica_reports_itself_and_its_hosts_and_writes_only_on_change(
         assert condition(status, "Progressing")["status"] == "False"
         assert condition(status, "Degraded")["status"] == "False"
 
-        # at rest: nothing changes, nothing is written (a look every 0.2 s)
+        # at rest: nothing changes, nothing is written (a look every 0.2 s). A write is
+        # counted just after it lands, so the count is read once a later look has been
+        # counted: the looks run one after another, on one thread
+        _, looks = own_writes(observed.metrics.registry)
+        wait_for(
+            lambda: own_writes(observed.metrics.registry)[1] > looks,
+            what="a look counted after the write the status shows",
+        )
         version = cluster.get(CONTROLLERS, None, status_object)["metadata"]["resourceVersion"]
         written, looks = own_writes(observed.metrics.registry)
         wait_for(  # ten looks, each finding nothing to write

@@ -96,6 +96,9 @@ class Decision:
 
 
 class StepContext:
+    """What every handler of one step is given: the host's book and inputs, the backend,
+    the instant; and the helpers that turn the backend's answers into verdicts."""
+
     def __init__(
         self,
         provisioner: Provisioner,

@@ -88,9 +88,12 @@ class SelfStatus:
         self.clock = clock
         self.objects = Informer(cluster, CONTROLLERS, None, handlers=[self._on_object])
         self.on_pools = on_pools  # the NodePools whose other shares changed
+        self._others_status: dict[str, Any] | None = None  # the object's status last seen
         self._others_pools: dict[str, list[PoolShare]] = {}
         self._pools_lock = threading.Lock()
-        self.leases = Informer(cluster, LEASES, lease_namespace) if shard else None
+        self.leases = (
+            Informer(cluster, LEASES, lease_namespace, handlers=[self._on_lease]) if shard else None
+        )
         self.since = clock()
         self.status: dict[str, Any] = {}  # the status last written or found (metrics read it)
         self.statuses = StatusWriter(cluster, reporter)
@@ -119,14 +122,23 @@ class SelfStatus:
         if key == self.name:
             self._note_others((obj or {}).get("status"))
 
+    def _on_lease(self, key: str, obj: Obj | None) -> None:
+        """A shard that dies stops counting at once: its Nodes are moving to another
+        shard, whose own share will tell them."""
+        with self._pools_lock:
+            status = self._others_status
+        self._note_others(status)
+
     def _note_others(self, status: dict[str, Any] | None) -> None:
         """Sharded: note the other shards' shares of the NodePools, and say which changed.
-        Called on the object's events, and at each look with the status written or found
-        (this replica's own write is no event here; a shard may have died since)."""
+        Called on the object's and the Leases' events, and at each look with the status
+        written or found (this replica's own write is no event here; a shard may have
+        died by time since)."""
         if self.leases is None:
             return
-        shards = self._shards(self.clock()) or {}
-        shares = others_pool_shares(status, member=self.member, shards=shards)
+        with self._pools_lock:
+            self._others_status = status
+        shares = self._judged_others(status)
         with self._pools_lock:
             before, self._others_pools = self._others_pools, shares
         changed = {n for n in before.keys() | shares.keys() if before.get(n) != shares.get(n)}
@@ -134,9 +146,19 @@ class SelfStatus:
             self.on_pools(changed)
 
     def pool_shares(self, pool: str) -> list[PoolShare]:
-        """The other shards' shares of the NodePool ``pool`` (none when not sharded)."""
+        """The other shards' shares of the NodePool ``pool`` (none when not sharded),
+        judged against the Leases now: a shard that died since the object was read no
+        longer counts, though its entry is still on the object until the next look
+        writes it away (meanwhile its Nodes are counted by the shard they moved to)."""
+        if self.leases is None:
+            return []
         with self._pools_lock:
-            return list(self._others_pools.get(pool, ()))
+            status = self._others_status
+        return self._judged_others(status).get(pool, [])
+
+    def _judged_others(self, status: dict[str, Any] | None) -> dict[str, list[PoolShare]]:
+        shards = self._shards(self.clock()) or {}
+        return others_pool_shares(status, member=self.member, shards=shards)
 
     def _installed(self) -> bool:
         try:

@@ -2,19 +2,21 @@
 look by look: the first look makes the object and writes this replica's entry; a look
 that finds nothing changed writes nothing, and a count that moved is written at the
 next; a replica that lost a race to another reads again and keeps the other's entry,
-never writing over it; an object deleted is made again; and with CRDs that predate the
-object, the controller is told once and runs on without it."""
+never writing over it; an object deleted is made again; a shard whose Lease dies stops
+counting in the NodePools at once; and with CRDs that predate the object, the
+controller is told once and runs on without it."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from state_controller.api import API_VERSION
+from state_controller.api.controller_status import ConfigCount, PoolShare
 from state_controller.api.hoststate import Mode
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded import EmbeddedCluster
@@ -26,6 +28,7 @@ from state_controller.sharding.leases import LEASE_PREFIX, micro_time
 from state_controller.sharding.members import Members, identity_for
 from testbed.clocks import T0, Clock
 from testbed.hand_driven import StatusWrites
+from testbed.waiting import wait_for
 
 NAME = "hoststate-system"  # the object's name: the controller's namespace
 
@@ -44,6 +47,8 @@ def replica(
     hosts: list[int],
     shard: str = "",
     reporter: StatusWrites | None = None,
+    pools: tuple[PoolShare, ...] = (),
+    on_pools: Callable[[set[str]], None] = lambda names: None,
 ) -> SelfStatus:
     """A replica's keeper of the object; ``hosts[0]`` is the count its books give now.
     Its caches are not started: what it holds is what it wrote, found, or is given."""
@@ -54,12 +59,13 @@ def replica(
         shard=shard,
         lease_namespace=NAME,
         members=Members(frozenset({"a", "b"}), 15) if shard else None,
-        share=lambda _now: Share(hosts=hosts[0]),
+        share=lambda _now: Share(hosts=hosts[0], pools=pools),
         synced=lambda: True,
         provisioner=lambda: ProvisionerSeen("simulated"),
         mode=Mode.CLUSTER,
         version="1.0",
         reporter=reporter or StatusWrites(),
+        on_pools=on_pools,
         clock=Clock(),
     )
 
@@ -90,6 +96,44 @@ def test_the_first_look_makes_the_object_and_a_look_at_rest_writes_nothing(
     count[0] = 4  # a host more in its books
     keeper.tick()
     assert members(stored(cluster)["status"]) == [("pod-0", 4)]
+
+
+def put_lease(cluster: EmbeddedCluster, shard: str, renewed: float) -> None:
+    spec = {"holderIdentity": identity_for(shard, "0123abcd"), "leaseDurationSeconds": 15,
+            "renewTime": micro_time(renewed)}  # fmt: skip
+    try:
+        cluster.patch(LEASES, NAME, LEASE_PREFIX + shard, {"spec": spec})
+    except NotFound:
+        meta = {"name": LEASE_PREFIX + shard, "namespace": NAME}
+        cluster.create(LEASES, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                "metadata": meta, "spec": spec})  # fmt: skip
+
+
+def test_a_shard_whose_lease_dies_stops_counting_in_the_pools_before_the_next_look(
+    cluster: EmbeddedCluster,
+) -> None:
+    for shard in ("a", "b"):
+        put_lease(cluster, shard, T0 - 1)
+    share = PoolShare(pool="worker", target="v2", updated=[ConfigCount(config="v2", machines=3)])
+    told: list[set[str]] = []
+    a = replica(cluster, "a", shard="a", hosts=[3], pools=(share,))
+    b = replica(cluster, "b", shard="b", hosts=[0], on_pools=told.append)
+    assert b.leases is not None
+    for informer in (b.leases, b.objects):
+        informer.start()
+    try:
+        assert b.leases.wait_synced(10)
+        a.tick()  # a's share of the pool, on the object
+        wait_for(lambda: b.pool_shares("worker") == [share], what="a's share seen by b")
+        assert told == [{"worker"}]
+
+        put_lease(cluster, "a", T0 - 3600)  # a died: its Nodes move to b, which counts them
+        wait_for(lambda: b.pool_shares("worker") == [], what="a's share dropped with no look")
+        assert told == [{"worker"}, {"worker"}]  # the pool is counted again at once
+        assert [m["name"] for m in stored(cluster)["status"]["members"]] == ["a"]
+    finally:
+        for informer in (b.leases, b.objects):
+            informer.stop()
 
 
 def test_a_replica_that_lost_a_race_reads_again_and_keeps_the_others_entry(

@@ -18,7 +18,7 @@ def disagreement(node: NodeSignals) -> str | None:
     """How the node's MCO annotations and its MachineConfigNode differ: "" when they
     agree, None when the node has not both (the HostState's SourcesAgree condition)."""
     mcn, state = node.mcn, node.annotation(MCO_STATE)
-    if mcn is None or not state:
+    if mcn is None or not mcn.reported or not state:
         return None
     current, desired = node.annotation(MCO_CURRENT_CONFIG), node.annotation(MCO_DESIRED_CONFIG)
     updated, _, _ = mcn.condition("Updated")

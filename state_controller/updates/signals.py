@@ -71,6 +71,13 @@ class MachineConfigNodeSignals:
     current: str = ""
     conditions: tuple[tuple[str, str, str, str], ...] = ()
 
+    @property
+    def reported(self) -> bool:
+        """Whether the daemon has written its status yet. The operator creates the object
+        before the daemon reports on it: until then it tells only a target, and read as it
+        stands it would say an update is pending on a Node at rest."""
+        return bool(self.current or self.conditions)
+
     def condition(self, type_: str) -> tuple[str, str, str]:
         """(status, reason, message) of a condition; ("", "", "") when it is not there."""
         for name, status, reason, message in self.conditions:

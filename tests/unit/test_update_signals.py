@@ -498,6 +498,21 @@ def test_a_machineconfignode_is_read_with_its_node_whichever_comes_first() -> No
     assert signals.mcn is None and adapter_for(signals).name == "kubelet"
 
 
+def test_a_machineconfignode_the_daemon_has_not_reported_on_says_nothing_yet() -> None:
+    """The operator creates the object, then the daemon writes its status: in between it
+    holds only a target, and the Node is read as before (no update pending invented)."""
+    index = NodeIndex(lambda name: [])
+    index.observe("worker-0", node())
+    created = {k: v for k, v in mcn("True").items() if k != "status"}
+    assert index.observe_machine_config_node("worker-0", created) == {"node:worker-0"}
+    [signals] = index.all()
+    assert signals.mcn is not None and not signals.mcn.reported
+    assert adapter_for(signals).name == "kubelet"
+    index.observe_machine_config_node("worker-0", mcn("False"))
+    [signals] = index.all()
+    assert adapter_for(signals).name == "mcn"
+
+
 def test_the_two_accounts_of_an_update_are_compared() -> None:
     from state_controller.updates.agreement import disagreement
     from state_controller.updates.signals import (

@@ -41,7 +41,9 @@ class MachineConfigNodeAdapter:
     name = "mcn"
 
     def claims(self, node: NodeSignals) -> bool:
-        return node.mcn is not None
+        """A MachineConfigNode with no status yet says nothing: the Node is read as if it
+        had none, until the daemon reports."""
+        return node.mcn is not None and node.mcn.reported
 
     def read(self, node: NodeSignals, before: UpdateCursor, drain: DrainStatus) -> Reading:
         mcn = node.mcn

@@ -9,12 +9,21 @@ from typing import Any
 
 from state_controller.cluster.interface import NotFound
 
+FIRST_POLL = 0.01  # seconds: most conditions hold within a few polls
+LAST_POLL = 0.1  # the longest pause between two polls
+
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
     """Until ``predicate`` returns something true; NotFound and KeyError mean "not there
-    yet", and the last one is named when time runs out (a typo is then read, not guessed)."""
+    yet", and the last one is named when time runs out (a typo is then read, not guessed).
+
+    The pauses between polls grow from :data:`FIRST_POLL` to :data:`LAST_POLL`: a
+    predicate often reads the API server, and one polled at a fixed short pause through
+    a long wait takes CPU from the controller it waits on. A condition that comes true
+    after ``t`` seconds of waiting is seen by ``1.5 t`` (and at most 0.1 s late)."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
+    pause = FIRST_POLL
     while True:
         try:
             value, last = predicate(), None
@@ -25,4 +34,5 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "c
         if time.monotonic() > deadline:
             raised = f"; the last try raised {type(last).__name__}: {last}" if last else ""
             raise AssertionError(f"timed out after {timeout}s waiting for {what}{raised}")
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(pause * 1.5, LAST_POLL)

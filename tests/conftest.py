@@ -37,29 +37,34 @@ from testbed.waiting import wait_for as wait_for  # where most tests import it f
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 
 # The files that take longest, longest first (seconds on one worker of a full
-# scripts/test run, 2026-11-28, before the emulator's power delay was cut; the
-# redfish files now take about a third): scripts/test hands files to its two workers
+# scripts/test run on two workers, 2026-11-28): scripts/test hands files to its workers
 # in collection order (--dist loadfile --no-loadscope-reorder), so these start first
 # and the many short files fill in around them; otherwise a worker may pick up a
-# minute-long file when the other has nothing left. A file not named here keeps its
+# minute-long file when the others have nothing left. A file not named here keeps its
 # place after them; a name here that no longer exists changes nothing.
 LONGEST_FIRST = (
-    "tests/image/test_image.py",  # 106 s (the image built with buildah)
-    "tests/unit/test_cli.py",  # 95 s
-    "tests/ironic/test_ironic_outages.py",  # 92 s
-    "tests/ironic/test_redfish_servicing.py",  # 201 s
-    "tests/unit/test_demo_screen.py",  # 63 s
-    "tests/monitoring/test_prometheus.py",  # 58 s
-    "tests/ironic/test_redfish.py",  # 87 s
-    "tests/ironic/test_cli_on_ironic.py",  # 47 s
-    "tests/ironic/test_failures.py",  # 42 s
-    "tests/ironic/test_refusals.py",  # 39 s
-    "tests/scenarios/test_rolling_update.py",  # 39 s
-    "tests/cluster/test_docs_samples.py",  # 36 s
-    "tests/unit/test_bootstrap.py",  # 32 s
-    "tests/scenarios/test_nodes.py",  # 32 s
-    "tests/unit/test_docs.py",  # 30 s
-    "tests/ironic/test_lifecycle_on_ironic.py",  # 28 s
+    "tests/cluster/test_shard_replicas.py",  # 147 s (replicas as processes, Leases dying)
+    "tests/ironic/test_redfish.py",  # 135 s
+    "tests/ironic/test_redfish_servicing.py",  # 123 s
+    "tests/scenarios/test_rolling_update.py",  # 121 s
+    "tests/image/test_image.py",  # 101 s (the image built with buildah)
+    "tests/unit/test_cli.py",  # 100 s
+    "tests/ironic/test_ironic_outages.py",  # 95 s
+    "tests/unit/test_demo_screen.py",  # 62 s
+    "tests/scenarios/test_nodes.py",  # 61 s
+    "tests/monitoring/test_prometheus.py",  # 59 s
+    "tests/ironic/test_cli_on_ironic.py",  # 58 s
+    "tests/cluster/test_manifests.py",  # 56 s
+    "tests/scenarios/test_sharded_provisioning.py",  # 49 s
+    "tests/ironic/test_refusals.py",  # 42 s
+    "tests/ironic/test_lifecycle_on_ironic.py",  # 42 s
+    "tests/cluster/test_outages.py",  # 39 s
+    "tests/unit/test_bootstrap.py",  # 37 s
+    "tests/cluster/test_bootstrap_pivot.py",  # 37 s
+    "tests/cluster/test_docs_samples.py",  # 35 s
+    "tests/ironic/test_failures.py",  # 35 s
+    "tests/cluster/test_controller.py",  # 34 s
+    "tests/unit/test_docs.py",  # 31 s
 )
 
 

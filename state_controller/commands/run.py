@@ -35,7 +35,8 @@ def add(p: argparse.ArgumentParser) -> None:
         "--namespace",
         action="append",
         dest="namespaces",
-        help="watch this namespace (repeat, or comma-separate, for several; default all)",
+        help="watch this namespace (repeat, or comma-separate, for several); not given: "
+        "every namespace",
     )
     p.add_argument(
         "--sources",
@@ -193,14 +194,26 @@ def shard_problem(shard: str, *, leader_elect: bool, sources: set[str]) -> str:
     return ""
 
 
+def watched_namespaces(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The namespaces ``--namespace`` names (repeated or comma-separated); None, when it is
+    not given: every namespace."""
+    names = tuple(
+        n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
+    )
+    return names or None
+
+
+def chosen_sources(args: argparse.Namespace) -> set[str]:
+    """What ``--sources`` names (checked against :data:`SOURCES` by :func:`main`)."""
+    return {s.strip() for s in args.sources.split(",") if s.strip()}
+
+
 def main(args: argparse.Namespace) -> int:
     from ..manager import RunOptions, run_controller
 
-    namespaces = tuple(
-        n.strip() for value in args.namespaces or () for n in value.split(",") if n.strip()
-    )
+    namespaces = watched_namespaces(args)
     problem = leader_election_problem(args.lease_duration, args.renew_deadline, args.retry_period)
-    sources = {s.strip() for s in args.sources.split(",") if s.strip()}
+    sources = chosen_sources(args)
     if not sources or sources - SOURCES:
         problem = (
             f"--sources {args.sources!r}: name one or more of {', '.join(sorted(SOURCES))}, "
@@ -225,7 +238,7 @@ def main(args: argparse.Namespace) -> int:
             RunOptions(
                 kubeconfig=args.kubeconfig,
                 context=args.context,
-                namespaces=namespaces or None,
+                namespaces=namespaces,
                 metrics_bind_address=args.metrics_bind_address,
                 metrics_secure=args.metrics_secure,
                 metrics_insecure=args.metrics_insecure,

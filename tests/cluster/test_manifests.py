@@ -82,6 +82,28 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
 }
 
 
+# What drives Hosts in the base install: every observe-only install (manifests/observe/,
+# manifests/observe-namespaces/, manifests/openshift/) leaves out exactly these, through
+# manifests/components/observe-only/.
+DRIVING = sorted(
+    [
+        ("CustomResourceDefinition", HOSTS),
+        ("Role", SA),  # Hosts, hosts/status, their Secrets, HostStates and Events in `metal`
+        ("RoleBinding", SA),
+        *(
+            (kind, policy)
+            for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+            for policy in (
+                "hoststate-bmc-credentials-readable",
+                "hoststate-host-data-readable",
+                "hoststate-secret-destinations",
+                "hoststate-controller-marks",
+            )
+        ),
+    ]
+)
+OBSERVE_ONLY = ("observe", "observe-namespaces", "openshift")
+
 # -- fixtures ------------------------------------------------------------------
 
 
@@ -200,6 +222,60 @@ def test_every_rendered_object_exists(cp: ControlPlane, applied: object) -> None
         ns = ["-n", meta["namespace"]] if "namespace" in meta else []
         got = _get(cp, kind, meta["name"], *ns)
         assert got["metadata"]["labels"]["app.kubernetes.io/name"] == "hoststate", kind
+
+
+def test_no_install_declares_a_namespace_it_does_not_own(cp: ControlPlane, applied: object) -> None:
+    """`kubectl delete -k` deletes every Namespace an install declares, and with it every
+    object in it: the Hosts, the BareMetalHosts (which baremetal-operator would then
+    deprovision) and their Secrets. Only the controller's own namespace is declared, by
+    every install that runs the controller; the machines' namespaces are the user's."""
+    folders = [
+        k.parent
+        for k in sorted(MANIFESTS.glob("*/kustomization.yaml"))
+        if yaml.safe_load(k.read_text())["kind"] == "Kustomization"
+    ]
+    assert {f.name for f in folders} >= {"base", "metal3", *OBSERVE_ONLY}
+    for folder in [MANIFESTS, *folders]:
+        rendered = _rendered(cp, folder)
+        declared = {d["metadata"]["name"] for d in rendered if d["kind"] == "Namespace"}
+        runs = any(d["kind"] in ("Deployment", "StatefulSet") for d in rendered)
+        assert declared == ({CONTROLLER_NS} if runs else set()), folder
+
+
+def test_observe_only_installs_drive_nothing(cp: ControlPlane, applied: object) -> None:
+    """manifests/observe/, observe-namespaces/ and openshift/ are the base without what
+    drives Hosts (DRIVING): no Host CRD, no rule on Hosts or Secrets, no admission policy on
+    Hosts, no `hosts` in --sources; what they read of metal3's or the Machine Config
+    Operator's, they read only; observe-namespaces/ binds the namespaces it names."""
+    from state_controller.cli import build_parser
+    from state_controller.commands.run import chosen_sources, watched_namespaces
+
+    base = {(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)}
+    for folder in OBSERVE_ONLY:
+        rendered = _rendered(cp, MANIFESTS / folder)
+        objects = {(d["kind"], d["metadata"]["name"]): d for d in rendered}
+        assert sorted(base - set(objects)) == DRIVING, folder
+        roles = [d for d in rendered if d["kind"] in ("Role", "ClusterRole")]
+        for rule in [r for role in roles for r in role.get("rules") or []]:
+            assert not {"hosts", "hosts/status", "secrets"} & set(rule.get("resources", []))
+            if {"metal3.io", "machineconfiguration.openshift.io"} & set(rule.get("apiGroups", [])):
+                assert set(rule["verbs"]) <= {"get", "list", "watch"}, (folder, rule)
+        policies = {n for k, n in objects if k == "ValidatingAdmissionPolicy"}
+        assert policies == {"hoststate-node-links"}, folder  # a Node's link: not the kubelet's
+        (container,) = objects[("Deployment", SA)]["spec"]["template"]["spec"]["containers"]
+        args = build_parser().parse_args(container["args"])
+        assert "hosts" not in chosen_sources(args) and args.provisioner is None, folder
+        bindings = {
+            d["metadata"].get("namespace")
+            for d in rendered
+            if d["kind"] in ("RoleBinding", "ClusterRoleBinding")
+            and d["roleRef"]["name"] == "hoststate-controller-observe"
+        }
+        if folder == "observe":  # every namespace, through one ClusterRoleBinding
+            assert watched_namespaces(args) is None and bindings == {None}
+        if folder == "observe-namespaces":  # the ones named, each bound, and no other
+            assert set(watched_namespaces(args) or ()) == bindings
+            assert bindings == {"metal3", "baremetal-operator-system"}
 
 
 # -- (b) content -----------------------------------------------------------------
@@ -750,7 +826,10 @@ def test_metal3_overlay_reads_baremetalhosts_and_may_write_nothing_of_metal3(
 def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none(
     cp: ControlPlane, applied: object
 ) -> None:
+    """Observe-only: the base without what drives Hosts, plus one read-only ClusterRole,
+    and the controller told to read MachineConfigNodes beside the Nodes, nothing else."""
     from state_controller.cli import build_parser
+    from state_controller.commands.run import chosen_sources, watched_namespaces
 
     base = {(d["kind"], d["metadata"]["name"]) for d in _rendered(cp)}
     overlay = {
@@ -759,8 +838,11 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
     added = sorted(set(overlay) - base)
     assert added == [("ClusterRole", "hoststate-controller-openshift"),
                      ("ClusterRoleBinding", "hoststate-controller-openshift")]  # fmt: skip
+    assert sorted(base - set(overlay)) == DRIVING
     (container,) = overlay[("Deployment", SA)]["spec"]["template"]["spec"]["containers"]
-    assert build_parser().parse_args(container["args"]).sources == "hosts,machineconfignodes"
+    args = build_parser().parse_args(container["args"])
+    assert chosen_sources(args) == {"machineconfignodes"}
+    assert watched_namespaces(args) is None  # Nodes and MachineConfigNodes: cluster-scoped
 
     _kubectl(cp, "apply", "-k", str(MANIFESTS / "openshift"), "--server-side")
     try:
@@ -785,4 +867,4 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
         for kind in ("clusterrolebinding", "clusterrole"):
             _kubectl(cp, "delete", kind, "hoststate-controller-openshift")
         _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
-    assert "--sources=hosts,machineconfignodes" not in _container(cp)["args"]
+    assert "--sources=machineconfignodes" not in _container(cp)["args"]

@@ -5,7 +5,8 @@ BareMetalHosts, each with its BMC Secret, live in metal3's usual namespaces (``m
 ``baremetal-operator-system``, ``openshift-machine-api``). Each install is applied with
 ``kubectl apply -k --server-side``; the controller runs in process with the install's
 ServiceAccount's token (so with its RBAC and nothing more) and the Deployment's own
-arguments, and writes a HostState beside each BareMetalHost it is to observe; then
+arguments, and writes a HostState beside each BareMetalHost it is to observe (and an Event
+on the one stuck), with no request refused; then
 ``kubectl delete -k`` takes the install away. Every BareMetalHost, Secret and Namespace of
 the user's is still there, unchanged (same uid, same resourceVersion), while everything the
 install made is gone.
@@ -17,6 +18,7 @@ its namespace, which the session's other tests use.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,8 +28,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from state_controller.books.journal import STUCK
 from state_controller.cli import build_parser
-from state_controller.cluster.interface import BAREMETALHOSTS, HOSTSTATES, SECRETS
+from state_controller.cluster.interface import BAREMETALHOSTS, EVENTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.commands.run import chosen_sources, watched_namespaces
 from state_controller.runtime.config import ControllerConfig
@@ -41,7 +44,10 @@ CONTROLLER_NS = "hoststate-system"
 SA = "hoststate-controller"
 # metal3's usual namespaces (docs/baremetal-operator.md), two BareMetalHosts in each
 USERS = ("metal3", "baremetal-operator-system", "openshift-machine-api")
-HOSTS_PER_NAMESPACE = 2
+# in each: one provisioned, one held in inspecting for two hours (stuck at the first look,
+# past the 30 minutes allowed: a Warning Event on it)
+SHOWN = {"worker-0": "provisioned", "worker-1": "inspecting"}
+HOSTS_PER_NAMESPACE = len(SHOWN)
 GENEROUS = 120.0  # seconds: an install or an uninstall on 2 busy cores
 
 # (install folder, the namespaces whose BareMetalHosts it observes)
@@ -149,8 +155,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         try:
             for namespace in USERS:
                 run(cp, "create", "namespace", namespace)
-                for i in range(HOSTS_PER_NAMESPACE):
-                    name = f"worker-{i}"
+                for name, state in SHOWN.items():
                     admin.create(
                         SECRETS,
                         {
@@ -158,9 +163,9 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
                             "stringData": {"username": "admin", "password": "secret"},
                         },
                     )
-                    PlayedBMO(admin, namespace, name).show(
-                        "provisioned", started=("provision",), poweredOn=True
-                    )
+                    since = time.time() - (7200 if state == "inspecting" else 0)
+                    operation = "inspect" if state == "inspecting" else "provision"
+                    PlayedBMO(admin, namespace, name).show(state, started=(operation,), at=since)
         finally:
             admin.close()
         yield cp
@@ -175,13 +180,18 @@ def admin(plane: ControlPlane) -> Iterator[KubeCluster]:
     kube.close()
 
 
-def observed(admin: KubeCluster, namespace: str) -> set[str]:
-    """The BareMetalHosts of ``namespace`` with a HostState that tells their state."""
-    return {
-        s["metadata"]["name"]
+def observed(admin: KubeCluster, namespace: str) -> bool:
+    """Each BareMetalHost of ``namespace`` has a HostState beside it that tells its state,
+    and the one stuck has a Warning Event."""
+    shown = {
+        s["metadata"]["name"]: (s.get("status") or {}).get("provisioning", {}).get("state")
         for s in admin.list(HOSTSTATES, namespace)[0]
-        if (s.get("status") or {}).get("provisioning", {}).get("state") == "provisioned"
     }
+    told = {
+        (e["involvedObject"]["kind"], e["involvedObject"]["name"], e["reason"])
+        for e in admin.list(EVENTS, namespace)[0]
+    }
+    return shown == SHOWN and ("BareMetalHost", "worker-1", STUCK) in told
 
 
 @pytest.mark.parametrize(("folder", "watched"), INSTALLS, ids=[f for f, _ in INSTALLS])
@@ -189,6 +199,7 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
     plane: ControlPlane,
     admin: KubeCluster,
     run_controller: Any,
+    caplog: pytest.LogCaptureFixture,
     folder: str,
     watched: tuple[str, ...],
 ) -> None:
@@ -219,9 +230,9 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
         with run_controller(identity, config=config) as running:
             for namespace in watched:
                 wait_for(
-                    lambda ns=namespace: len(observed(admin, ns)) == HOSTS_PER_NAMESPACE,
+                    lambda ns=namespace: observed(admin, ns),
                     timeout=60,
-                    what=f"a HostState beside each BareMetalHost of {namespace}",
+                    what=f"a HostState beside each BareMetalHost of {namespace}, an Event",
                 )
             wait_for(running.controller.idle, timeout=60, what="the controller idle")
             for namespace in set(USERS) - set(watched):
@@ -232,6 +243,9 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
             }
     finally:
         identity.close()
+    # every request it made was one the install grants: a refused one is logged as an error
+    refused = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert refused == []
 
     timed(plane, f"{folder} uninstall", "delete", "-k", install, f"--timeout={GENEROUS:.0f}s")
     assert users_objects(admin) == before  # every one there, none written

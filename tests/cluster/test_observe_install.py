@@ -22,6 +22,7 @@ import logging
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from state_controller.cli import build_parser
 from state_controller.cluster.interface import BAREMETALHOSTS, EVENTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.commands.run import chosen_sources, watched_namespaces
+from state_controller.pivot.target import NAMESPACES
 from state_controller.runtime.config import ControllerConfig
 from testbed.bmo import PlayedBMO
 from testbed.control_plane import ControlPlane
@@ -80,10 +82,9 @@ def users_objects(admin: KubeCluster) -> dict[tuple[str, str, str], tuple[str, s
     """(kind, namespace, name) -> (uid, resourceVersion) of every Namespace, BareMetalHost
     and Secret of the user's."""
     found: dict[tuple[str, str, str], tuple[str, str]] = {}
-    api = client.CoreV1Api(admin.api)
     for namespace in USERS:
-        meta = api.read_namespace(namespace).metadata
-        found[("Namespace", "", namespace)] = (meta.uid, meta.resource_version)
+        meta = admin.get(NAMESPACES, None, namespace)["metadata"]
+        found[("Namespace", "", namespace)] = (meta["uid"], meta["resourceVersion"])
         for resource in (BAREMETALHOSTS, SECRETS):
             for obj in admin.list(resource, namespace)[0]:
                 m = obj["metadata"]
@@ -133,6 +134,7 @@ def can_i(admin: KubeCluster, verb: str, resource: str, namespace: str = "", sub
         )
     )
     answer = client.AuthorizationV1Api(admin.api).create_subject_access_review(review)
+    assert answer.status is not None
     return bool(answer.status.allowed)
 
 
@@ -230,7 +232,7 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
         with run_controller(identity, config=config) as running:
             for namespace in watched:
                 wait_for(
-                    lambda ns=namespace: observed(admin, ns),
+                    partial(observed, admin, namespace),
                     timeout=60,
                     what=f"a HostState beside each BareMetalHost of {namespace}, an Event",
                 )

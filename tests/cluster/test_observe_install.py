@@ -41,6 +41,8 @@ from testbed.control_plane import ControlPlane
 from testbed.kube import MONITORING_CRDS, k8s_bin_dir, metal3_crds
 from tests.conftest import FAST_BACKOFF, wait_for
 
+pytestmark = pytest.mark.slow  # a control plane of its own, two installs and uninstalls
+
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER_NS = "hoststate-system"
 SA = "hoststate-controller"

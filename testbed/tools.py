@@ -1,0 +1,41 @@
+"""The Go-built tools of the install tests, each built (or fetched) once from the Go module
+proxy by its script under tools/ and cached under ~/.cache/hoststate, like the control
+plane (testbed/kube.py): Helm, the OLM bundle validator, prometheus-operator's CRDs."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+def _cached(script: str, timeout: float) -> Path:
+    """What ``tools/<script>`` printed last on stdout: the cached binary or directory
+    (the first run builds it, every later one finds the cache)."""
+    done = subprocess.run(
+        [str(TOOLS / script)], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = "\n".join(done.stderr.strip().splitlines()[-10:])
+        raise RuntimeError(f"tools/{script} failed ({done.returncode}): {tail}")
+    return Path(lines[-1])
+
+
+def helm() -> Path:
+    """The helm binary (helm.sh/helm/v3, pinned in tools/helm/go.mod); offline
+    (``template``, ``lint``) it assumes the Kubernetes minor of its client-go."""
+    return _cached("helm/build.sh", timeout=1800)
+
+
+def olm_validator() -> Path:
+    """tools/olm/validate, built: ``validate-bundle [-json] [-operatorhub=false] DIR``
+    prints the operator-framework validators' findings and exits 1 on any error."""
+    return _cached("olm/build.sh", timeout=1800)
+
+
+def prometheus_operator_crds() -> Path:
+    """The directory of prometheus-operator's own CRDs (with their schema):
+    ``monitoring.coreos.com_servicemonitors.yaml`` and ``..._prometheusrules.yaml``."""
+    return _cached("prometheus-operator/crds.sh", timeout=600)

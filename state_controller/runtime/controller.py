@@ -82,7 +82,11 @@ class HostController:
         # the informers' handlers: bound late, as the routes ask the caches built here
         routes: Callable[[], EventRoutes] = lambda: self.routes  # noqa: E731
         state_ns = ns
-        if ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
+        if not (self.config.drive_hosts or self.config.observe_baremetalhosts):
+            # Nodes alone (OpenShift's install): every HostState is a node-only one, and
+            # reading them needs no grant beyond their namespace
+            state_ns = (self.config.node_state_namespace,)
+        elif ns and self.config.follow_nodes and self.config.node_state_namespace not in ns:
             state_ns = (*ns, self.config.node_state_namespace)  # node-only HostStates
         # sharded: only this shard's Hosts and HostStates are watched and cached
         mine = f"{SHARD_LABEL}={self.config.shard}" if self.config.shard else ""

@@ -863,8 +863,63 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
         for verb in ("get", "list"):  # nothing else of the group (MachineConfigs hold secrets)
             refused = _run(cp, "auth", "can-i", verb, f"machineconfigs.{group}", AS_CONTROLLER)
             assert refused.returncode != 0, verb
+        _follows_a_node_as_its_service_account(cp, args)
     finally:  # the base as the other tests know it
         for kind in ("clusterrolebinding", "clusterrole"):
             _kubectl(cp, "delete", kind, "hoststate-controller-openshift")
         _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
     assert "--sources=machineconfignodes" not in _container(cp)["args"]
+
+
+def _follows_a_node_as_its_service_account(cp: ControlPlane, args: Any) -> None:
+    """The controller, as the ServiceAccount and with the Deployment's arguments
+    (``args``): every cache fills (each list and watch it makes is granted) and a Node gets
+    its HostState in the controller's namespace, which goes with the Node."""
+    from state_controller.cluster.interface import HOSTSTATES as HOSTSTATE_KIND
+    from state_controller.cluster.kube import KubeCluster
+    from state_controller.commands.run import chosen_sources, watched_namespaces
+    from state_controller.provisioning.simulated import SimulatedProvisioner
+    from state_controller.runtime.config import ControllerConfig
+    from state_controller.runtime.controller import HostController
+    from state_controller.simulation.nodes import SimulatedNode
+    from tests.conftest import remove_nodes, wait_for
+
+    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
+    configuration = client.Configuration(host=cp.url)
+    configuration.api_key = {"authorization": token.stdout.strip()}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.ssl_ca_cert = str(cp.ca_file)
+    identity = KubeCluster(client.ApiClient(configuration))
+    admin = KubeCluster.from_kubeconfig(str(cp.kubeconfig))
+    sources = chosen_sources(args)
+    config = ControllerConfig(
+        workers=2,
+        namespaces=watched_namespaces(args),
+        drive_hosts="hosts" in sources,
+        observe_baremetalhosts="baremetalhosts" in sources,
+        observe_machineconfignodes="machineconfignodes" in sources,
+        node_state_namespace=args.node_state_namespace,
+        lease_namespace=args.leader_election_namespace,
+    )
+    controller = HostController(identity, SimulatedProvisioner(), config=config)
+    try:
+        controller.start(sync_timeout=20)
+        node = SimulatedNode(admin, "mco-worker-1")
+        node.register()
+        wait_for(
+            lambda: admin.get(HOSTSTATE_KIND, CONTROLLER_NS, "mco-worker-1"),
+            what="the Node's HostState",
+        )
+        node.delete()
+        wait_for(
+            lambda: (
+                "mco-worker-1"
+                not in {s["metadata"]["name"] for s in admin.list(HOSTSTATE_KIND, CONTROLLER_NS)[0]}
+            ),
+            what="the Node's HostState gone with it",
+        )
+    finally:
+        controller.stop()
+        remove_nodes(admin)
+        admin.close()
+        identity.close()

@@ -215,7 +215,7 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
     run(plane, "wait", "--for=condition=Established", "--timeout=60s",
         "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
         "crd/hoststatecontrollers.hoststate.io")  # fmt: skip
-    # nothing that drives: no Host CRD, no Role on Secrets, no admission policy on Hosts
+    # nothing that drives (no Host CRD), no Secret read, nothing of metal3 written
     assert run(plane, "get", "crd/hosts.hoststate.io", check=False).returncode != 0
     for namespace in USERS:
         bmh = "baremetalhosts.metal3.io"

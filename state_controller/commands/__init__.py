@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Protocol
 
-from . import adopt, bootstrap, convert, demo, gen, get, pivot, run
+from . import adopt, bootstrap, convert, demo, gen, get, pivot, run, version
 
 
 class Command(Protocol):
@@ -36,4 +36,5 @@ COMMANDS: dict[str, Command] = {
     "convert": convert,
     "get": get,
     "gen": gen,
+    "version": version,
 }

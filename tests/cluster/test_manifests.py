@@ -837,7 +837,12 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
     }
     added = sorted(set(overlay) - base)
     assert added == [("ClusterRole", "hoststate-controller-openshift"),
-                     ("ClusterRoleBinding", "hoststate-controller-openshift")]  # fmt: skip
+                     ("ClusterRoleBinding", "hoststate-controller-openshift"),
+                     # user-workload monitoring's token and service-ca's CA bundle
+                     # (tests/cluster/test_openshift_install.py)
+                     ("ConfigMap", "hoststate-metrics-ca"),
+                     ("Secret", "hoststate-metrics-reader-token"),
+                     ("ServiceAccount", "hoststate-metrics-reader")]  # fmt: skip
     assert sorted(base - set(overlay)) == DRIVING
     (container,) = overlay[("Deployment", SA)]["spec"]["template"]["spec"]["containers"]
     args = build_parser().parse_args(container["args"])
@@ -867,6 +872,8 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
     finally:  # the base as the other tests know it
         for kind in ("clusterrolebinding", "clusterrole"):
             _kubectl(cp, "delete", kind, "hoststate-controller-openshift")
+        for kind, name in added[2:]:
+            _kubectl(cp, "delete", kind.lower(), name, "-n", CONTROLLER_NS)
         _kubectl(cp, "apply", "-k", str(MANIFESTS), "--server-side")
     assert "--sources=machineconfignodes" not in _container(cp)["args"]
 

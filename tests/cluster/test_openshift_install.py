@@ -238,3 +238,20 @@ def test_servicemonitor_is_valid_under_prometheus_operators_schema(
     wrong["spec"]["endpoints"][0]["tlsConfig"]["ca"]["configMapp"] = {"name": "x", "key": "y"}
     done = subprocess.run(argv, input=json.dumps(wrong), capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "configMapp" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+def test_the_base_pod_passes_psa_restricted_too(plane: ControlPlane) -> None:
+    """The non-OpenShift install pins UID 65532 (not 0), which PSA ``restricted`` allows:
+    only OpenShift's SCCs need it gone, so the base keeps it."""
+    base = {(d["kind"], d["metadata"]["name"]): d for d in _render(ROOT / "manifests")}
+    template = base[("Deployment", "hoststate-controller")]["spec"]["template"]
+    assert template["spec"]["securityContext"]["runAsUser"] == 65532
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {**template["metadata"], "name": "base", "namespace": NS},
+        "spec": template["spec"],
+    }
+    created = _create(plane, pod)
+    assert created.returncode == 0, created.stderr

@@ -1,7 +1,8 @@
 """One version number: pyproject.toml's. ``state-controller version`` prints it, and
 every other place that writes it down (the image's tag in the manifests, the
-Containerfile and the docs, the Deployment's version label) must say the same, so a
-release bump cannot forget one."""
+Containerfile and the docs, the Deployment's version label, the CHANGELOG's latest
+release, the version page's sample) must say the same, so a release bump cannot forget
+one."""
 
 from __future__ import annotations
 
@@ -74,3 +75,17 @@ def test_every_written_version_is_pyprojects() -> None:
     ), f"the image's tag is no longer where this test looks: {found}"
     other = {v: sorted(paths) for v, paths in found.items() if v != VERSION}
     assert not other, f"pyproject.toml says {VERSION}; these say otherwise: {other}"
+
+
+def test_the_changelogs_latest_release_is_pyprojects() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.MULTILINE)
+    assert releases[0] == "Unreleased", "changes since the last release go under [Unreleased]"
+    assert releases[1] == VERSION, f"the latest release in CHANGELOG.md is not {VERSION}"
+
+
+def test_the_commands_page_shows_pyprojects_version() -> None:
+    page = (ROOT / "docs/commands.md").read_text()
+    shown = re.findall(r"^\$ state-controller version\n(.+)$", page, flags=re.MULTILINE)
+    assert shown == [VERSION], f"docs/commands.md shows {shown}"
+    assert f'"version": "{VERSION}"' in page

@@ -24,6 +24,7 @@ VERSION: str = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["
 WRITTEN = (
     re.compile(r"hoststate/state-controller:(\d+\.\d+\.\d+[\w.+-]*)"),  # the image's tag
     re.compile(r"app\.kubernetes\.io/version:\s*\"?(\d+\.\d+\.\d+[\w.+-]*)"),  # its label
+    re.compile(r"^appVersion:\s*\"?(\d+\.\d+\.\d+[\w.+-]*)", re.MULTILINE),  # a Chart.yaml's
 )
 
 
@@ -52,6 +53,8 @@ def _tracked_text_files() -> list[Path]:
     ).stdout.split("\0")
     files = []
     for name in filter(None, listed):
+        if name == "CHANGELOG.md":  # its entries name the versions they were released as
+            continue
         path = ROOT / name
         if path.suffix in {".sum", ".mod", ".svg", ".png", ".db"} or not path.is_file():
             continue

@@ -1,5 +1,6 @@
 """The docs cannot drift from the code: the API reference is what the code generates,
-and every output sample is what a real run prints now (testbed.samples)."""
+and every output sample is what a real run prints now (testbed.samples). Nor from each
+other: the README's documentation index lists the docs site's pages, mkdocs.yml's nav."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from state_controller.api import reference
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, Column
@@ -85,3 +87,46 @@ def test_the_kubectl_samples_have_the_columns_the_code_defines() -> None:
             for row in rows:
                 cells = [m.start() for m in re.finditer(r"\S+", row[: starts[-1]])]
                 assert set(cells) <= set(starts), (text.name, row)
+
+
+README = ROOT / "README.md"
+MKDOCS = ROOT / "mkdocs.yml"
+# A link into docs/ from Markdown: [text](docs/page.md#anchor) or ![alt](docs/images/x.svg).
+_DOCS_LINK = re.compile(r"\]\(docs/([^)\s#]+)")
+
+
+def _nav_pages(nav: object) -> set[str]:
+    """Every page of mkdocs.yml's nav (paths under docs/), at any depth of its sections."""
+    if isinstance(nav, str):
+        return set() if "://" in nav else {nav}
+    if isinstance(nav, list):
+        return {page for item in nav for page in _nav_pages(item)}
+    if isinstance(nav, dict):
+        return {page for value in nav.values() for page in _nav_pages(value)}
+    raise AssertionError(f"mkdocs.yml's nav: an entry neither a page nor a section: {nav!r}")
+
+
+def _readme_index() -> str:
+    """The README's "## Documentation" section, up to the next "## " heading."""
+    text = README.read_text()
+    start = text.index("\n## Documentation\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_the_readme_index_lists_every_page_of_the_docs_site() -> None:
+    """The README's documentation index and mkdocs.yml's nav name the same pages: a page
+    added to the site and not to the README (or the other way round) fails, named."""
+    nav = _nav_pages(yaml.safe_load(MKDOCS.read_text())["nav"])
+    index = {p for p in _DOCS_LINK.findall(_readme_index()) if p.endswith(".md")}
+    problems = [f"in mkdocs.yml's nav, not in the README's index: docs/{p}" for p in nav - index]
+    problems += [f"in the README's index, not in mkdocs.yml's nav: docs/{p}" for p in index - nav]
+    problems.sort()
+    assert not problems, "\n".join(problems)
+
+
+def test_every_readme_link_into_docs_exists() -> None:
+    """mkdocs build --strict checks the site's own links; the README is not on the site."""
+    linked = set(_DOCS_LINK.findall(README.read_text()))
+    missing = sorted(p for p in linked if not (ROOT / "docs" / p).exists())
+    assert not missing, f"the README links to docs/ files that do not exist: {missing}"

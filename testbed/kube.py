@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from testbed.control_plane import ControlPlane
 
 if TYPE_CHECKING:
+    from kubernetes.client import Configuration
+
     from state_controller.cluster.interface import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +74,20 @@ def kubectl(
     return subprocess.run(
         plane.kubectl_argv(*args), capture_output=True, text=True, check=check, timeout=120
     )
+
+
+def as_service_account(plane: ControlPlane, name: str, namespace: str) -> Configuration:
+    """A client configuration that speaks as the ServiceAccount ``namespace/name`` (a
+    token from the TokenRequest API, for 10 minutes): what its RBAC grants, and only
+    that, is what a test run with it may do."""
+    from kubernetes import client
+
+    token = kubectl(plane, "create", "token", name, "-n", namespace, "--duration=10m").stdout
+    configuration = client.Configuration(host=plane.url)
+    configuration.api_key = {"authorization": token.strip()}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    configuration.ssl_ca_cert = str(plane.ca_file)
+    return configuration
 
 
 # Every request on metal3.io (who, which verb, which object), and nothing else: the proof

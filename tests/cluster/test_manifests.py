@@ -29,6 +29,7 @@ from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.members import Members, shard_names
 from state_controller.sharding.service_claims import LEDGER_LEASE
 from testbed.control_plane import ControlPlane
+from testbed.kube import as_service_account
 from testbed.secret_volume import write_secret_volume
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -586,11 +587,7 @@ def test_leader_election_works_as_the_controller_on_its_lease_only(
 ) -> None:
     """As the controller's ServiceAccount: its Lease is created, then renewed; another
     Lease in the same namespace cannot even be read."""
-    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
-    configuration = client.Configuration(host=cp.url)
-    configuration.api_key = {"authorization": token.stdout.strip()}
-    configuration.api_key_prefix = {"authorization": "Bearer"}
-    configuration.ssl_ca_cert = str(cp.ca_file)
+    configuration = as_service_account(cp, SA, CONTROLLER_NS)
     leases = (DEFAULT_LEASE, "another-controller")
     for lease in leases:
         _kubectl(cp, "delete", "lease", lease, "-n", CONTROLLER_NS, "--ignore-not-found")
@@ -728,11 +725,7 @@ def _the_sharders_lease_is_taken_from_a_holder_no_replica_could_be(
     """As the controller's ServiceAccount, with the sharded Role: a hoststate-sharder Lease
     someone else took first (held for 68 years by its word) is taken over at the first
     try, not waited out; one a configured replica holds is left alone."""
-    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
-    configuration = client.Configuration(host=cp.url)
-    configuration.api_key = {"authorization": token.stdout.strip()}
-    configuration.api_key_prefix = {"authorization": "Bearer"}
-    configuration.ssl_ca_cert = str(cp.ca_file)
+    configuration = as_service_account(cp, SA, CONTROLLER_NS)
     me = f"{SA}-0_0123abcd"
     cfg = LeaderElectionConfig(CONTROLLER_NS, SHARDER_LEASE, me, may_hold=members.may_hold_sharder)
     try:
@@ -891,11 +884,7 @@ def _follows_a_node_as_its_service_account(cp: ControlPlane, args: Any) -> None:
     from state_controller.simulation.nodes import SimulatedNode
     from tests.conftest import remove_nodes, wait_for
 
-    token = _kubectl(cp, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
-    configuration = client.Configuration(host=cp.url)
-    configuration.api_key = {"authorization": token.stdout.strip()}
-    configuration.api_key_prefix = {"authorization": "Bearer"}
-    configuration.ssl_ca_cert = str(cp.ca_file)
+    configuration = as_service_account(cp, SA, CONTROLLER_NS)
     identity = KubeCluster(client.ApiClient(configuration))
     admin = KubeCluster.from_kubeconfig(str(cp.kubeconfig))
     sources = chosen_sources(args)

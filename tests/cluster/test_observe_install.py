@@ -38,7 +38,7 @@ from state_controller.pivot.target import NAMESPACES
 from state_controller.runtime.config import ControllerConfig
 from testbed.bmo import PlayedBMO
 from testbed.control_plane import ControlPlane
-from testbed.kube import MONITORING_CRDS, k8s_bin_dir, metal3_crds
+from testbed.kube import MONITORING_CRDS, as_service_account, k8s_bin_dir, metal3_crds
 from tests.conftest import FAST_BACKOFF, wait_for
 
 pytestmark = pytest.mark.slow  # a control plane of its own, two installs and uninstalls
@@ -94,13 +94,9 @@ def users_objects(admin: KubeCluster) -> dict[tuple[str, str, str], tuple[str, s
     return found
 
 
-def as_service_account(plane: ControlPlane) -> KubeCluster:
-    token = run(plane, "create", "token", SA, "-n", CONTROLLER_NS, "--duration=10m")
-    configuration = client.Configuration(host=plane.url)
-    configuration.api_key = {"authorization": token.stdout.strip()}
-    configuration.api_key_prefix = {"authorization": "Bearer"}
-    configuration.ssl_ca_cert = str(plane.ca_file)
-    return KubeCluster(client.ApiClient(configuration))
+def the_controller(plane: ControlPlane) -> KubeCluster:
+    """The cluster as the install's ServiceAccount sees it."""
+    return KubeCluster(client.ApiClient(as_service_account(plane, SA, CONTROLLER_NS)))
 
 
 def deployments_config(plane: ControlPlane) -> ControllerConfig:
@@ -227,7 +223,7 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
     assert not can_i(admin, "list", "secrets")  # in any namespace
     assert can_i(admin, "watch", "nodes")  # and what it does read is granted as asked
 
-    identity = as_service_account(plane)
+    identity = the_controller(plane)
     config = deployments_config(plane)
     assert not config.drive_hosts and config.observe_baremetalhosts
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -631,6 +632,23 @@ def test_persistence_round_trip(tmp_path: Path) -> None:
     with EmbeddedCluster(path) as c:  # the last write was a put, not a removal
         assert c.list(HOSTS)[1] == created["metadata"]["resourceVersion"]
         assert rv(c.patch(HOSTS, NS, "c", {"spec": {"x": 1}})) == rv(created) + 1
+
+
+def test_a_read_only_snapshot_of_a_store_still_being_created_is_empty(tmp_path: Path) -> None:
+    """A reader in another process can open the file between a writer's first table and
+    its second: the half-made store reads as empty, not as an error."""
+    path = tmp_path / "store.db"
+    with sqlite3.connect(path) as half_made:
+        half_made.execute(
+            "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+            " name TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (resource, namespace, name))"
+        )
+    half_made.close()
+    assert EmbeddedCluster(path, read_only=True).list(HOSTS)[0] == []
+    with EmbeddedCluster(path) as writer:  # the writer finishes creating it and writes
+        writer.create(HOSTS, host("a"))
+    stored = EmbeddedCluster(path, read_only=True).list(HOSTS)[0]
+    assert [o["metadata"]["name"] for o in stored] == ["a"]
 
 
 def test_garbage_collection_persists(tmp_path: Path) -> None:

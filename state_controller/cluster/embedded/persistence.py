@@ -29,12 +29,13 @@ class SqliteFile:
         # the WAL cut to nothing when a checkpoint lets it start over, not left at its
         # largest with old frames (a deleted Secret's among them) past the new ones
         self._db.execute("PRAGMA journal_size_limit=0")
-        self._db.execute(
+        # both tables in one transaction: a reader in another process sees neither or both
+        self._db.executescript(
+            "BEGIN;"
             "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
-            " name TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (resource, namespace, name))"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            " name TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (resource, namespace, name));"
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "COMMIT;"
         )
         self._pending: list[tuple[Key, bytes | None]] = []
         self._scrub = False  # a Secret removed or replaced: checkpoint after the commit
@@ -102,7 +103,7 @@ def load(path: Path, read_only: bool) -> tuple[list[tuple[Key, bytes]], int]:
         db = connect_private(path)
     try:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        if "objects" not in tables:
+        if not {"objects", "meta"} <= tables:  # not yet created (or by an older writer)
             return [], 0
         rows = [
             ((str(r), str(ns), str(n)), bytes(b))

@@ -9,6 +9,7 @@ from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from state_controller.simulation.fleet import create_fleet
+from testbed.clocks import Clock
 from testbed.scenarios import state_of, wait_all_in, writes
 from tests.conftest import wait_for, wait_reconciled
 
@@ -42,10 +43,12 @@ def test_restart_over_settled_hosts_writes_nothing(cluster: Cluster, run_control
 def test_restart_mid_provisioning_continues_the_same_history(
     cluster: Cluster, run_controller: Any
 ) -> None:
-    sim = SimulatedProvisioner(timings=Timings(provision=0.6))
+    held = Clock()  # the simulated hardware's time stands still: no deploy ends early
+    sim = SimulatedProvisioner(timings=Timings(provision=0.6), clock=held)
     with run_controller(cluster, sim):
         create_fleet(cluster, NS, 3)
         wait_all_in(cluster, NS, "provisioning")
+    held.advance(0.6)  # the deploys end while no controller runs
     with run_controller(cluster, sim):
         wait_all_in(cluster, NS, "provisioned")
         for obj in cluster.list(HOSTSTATES, NS)[0]:
@@ -80,8 +83,8 @@ def test_simulated_hardware_outlives_the_process(
     machines deployed and powered: nothing is adopted, powered on or deployed again, and
     a deploy that was in progress is polled to its end instead of started again."""
     hardware = tmp_path / "hardware.db"
-    first_sim = SimulatedProvisioner(
-        timings=Timings(provision=0.8), hardware=HardwareFile(hardware)
+    first_sim = SimulatedProvisioner(  # its time stands still: no deploy ends while it runs
+        timings=Timings(provision=0.8), hardware=HardwareFile(hardware), clock=Clock()
     )
     with run_controller(cluster, first_sim):
         create_fleet(cluster, NS, 4)

@@ -23,6 +23,7 @@ from state_controller.updates.signals import (
     OWN_DESIRED_CONFIG,
     OWN_UPDATE_STATE,
 )
+from testbed.clocks import HoldableClock
 from testbed.scenarios import (
     NS,
     WORKER,
@@ -66,6 +67,12 @@ def firmware_of(sim: SimulatedProvisioner) -> Any:
     return sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"])).firmware
 
 
+def last_told(cluster: Cluster) -> str:
+    """Where the host's history last went."""
+    history = (hoststate(cluster, HOST).get("status") or {}).get("history") or [{}]
+    return str(history[-1].get("to", ""))
+
+
 def records(cluster: Cluster) -> list[dict[str, Any]]:
     history = hoststate(cluster, HOST)["status"]["history"]
     return [h for h in history if h.get("chapter") == "servicing"] or [
@@ -76,10 +83,23 @@ def records(cluster: Cluster) -> list[dict[str, Any]]:
 def test_a_servicing_run_is_a_chapter_of_steps_and_what_it_applied_reads_back(
     cluster: Cluster, run_controller: Any
 ) -> None:
-    sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2))
+    clock = HoldableClock()
+    sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2), clock=clock)
     with run_controller(cluster, sim) as running:
         provisioned(cluster)
+        machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
+        wait_for(lambda: machine.busy is None, what="powered on")
+        clock.hold()  # each task ends when the test moves the clock, not when a poll is late
         ask(cluster, **SERVICING)
+        for shown, seconds in [
+            ("applying settings", 0.3),
+            ("updating firmware", 0.3),
+            ("configuring RAID", 0.3),
+            ("service rebooting", 0.2),
+        ]:
+            wait_for(lambda: last_told(cluster) == shown, timeout=30, what=shown)  # noqa: B023
+            clock.advance(seconds)
+        clock.release()
         wait_for(lambda: servicing_of(cluster).get("done") == 3 and step(cluster) == "serviced",
                  timeout=30, what="serviced")  # fmt: skip
         wait_for(running.controller.idle)

@@ -60,7 +60,7 @@ def registering(run: StepContext) -> Verdict:
         if run.host.hardware_details is not None:
             run.book.note(now=run.now, hardware=run.host.hardware_details)
         return run.enter(S.PREPARING, run.prov.prepare, prepared, "InspectionDisabled")
-    return run.enter(S.INSPECTING, inspect(run), inspected, "Registered")
+    return run.enter(S.INSPECTING, inspect(run, again=False), inspected, "Registered")
 
 
 def inspecting(run: StepContext) -> Verdict:
@@ -68,11 +68,15 @@ def inspecting(run: StepContext) -> Verdict:
     return run.work(result) or inspected(run, result)
 
 
-def inspect(run: StepContext) -> Callable[[HostView], Result]:
-    """Start inspection: from the beginning, unless the host is inspecting already."""
+def inspect(run: StepContext, *, again: bool) -> Callable[[HostView], Result]:
+    """Start inspection. The first one (not ``again``) takes an inspection the backend
+    already finished: one this controller started before it died, its move to
+    inspecting not yet written, is not run twice (baremetal-operator, too, inspects a
+    manageable node again only when asked to refresh). Asked ``again`` (the inspect
+    annotation), it starts from the beginning, unless the host is inspecting already."""
 
     def start_inspection(view: HostView) -> Result:
-        return run.prov.inspect(view, restart=run.book.cursor.state != S.INSPECTING)
+        return run.prov.inspect(view, restart=again and run.book.cursor.state != S.INSPECTING)
 
     return start_inspection
 
@@ -100,7 +104,7 @@ def available(run: StepContext) -> Verdict:
         run.move(S.EXTERNALLY_PROVISIONED, "MarkedExternallyProvisioned")
         return GO_ON
     if annotations.get(ann.INSPECT, ann.INSPECT_DISABLED) != ann.INSPECT_DISABLED:
-        return run.enter(S.INSPECTING, inspect(run), inspected, "InspectionRequested")
+        return run.enter(S.INSPECTING, inspect(run, again=True), inspected, "InspectionRequested")
     if spec.deploys:
         if stop := run.refuse_bad_data():
             return stop

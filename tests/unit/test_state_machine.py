@@ -328,6 +328,22 @@ def test_reinspection_on_request_then_annotation_removed() -> None:
     assert book.cursor.state == S.AVAILABLE
 
 
+def test_an_inspection_started_before_a_crash_is_not_run_again() -> None:
+    """The controller died after the backend accepted the inspection and before the move
+    to inspecting was written; the inspection ended while no controller ran. The book
+    rebuilt from the status (registering) takes the finished inspection."""
+    clock = Clock()
+    sim = SimulatedProvisioner(timings=Timings(inspect=5), clock=clock)
+    machine = HostMachine(sim)
+    machine.step(Book("ns/h", now=clock()), host_input(with_image()), clock())
+    assert sim.machine(ADDRESS).busy is not None  # inspecting; that book is lost
+    clock.advance(6)
+    book = Book("ns/h", now=clock())
+    drive(machine, book, host_input(with_image()), clock)
+    assert book.cursor.state == S.PROVISIONED
+    assert sim.machine(ADDRESS).started["inspect"] == 1
+
+
 def test_reboot_annotation_reboots_once() -> None:
     sim = SimulatedProvisioner()
     machine, book = HostMachine(sim), Book("ns/h", now=0)

@@ -137,14 +137,10 @@ def metrics_over_https(address: tuple[str, int], opts: RunOptions) -> bool:
     return not opts.metrics_insecure and (opts.metrics_secure or not loopback(address[0]))
 
 
-def run_controller(opts: RunOptions) -> int:
-    metrics_address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
-    probe_address = parse_bind_address(
-        opts.health_probe_bind_address, "--health-probe-bind-address"
-    )
-    api = load_api_client(opts.kubeconfig, opts.context)
-    cluster = KubeCluster(api)
-    config = ControllerConfig(
+def controller_config(opts: RunOptions) -> ControllerConfig:
+    """What the controller is told to do by the options (the one translation, so a test
+    that reads an installed Deployment's arguments runs the controller they describe)."""
+    return ControllerConfig(
         workers=opts.workers,
         namespaces=opts.namespaces,
         stuck=opts.stuck,
@@ -165,6 +161,16 @@ def run_controller(opts: RunOptions) -> int:
         shard_members=shard_members(opts),
         lease_namespace=opts.leader_election_namespace,
     )
+
+
+def run_controller(opts: RunOptions) -> int:
+    metrics_address = parse_bind_address(opts.metrics_bind_address, "--metrics-bind-address")
+    probe_address = parse_bind_address(
+        opts.health_probe_bind_address, "--health-probe-bind-address"
+    )
+    api = load_api_client(opts.kubeconfig, opts.context)
+    cluster = KubeCluster(api)
+    config = controller_config(opts)
     observed = observed_controller(cluster, provisioner_for(opts), config, trace=opts.trace)
     controller, metrics = observed.controller, observed.metrics
     servers = []

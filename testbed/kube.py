@@ -8,8 +8,9 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from testbed.control_plane import ControlPlane
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from kubernetes.client import Configuration
 
     from state_controller.cluster.interface import Cluster
+    from state_controller.runtime.config import ControllerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS_NS = "metal"  # the Hosts of the cluster tests (as in manifests/)
@@ -187,3 +189,15 @@ def host_states(kube: Cluster, namespace: str = HOSTS_NS) -> dict[str, str]:
     from testbed.scenarios import states_in
 
     return states_in(kube, namespace, reported=False)
+
+
+def deployment_config(container: dict[str, Any], **overrides: Any) -> ControllerConfig:
+    """The controller as an installed Deployment's container arguments configure it,
+    through the command's own parsing and translation (so a test runs the controller
+    those arguments describe), with ``overrides`` (a test's workers and backoff)."""
+    from state_controller.cli import build_parser
+    from state_controller.commands.run import run_options
+    from state_controller.manager import controller_config
+
+    config = controller_config(run_options(build_parser().parse_args(container["args"])))
+    return replace(config, **overrides)

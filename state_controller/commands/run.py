@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from kubernetes.config import ConfigException
 
@@ -23,6 +24,9 @@ from .flags import (
     simulated_timings_flag,
     trace_flag,
 )
+
+if TYPE_CHECKING:  # the manager is imported when the command runs, not when it is parsed
+    from ..manager import RunOptions
 
 HELP = "run the controller against a Kubernetes cluster"
 
@@ -208,8 +212,9 @@ def chosen_sources(args: argparse.Namespace) -> set[str]:
     return {s.strip() for s in args.sources.split(",") if s.strip()}
 
 
-def main(args: argparse.Namespace) -> int:
-    from ..manager import RunOptions, run_controller
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The options the command line gives, checked; ValueError names the flag and the fix."""
+    from ..manager import RunOptions
 
     namespaces = watched_namespaces(args)
     problem = leader_election_problem(args.lease_duration, args.renew_deadline, args.retry_period)
@@ -222,57 +227,60 @@ def main(args: argparse.Namespace) -> int:
     if args.servicing_max_unavailable < 1:
         problem = "--servicing-max-unavailable: give 1 or more"
     problem = problem or shard_problem(args.shard, leader_elect=args.leader_elect, sources=sources)
-    shards: frozenset[str] = frozenset()
-    if args.shard and not problem:
-        try:
-            shards = shard_names(args.shards, args.shard)
-        except ValueError as err:
-            problem = str(err)
     if problem:
-        print(problem, file=sys.stderr)
+        raise ValueError(problem)
+    shards = shard_names(args.shards, args.shard) if args.shard else frozenset[str]()
+    ironic = ironic_settings(args)
+    policy, pools = remediation(args)
+    return RunOptions(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        namespaces=namespaces,
+        metrics_bind_address=args.metrics_bind_address,
+        metrics_secure=args.metrics_secure,
+        metrics_insecure=args.metrics_insecure,
+        metrics_cert_dir=args.metrics_cert_dir,
+        health_probe_bind_address=args.health_probe_bind_address,
+        leader_elect=args.leader_elect,
+        shard=args.shard,
+        shards=shards,
+        leader_election_namespace=args.leader_election_namespace,
+        leader_election_id=args.leader_election_id,
+        lease_duration=args.lease_duration,
+        renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period,
+        workers=args.workers,
+        simulated_timings=args.simulated_timings,
+        simulated_hardware=args.simulated_hardware,
+        trace=args.trace,
+        ironic=ironic,
+        follow_nodes=not args.no_nodes,
+        node_state_namespace=args.node_state_namespace,
+        pool_label=args.node_pool_label,
+        link_nodes_by_hostname=args.link_nodes_by_hostname,
+        drive_hosts="hosts" in sources,
+        observe_baremetalhosts="baremetalhosts" in sources,
+        observe_machineconfignodes="machineconfignodes" in sources,
+        reach=reach(args),
+        pool_status_interval=args.node_pool_status_interval,
+        pool_counts_grace=args.node_pool_counts_grace,
+        stuck=stuck_policy(args.stuck_after),
+        remediation=policy,
+        remediation_pools=pools,
+        servicing_max_unavailable=args.servicing_max_unavailable,
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..manager import run_controller
+
+    try:
+        opts = run_options(args)
+    except (ValueError, ConfigException) as err:
+        print(str(err), file=sys.stderr)
         return 2
     try:
-        ironic = ironic_settings(args)
-        policy, pools = remediation(args)
-        return run_controller(
-            RunOptions(
-                kubeconfig=args.kubeconfig,
-                context=args.context,
-                namespaces=namespaces,
-                metrics_bind_address=args.metrics_bind_address,
-                metrics_secure=args.metrics_secure,
-                metrics_insecure=args.metrics_insecure,
-                metrics_cert_dir=args.metrics_cert_dir,
-                health_probe_bind_address=args.health_probe_bind_address,
-                leader_elect=args.leader_elect,
-                shard=args.shard,
-                shards=shards,
-                leader_election_namespace=args.leader_election_namespace,
-                leader_election_id=args.leader_election_id,
-                lease_duration=args.lease_duration,
-                renew_deadline=args.renew_deadline,
-                retry_period=args.retry_period,
-                workers=args.workers,
-                simulated_timings=args.simulated_timings,
-                simulated_hardware=args.simulated_hardware,
-                trace=args.trace,
-                ironic=ironic,
-                follow_nodes=not args.no_nodes,
-                node_state_namespace=args.node_state_namespace,
-                pool_label=args.node_pool_label,
-                link_nodes_by_hostname=args.link_nodes_by_hostname,
-                drive_hosts="hosts" in sources,
-                observe_baremetalhosts="baremetalhosts" in sources,
-                observe_machineconfignodes="machineconfignodes" in sources,
-                reach=reach(args),
-                pool_status_interval=args.node_pool_status_interval,
-                pool_counts_grace=args.node_pool_counts_grace,
-                stuck=stuck_policy(args.stuck_after),
-                remediation=policy,
-                remediation_pools=pools,
-                servicing_max_unavailable=args.servicing_max_unavailable,
-            )
-        )
+        return run_controller(opts)
     except (ValueError, ConfigException) as err:
         print(str(err), file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ from state_controller.sharding.leases import LEASE_PREFIX
 from state_controller.sharding.members import Members, shard_names
 from state_controller.sharding.service_claims import LEDGER_LEASE
 from testbed.control_plane import ControlPlane
-from testbed.kube import as_service_account
+from testbed.kube import as_service_account, deployment_config
 from testbed.secret_volume import write_secret_volume
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -861,7 +861,7 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
         for verb in ("get", "list"):  # nothing else of the group (MachineConfigs hold secrets)
             refused = _run(cp, "auth", "can-i", verb, f"machineconfigs.{group}", AS_CONTROLLER)
             assert refused.returncode != 0, verb
-        _follows_a_node_as_its_service_account(cp, args)
+        _follows_a_node_as_its_service_account(cp, container)
     finally:  # the base as the other tests know it
         for kind in ("clusterrolebinding", "clusterrole"):
             _kubectl(cp, "delete", kind, "hoststate-controller-openshift")
@@ -871,15 +871,13 @@ def test_openshift_overlay_reads_machineconfignodes_and_pools_and_may_write_none
     assert "--sources=machineconfignodes" not in _container(cp)["args"]
 
 
-def _follows_a_node_as_its_service_account(cp: ControlPlane, args: Any) -> None:
-    """The controller, as the ServiceAccount and with the Deployment's arguments
-    (``args``): every cache fills (each list and watch it makes is granted) and a Node gets
-    its HostState in the controller's namespace, which goes with the Node."""
+def _follows_a_node_as_its_service_account(cp: ControlPlane, container: Any) -> None:
+    """The controller, as the ServiceAccount and with the arguments of the Deployment's
+    ``container``: every cache fills (each list and watch it makes is granted) and a Node
+    gets its HostState in the controller's namespace, which goes with the Node."""
     from state_controller.cluster.interface import HOSTSTATES as HOSTSTATE_KIND
     from state_controller.cluster.kube import KubeCluster
-    from state_controller.commands.run import chosen_sources, watched_namespaces
     from state_controller.provisioning.simulated import SimulatedProvisioner
-    from state_controller.runtime.config import ControllerConfig
     from state_controller.runtime.controller import HostController
     from state_controller.simulation.nodes import SimulatedNode
     from tests.conftest import remove_nodes, wait_for
@@ -887,16 +885,7 @@ def _follows_a_node_as_its_service_account(cp: ControlPlane, args: Any) -> None:
     configuration = as_service_account(cp, SA, CONTROLLER_NS)
     identity = KubeCluster(client.ApiClient(configuration))
     admin = KubeCluster.from_kubeconfig(str(cp.kubeconfig))
-    sources = chosen_sources(args)
-    config = ControllerConfig(
-        workers=2,
-        namespaces=watched_namespaces(args),
-        drive_hosts="hosts" in sources,
-        observe_baremetalhosts="baremetalhosts" in sources,
-        observe_machineconfignodes="machineconfignodes" in sources,
-        node_state_namespace=args.node_state_namespace,
-        lease_namespace=args.leader_election_namespace,
-    )
+    config = deployment_config(container, workers=2)
     controller = HostController(identity, SimulatedProvisioner(), config=config)
     try:
         controller.start(sync_timeout=20)

@@ -30,15 +30,19 @@ import pytest
 from kubernetes import client
 
 from state_controller.books.journal import STUCK
-from state_controller.cli import build_parser
 from state_controller.cluster.interface import BAREMETALHOSTS, EVENTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
-from state_controller.commands.run import chosen_sources, watched_namespaces
 from state_controller.pivot.target import NAMESPACES
 from state_controller.runtime.config import ControllerConfig
 from testbed.bmo import PlayedBMO
 from testbed.control_plane import ControlPlane
-from testbed.kube import MONITORING_CRDS, as_service_account, k8s_bin_dir, metal3_crds
+from testbed.kube import (
+    MONITORING_CRDS,
+    as_service_account,
+    deployment_config,
+    k8s_bin_dir,
+    metal3_crds,
+)
 from tests.conftest import FAST_BACKOFF, wait_for
 
 pytestmark = pytest.mark.slow  # a control plane of its own, two installs and uninstalls
@@ -102,20 +106,8 @@ def the_controller(plane: ControlPlane) -> KubeCluster:
 def deployments_config(plane: ControlPlane) -> ControllerConfig:
     """The controller's settings as the installed Deployment's arguments give them."""
     got = run(plane, "get", "deployment", SA, "-n", CONTROLLER_NS, "-o", "json")
-    deployment = json.loads(got.stdout)
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    args = build_parser().parse_args(container["args"])
-    sources = chosen_sources(args)
-    return ControllerConfig(
-        workers=2,
-        backoff=FAST_BACKOFF,
-        namespaces=watched_namespaces(args),
-        drive_hosts="hosts" in sources,
-        observe_baremetalhosts="baremetalhosts" in sources,
-        observe_machineconfignodes="machineconfignodes" in sources,
-        node_state_namespace=args.node_state_namespace,
-        lease_namespace=args.leader_election_namespace,
-    )
+    (container,) = json.loads(got.stdout)["spec"]["template"]["spec"]["containers"]
+    return deployment_config(container, workers=2, backoff=FAST_BACKOFF)
 
 
 def can_i(admin: KubeCluster, verb: str, resource: str, namespace: str = "", sub: str = "") -> bool:

@@ -25,6 +25,12 @@ WRITTEN = (
     re.compile(r"hoststate/state-controller:(\d+\.\d+\.\d+[\w.+-]*)"),  # the image's tag
     re.compile(r"app\.kubernetes\.io/version:\s*\"?(\d+\.\d+\.\d+[\w.+-]*)"),  # its label
     re.compile(r"^appVersion:\s*\"?(\d+\.\d+\.\d+[\w.+-]*)", re.MULTILINE),  # a Chart.yaml's
+    re.compile(r"\bhoststate\.v(\d+\.\d+\.\d+[\w.+-]*)"),  # the OLM CSV's name
+    re.compile(r"hoststate-bundle:v(\d+\.\d+\.\d+[\w.+-]*)"),  # the OLM bundle image's tag
+    re.compile(  # the OLM CSV's spec.version
+        r"^kind: ClusterServiceVersion\n.*?^  version:\s*\"?(\d+\.\d+\.\d+[\w.+-]*)",
+        re.MULTILINE | re.DOTALL,
+    ),
 )
 
 

@@ -247,3 +247,19 @@ def test_what_is_left_out_and_the_order_objects_are_created_in(fresh: Any) -> No
     assert ("ServiceAccount", "hoststate-controller") not in kinds
     assert not {k for k in kinds if k[0] in ("Role", "RoleBinding")}
     assert not any("namespace" in o.get("metadata", {}) for o in shipped)
+
+
+def test_a_bundle_for_a_registry_names_its_image_in_all_three_places(
+    rendered: list[dict[str, Any]], fresh: Any
+) -> None:
+    image = "registry.example.com/hoststate/state-controller@sha256:" + "0" * 64
+    mine = generator.build(rendered, VERSION, image)
+    changed = sorted(n for n in fresh.files if mine.files[n] != fresh.files[n])
+    assert changed == [CSV_FILE]
+    csv = yaml.safe_load(mine.files[CSV_FILE])
+    (installed,) = csv["spec"]["install"]["spec"]["deployments"]
+    assert installed["spec"]["template"]["spec"]["containers"][0]["image"] == image
+    assert csv["metadata"]["annotations"]["containerImage"] == image
+    assert csv["spec"]["relatedImages"] == [{"name": "controller", "image": image}]
+    (deployment,) = [o for o in rendered if o["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"].startswith("localhost/")

@@ -27,11 +27,14 @@ How the rendered objects map onto the bundle:
 
 Usage::
 
-    .venv/bin/python tools/olm/bundle.py [--kubectl PATH] [--output DIR]
+    .venv/bin/python tools/olm/bundle.py [--kubectl PATH] [--output DIR] [--image REF]
 
 ``--output`` is the directory that receives ``bundle/`` and ``bundle.Dockerfile`` (the
 repository's root by default); ``--kubectl`` the kubectl to render with (by default the
-one tools/k8s/build.sh builds, through ``testbed.kube.k8s_bin_dir()``).
+one tools/k8s/build.sh builds, through ``testbed.kube.k8s_bin_dir()``); ``--image`` the
+controller image a cluster can pull, in place of the install's
+``localhost/hoststate/state-controller:<version>`` (for a bundle built for a registry,
+written elsewhere than the committed one).
 """
 
 from __future__ import annotations
@@ -250,13 +253,20 @@ def _rbac(
     return rules, cluster_rules, used
 
 
-def build(objects: list[dict[str, Any]], release: str) -> Bundle:
-    """The bundle of ``objects`` (the rendered install) at version ``release``."""
+def build(objects: list[dict[str, Any]], release: str, image: str | None = None) -> Bundle:
+    """The bundle of ``objects`` (the rendered install) at version ``release``, with the
+    controller's image ``image`` if given, else the install's."""
     bundle = Bundle()
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
     namespace = deployment["metadata"]["namespace"]
     account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    if image is not None:
+        container = {**container, "image": image}
+        template = deployment["spec"]["template"]
+        pod = {**template["spec"], "containers": [container]}
+        spec = {**deployment["spec"], "template": {**template, "spec": pod}}
+        deployment = {**deployment, "spec": spec}
     image = container["image"]
     rules, cluster_rules, rbac = _rbac(objects, account, namespace)
 
@@ -283,7 +293,7 @@ def build(objects: list[dict[str, Any]], release: str) -> Bundle:
     extras = []
     for obj in objects:
         kind, key = obj["kind"], _key(obj)
-        if obj is deployment or kind == "CustomResourceDefinition" or key in rbac:
+        if kind in ("Deployment", "CustomResourceDefinition") or key in rbac:
             continue
         if kind == "ServiceAccount" and obj["metadata"]["name"] == account:
             continue  # OLM makes it, from the CSV's permissions
@@ -399,8 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--kubectl", type=Path, help="the kubectl to render with")
     parser.add_argument("--output", type=Path, default=ROOT, help="where bundle/ goes")
+    parser.add_argument("--image", help="the controller image, in place of the install's")
     args = parser.parse_args(argv)
-    bundle = build(render(args.kubectl or default_kubectl()), version())
+    if args.image and args.output.resolve() == ROOT:
+        parser.error("--image writes a bundle for your registry: give it an --output")
+    bundle = build(render(args.kubectl or default_kubectl()), version(), args.image)
     write(bundle, args.output)
     for name in sorted(bundle.files):
         print(f"wrote {name}")

@@ -226,7 +226,11 @@ def test_every_crd_of_the_install_is_owned_and_shipped(
         assert owned[name]["description"].strip()
         plural = crd["spec"]["names"]["plural"]
         shipped = ROOT / f"bundle/manifests/{crd['spec']['group']}_{plural}.yaml"
-        assert yaml.safe_load(shipped.read_text()) == crd
+        labels = {**crd["metadata"]["labels"], "app.kubernetes.io/managed-by": "olm"}
+        assert yaml.safe_load(shipped.read_text()) == {
+            **crd,
+            "metadata": {**crd["metadata"], "labels": labels},
+        }
 
 
 def test_what_is_left_out_and_the_order_objects_are_created_in(fresh: Any) -> None:
@@ -247,6 +251,9 @@ def test_what_is_left_out_and_the_order_objects_are_created_in(fresh: Any) -> No
     assert ("ServiceAccount", "hoststate-controller") not in kinds
     assert not {k for k in kinds if k[0] in ("Role", "RoleBinding")}
     assert not any("namespace" in o.get("metadata", {}) for o in shipped)
+    managers = {o["metadata"]["labels"].get("app.kubernetes.io/managed-by") for o in shipped
+                if o.get("kind") not in (None, "ClusterServiceVersion")}  # fmt: skip
+    assert managers == {"olm"}
 
 
 def test_a_bundle_for_a_registry_names_its_image_in_all_three_places(

@@ -19,9 +19,11 @@ How the rendered objects map onto the bundle:
   shipped as objects;
 - the CRDs become files of their own and the CSV's owned CRDs;
 - every other object of a kind a registry+v1 bundle may carry (``SUPPORTED``) is shipped
-  as it is, without its namespace (OLM puts it in the install namespace), one file each,
-  numbered in kustomize's order: OLM creates a bundle's objects in the order of their file
-  names, and a ServiceAccount must exist before its token Secret;
+  as it is, one file each, numbered in kustomize's order: OLM creates a bundle's objects
+  in the order of their file names, and a ServiceAccount must exist before its token
+  Secret;
+- every object shipped loses its namespace (OLM puts it in the install namespace), and
+  its label ``app.kubernetes.io/managed-by`` says olm rather than kustomize;
 - the kinds OLM cannot carry are left out (``LEFT_OUT`` says why); any other kind stops
   the generator, so an object added to the install is placed on purpose.
 
@@ -211,6 +213,18 @@ def _str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+def _olm_managed(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` as shipped in the bundle: no namespace (OLM puts each object in the
+    install namespace), and managed by OLM, not by kustomize as the install labels it."""
+    shipped = {k: v for k, v in metadata.items() if k != "namespace"}
+    if MANAGED_BY in shipped.get("labels", {}):
+        shipped["labels"] = {**shipped["labels"], MANAGED_BY: "olm"}
+    return shipped
+
+
 def dump(obj: Any) -> str:
     return HEADER + yaml.dump(obj, Dumper=_Dumper, sort_keys=False, width=100)
 
@@ -288,7 +302,8 @@ def build(objects: list[dict[str, Any]], release: str, image: str | None = None)
             }
         )
         plural = crd["spec"]["names"]["plural"]
-        bundle.files[f"bundle/manifests/{crd['spec']['group']}_{plural}.yaml"] = dump(crd)
+        shipped = {**crd, "metadata": _olm_managed(crd["metadata"])}
+        bundle.files[f"bundle/manifests/{crd['spec']['group']}_{plural}.yaml"] = dump(shipped)
 
     extras = []
     for obj in objects:
@@ -304,8 +319,7 @@ def build(objects: list[dict[str, Any]], release: str, image: str | None = None)
         else:
             raise SystemExit(f"{key}: no registry+v1 bundle carries a {kind}; add it to LEFT_OUT")
     for number, obj in enumerate(extras, start=1):
-        metadata = {k: v for k, v in obj["metadata"].items() if k != "namespace"}
-        shipped = {**obj, "metadata": metadata}
+        shipped = {**obj, "metadata": _olm_managed(obj["metadata"])}
         name = f"{number:02d}-{obj['metadata']['name']}.{obj['kind'].lower()}.yaml"
         bundle.files[f"bundle/manifests/{name}"] = dump(shipped)
 
@@ -362,7 +376,7 @@ def build(objects: list[dict[str, Any]], release: str, image: str | None = None)
                     "deployments": [
                         {
                             "name": deployment["metadata"]["name"],
-                            "label": deployment["metadata"].get("labels", {}),
+                            "label": _olm_managed(deployment["metadata"]).get("labels", {}),
                             "spec": deployment["spec"],
                         }
                     ],

@@ -305,6 +305,19 @@ def test_bad_values_are_refused_naming_the_field(
     assert says in message, message
 
 
+# -- Helm itself ---------------------------------------------------------------------------
+
+
+def test_helm_is_the_pinned_release_and_assumes_a_recent_kubernetes_offline() -> None:
+    """Built with Helm's release ldflags, ``helm template`` assumes its client-go's
+    Kubernetes (1.37), not the v1.20 of a plain ``go build``, which the chart's
+    kubeVersion (>= 1.30: admissionregistration.k8s.io/v1) would refuse."""
+    assert run(helm_argv("version", "--template", "{{.Version}}")).stdout == "v3.22.0"
+    assert template()  # offline, the chart's kubeVersion holds
+    message = template_fails("--kube-version=1.29.0")
+    assert "chart requires kubeVersion: >=1.30.0-0" in message, message
+
+
 # -- helm lint ----------------------------------------------------------------------------
 
 
@@ -338,7 +351,7 @@ def established(plane: ControlPlane, crds: tuple[str, ...]) -> bool:
     listed = json.loads(run(argv).stdout)
     return all(
         any(c["type"] == "Established" and c["status"] == "True"
-            for c in crd.get("status", {}).get("conditions", []))
+            for c in (crd.get("status") or {}).get("conditions") or [])
         for crd in listed["items"]
     )  # fmt: skip
 
@@ -407,7 +420,8 @@ def test_helm_installs_upgrades_and_uninstalls_on_the_apiserver(plane: ControlPl
         identity(plane, "secret", "bmc-0", "-n", "metal"),
     )
 
-    run(helm_argv("install", RELEASE, str(CHART), *env, "--create-namespace"))
+    installed = run(helm_argv("install", RELEASE, str(CHART), *env, "--create-namespace")).stdout
+    assert "driving the Hosts of metal with the simulated provisioner" in installed, installed
     rendered = [key(o) for o in template()]
     assert not absent(plane, rendered), "installed but not on the server"
     release = json.loads(run(helm_argv("list", *env, "--output", "json")).stdout)

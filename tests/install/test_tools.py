@@ -1,5 +1,6 @@
-"""The tools the install tests stand on do what those tests will rely on: Helm renders,
-lints and installs a chart (on the real kube-apiserver); the OLM bundle validator passes
+"""The tools the install tests stand on do what those tests will rely on (Helm's are in
+tests/install/test_chart.py, which renders, lints and installs the project's chart with
+it on the real kube-apiserver): the OLM bundle validator passes
 a sound bundle and names what is wrong with a broken one; prometheus-operator's own
 ServiceMonitor CRD enforces its schema on the real kube-apiserver, where
 testbed/monitoring-crds.yaml's stand-in accepts anything.
@@ -21,7 +22,7 @@ import yaml
 
 from testbed.control_plane import ControlPlane
 from testbed.kube import k8s_bin_dir
-from testbed.tools import helm, olm_validator, prometheus_operator_crds
+from testbed.tools import olm_validator, prometheus_operator_crds
 
 
 @pytest.fixture(scope="module")
@@ -47,67 +48,6 @@ def run(argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[s
     if check and done.returncode != 0:
         raise AssertionError(f"{argv[0]} exited {done.returncode}:\n{done.stdout}{done.stderr}")
     return done
-
-
-# -- Helm -----------------------------------------------------------------------------
-
-CHART = {
-    "Chart.yaml": """\
-apiVersion: v2
-name: probe
-version: 0.1.0
-description: A chart of one ConfigMap, for the Helm smoke test.
-icon: https://example.com/icon.png
-""",
-    "values.yaml": "greeting: hello\n",
-    "templates/configmap.yaml": """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-probe
-data:
-  greeting: {{ .Values.greeting | quote }}
-  kube: {{ .Capabilities.KubeVersion.Version | quote }}
-""",
-}
-
-
-def write_chart(root: Path) -> Path:
-    for name, text in CHART.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
-def test_helm_renders_lints_and_installs_a_chart(plane: ControlPlane, tmp_path: Path) -> None:
-    chart = write_chart(tmp_path / "probe")
-    binary = str(helm())
-    assert run([binary, "version", "--template", "{{.Version}}"]).stdout == "v3.22.0"
-
-    rendered = run([binary, "template", "first", str(chart), "--set", "greeting=hi"]).stdout
-    (configmap,) = [doc for doc in yaml.safe_load_all(rendered) if doc]
-    assert configmap["metadata"]["name"] == "first-probe"
-    assert configmap["data"]["greeting"] == "hi"
-    # Built with Helm's release ldflags: offline it assumes its client-go's Kubernetes
-    # (1.37), not the v1.20 of a plain `go build`.
-    assert configmap["data"]["kube"].startswith("v1.37."), configmap["data"]["kube"]
-
-    run([binary, "lint", "--strict", str(chart)])
-    (chart / "templates" / "configmap.yaml").write_text("kind: ConfigMap\nmetadata: {name: [\n")
-    broken = run([binary, "lint", "--strict", str(chart)], check=False)
-    assert broken.returncode != 0 and "templates/configmap.yaml" in broken.stdout, broken.stdout
-
-    write_chart(chart)
-    env = ["--kubeconfig", str(plane.kubeconfig), "--namespace", "probe"]
-    run([binary, "install", "first", str(chart), *env, "--create-namespace"])
-    got = json.loads(run(plane.kubectl_argv("get", "-n", "probe", "configmap/first-probe",
-                                            "-o", "json")).stdout)  # fmt: skip
-    assert got["data"]["greeting"] == "hello"
-    assert got["data"]["kube"].startswith("v1.37.")  # the server's, asked by discovery
-    assert "first" in run([binary, "list", "--short", *env]).stdout.split()
-    run([binary, "uninstall", "first", *env, "--wait"])
-    gone = run(plane.kubectl_argv("get", "-n", "probe", "configmap/first-probe"), check=False)
-    assert gone.returncode != 0 and "NotFound" in gone.stderr
 
 
 # -- prometheus-operator's ServiceMonitor CRD -----------------------------------------------

@@ -19,9 +19,7 @@ How the rendered objects map onto the bundle:
   shipped as objects;
 - the CRDs become files of their own and the CSV's owned CRDs;
 - every other object of a kind a registry+v1 bundle may carry (``SUPPORTED``) is shipped
-  as it is, one file each, numbered in kustomize's order: OLM creates a bundle's objects
-  in the order of their file names, and a ServiceAccount must exist before its token
-  Secret;
+  as it is, one file each (operator-registry reads one object a file);
 - every object shipped loses its namespace (OLM puts it in the install namespace), and
   its label ``app.kubernetes.io/managed-by`` says olm rather than kustomize;
 - the kinds OLM cannot carry are left out (``LEFT_OUT`` says why); any other kind stops
@@ -318,9 +316,11 @@ def build(objects: list[dict[str, Any]], release: str, image: str | None = None)
             extras.append(obj)
         else:
             raise SystemExit(f"{key}: no registry+v1 bundle carries a {kind}; add it to LEFT_OUT")
-    for number, obj in enumerate(extras, start=1):
+    for obj in extras:
         shipped = {**obj, "metadata": _olm_managed(obj["metadata"])}
-        name = f"{number:02d}-{obj['metadata']['name']}.{obj['kind'].lower()}.yaml"
+        name = f"{obj['metadata']['name']}.{obj['kind'].lower()}.yaml"
+        if f"bundle/manifests/{name}" in bundle.files:
+            raise SystemExit(f"two objects would be bundle/manifests/{name}")
         bundle.files[f"bundle/manifests/{name}"] = dump(shipped)
 
     csv = {

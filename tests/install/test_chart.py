@@ -420,6 +420,15 @@ def test_helm_installs_upgrades_and_uninstalls_on_the_apiserver(plane: ControlPl
         identity(plane, "secret", "bmc-0", "-n", "metal"),
     )
 
+    # Another release namespace: refused before any templated object is made (Helm has
+    # installed crds/ by then: it does so before it renders the templates).
+    elsewhere = [*env[:2], "--namespace", "default"]
+    refused = run(helm_argv("install", RELEASE, str(CHART), *elsewhere), check=False)
+    assert refused.returncode != 0 and 'release namespace is "default"' in refused.stderr
+    assert (
+        present(plane, [key(o) for o in template() if o["kind"] != "CustomResourceDefinition"])
+        == []
+    )
     installed = run(helm_argv("install", RELEASE, str(CHART), *env, "--create-namespace")).stdout
     assert "driving the Hosts of metal with the simulated provisioner" in installed, installed
     rendered = [key(o) for o in template()]

@@ -27,6 +27,7 @@ import functools
 import json
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ CHART = ROOT / "charts" / "hoststate"
 CI = CHART / "ci"
 NS = "hoststate-system"
 RELEASE = "hoststate"
+# the chart's appVersion, hence the image's default tag (tests/unit/test_version.py)
+VERSION: str = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 # Each choice: the chart's value files (under ci/) and the kustomize folders it matches
 # (applied together, as docs/cluster.md applies servicing-drains on top of another).
@@ -218,10 +221,10 @@ def container(objects: list[Obj]) -> Obj:
 
 
 def test_the_image_by_tag_or_digest() -> None:
-    assert container(template())["image"] == "localhost/hoststate/state-controller:0.1.0"
+    assert container(template())["image"] == f"localhost/hoststate/state-controller:{VERSION}"
     repo = "registry.example.org/platform/state-controller"
-    tagged = template(f"--set=image.repository={repo}", "--set=image.tag=0.1.0-rc1")
-    assert container(tagged)["image"] == f"{repo}:0.1.0-rc1"
+    tagged = template(f"--set=image.repository={repo}", "--set=image.tag=1.2.3-rc1")
+    assert container(tagged)["image"] == f"{repo}:1.2.3-rc1"
     digest = "sha256:" + "0123456789abcdef" * 4
     pinned = template(
         f"--set=image.repository={repo}", "--set=image.tag=x", f"--set=image.digest={digest}"
@@ -282,6 +285,14 @@ def test_driving_several_namespaces_grants_each() -> None:
     assert {("metal", "hoststate-controller"), ("metal-b", "hoststate-controller")} <= roles
 
 
+def test_without_nodes_nothing_of_theirs_is_watched_or_granted() -> None:
+    objects = template("--set=nodes=false")
+    assert "--no-nodes" in container(objects)["args"]
+    assert "hoststate-controller-nodes" not in by_kind(objects, "ClusterRole")
+    assert "hoststate-controller-nodes" not in by_kind(objects, "ClusterRoleBinding")
+    assert "--no-nodes" not in container(template())["args"]
+
+
 @pytest.mark.parametrize(
     ("flags", "namespace", "says"),
     [
@@ -294,6 +305,13 @@ def test_driving_several_namespaces_grants_each() -> None:
         (["--set=metrics.readers[0].kind=Robot"], NS, "at '/metrics/readers/0/kind'"),
         (["--set=typo=1"], NS, "additional properties 'typo' not allowed"),
         (["--set-json=namespaces=[]"], NS, "namespaces: with hosts in sources, name"),
+        (["--set=nodes=false", "--set=sources={machineconfignodes}"], NS, "nodes: false stops"),
+        (
+            ["--set=nodes=false", "--set=servicingDrains.enabled=true"],
+            NS,
+            "servicingDrains.enabled:",
+        ),
+        (["--set=nodes=1"], NS, "at '/nodes': got number, want boolean"),
         (["--set=sources={baremetalhosts}", "--set=ironic.enabled=true"], NS, "ironic.enabled:"),
         ([], "default", 'release namespace is "default"'),
     ],
@@ -435,7 +453,7 @@ def test_helm_installs_upgrades_and_uninstalls_on_the_apiserver(plane: ControlPl
     assert not absent(plane, rendered), "installed but not on the server"
     release = json.loads(run(helm_argv("list", *env, "--output", "json")).stdout)
     assert [(r["name"], r["status"], r["app_version"]) for r in release] == [
-        (RELEASE, "deployed", "0.1.0")
+        (RELEASE, "deployed", VERSION)
     ]
     # The CRDs work: a Host is admitted (the admission policies run on it).
     done = subprocess.run(

@@ -44,6 +44,12 @@ each refused with the value to change.
 {{- if and (include "hoststate.drives" .) (not .Values.namespaces) }}
 {{- fail "namespaces: with hosts in sources, name the Hosts' namespaces (e.g. [metal]): the Role on Hosts and their BMC Secrets is made in each, never cluster-wide" }}
 {{- end }}
+{{- if and (not .Values.nodes) (has "machineconfignodes" .Values.sources) }}
+{{- fail "nodes: false stops the controller watching Nodes, which machineconfignodes in sources reads beside them; set nodes=true or take machineconfignodes out of sources" }}
+{{- end }}
+{{- if and (not .Values.nodes) .Values.servicingDrains.enabled }}
+{{- fail "servicingDrains.enabled: a servicing drain cordons and drains the Host's Node, and nodes: false stops the controller watching Nodes; set nodes=true or servicingDrains.enabled=false" }}
+{{- end }}
 {{- if and .Values.ironic.enabled (not (include "hoststate.drives" .)) }}
 {{- fail "ironic.enabled: Ironic provisions the Hosts the controller drives; add hosts to sources, or set ironic.enabled=false for an observe-only install" }}
 {{- end }}

@@ -9,15 +9,18 @@
   in it, so the chart cannot own it), and the Host CRD in every install (crds/ cannot be
   chosen by values).
 - What no kustomize folder shows: the image by tag or digest, metrics without
-  authentication, the monitors off or labelled, a sharded StatefulSet of another size,
-  and bad values refused with the field named.
+  authentication, no Nodes watched, the monitors off or labelled, a sharded StatefulSet
+  of another size, several driven namespaces, and bad values refused with the field
+  named.
+- Helm is the pinned release, and offline it assumes a Kubernetes the chart accepts.
 - ``helm lint --strict`` passes with each value set, and fails, naming the template,
   on a broken one.
 - On a real kube-apiserver (one for the file, with prometheus-operator's CRDs), Helm
-  installs the chart and every rendered object is there; an upgrade to the sharded
-  choice replaces the Deployment by a StatefulSet; ``helm uninstall`` removes every
-  templated object and leaves the CRDs (with the Hosts in them), the namespace of the
-  Hosts and its Secret as they were.
+  refuses the chart in another namespace, then installs it and every rendered object is
+  there; an upgrade to the sharded choice replaces the Deployment by a StatefulSet;
+  ``helm uninstall`` removes every templated object and leaves the CRDs (with the Hosts
+  in them), the namespace of the Hosts and its Secret as they were.
+- Every folder under manifests/ that is an install has its choice here.
 """
 
 from __future__ import annotations
@@ -194,6 +197,16 @@ def compare(choice: str) -> list[str]:
 def test_the_chart_renders_what_kustomize_does(choice: str) -> None:
     found = compare(choice)
     assert not found, f"{choice}: the chart and {CHOICES[choice][1]} differ:\n" + "\n".join(found)
+
+
+def test_every_kustomize_install_has_its_values() -> None:
+    """A folder added under manifests/ is an install the chart must offer too."""
+    installs = {
+        str(found.parent.relative_to(ROOT))
+        for found in (ROOT / "manifests").rglob("kustomization.yaml")
+        if "kind: Component" not in found.read_text()
+    } - {"manifests/base"}  # the folders' common part, not an install
+    assert installs == {folder for _, folders in CHOICES.values() for folder in folders}
 
 
 def test_a_difference_names_the_object_and_the_path() -> None:

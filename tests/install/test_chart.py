@@ -161,12 +161,14 @@ def differences(chart: Any, kust: Any, path: str = "") -> list[str]:
             else:
                 found += differences(chart[field], kust[field], where)
         return found
-    if isinstance(chart, list) and isinstance(kust, list) and len(chart) == len(kust):
-        return [
-            d
-            for i, (a, b) in enumerate(zip(chart, kust, strict=True))
-            for d in differences(a, b, f"{path}[{i}]")
-        ]
+    if isinstance(chart, list) and isinstance(kust, list):
+        common = min(len(chart), len(kust))
+        found = [d for i in range(common) for d in differences(chart[i], kust[i], f"{path}[{i}]")]
+        if len(chart) > common:
+            found.append(f"{path}[{common}:]: only the chart has {chart[common:]!r}")
+        if len(kust) > common:
+            found.append(f"{path}[{common}:]: only kustomize has {kust[common:]!r}")
+        return found
     if chart != kust:
         return [f"{path}: chart {chart!r} != kustomize {kust!r}"]
     return []
@@ -214,6 +216,9 @@ def test_a_difference_names_the_object_and_the_path() -> None:
     kust = {"spec": {"template": {"spec": {"containers": [{"args": ["run", "--b"]}]}}}}
     assert differences(chart, kust) == [
         "spec.template.spec.containers[0].args[1]: chart '--a' != kustomize '--b'"
+    ]
+    assert differences({"args": ["run"]}, {"args": ["run", "--x"]}) == [
+        "args[1:]: only kustomize has ['--x']"
     ]
     assert differences({"a": 1}, {"b": 1}) == [
         "a: only the chart has it: 1",

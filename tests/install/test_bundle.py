@@ -129,6 +129,35 @@ def test_an_object_olm_cannot_carry_stops_the_generator(rendered: list[dict[str,
         generator.build([*rendered, stranger], VERSION)
 
 
+def test_the_controllers_roles_are_read_only_from_bindings_olm_can_make(
+    rendered: list[dict[str, Any]], fresh: Any
+) -> None:
+    def built(edit: Any) -> Any:
+        objects = json.loads(json.dumps(rendered))
+        name = "hoststate-controller-leader-election"
+        (binding,) = [o for o in objects
+                      if o["kind"] == "RoleBinding" and o["metadata"]["name"] == name]  # fmt: skip
+        edit(binding)
+        return generator.build(objects, VERSION)
+
+    def spelled_out(binding: dict[str, Any]) -> None:
+        binding["subjects"][0]["apiGroup"] = ""
+
+    assert built(spelled_out).files == fresh.files
+
+    def elsewhere(binding: dict[str, Any]) -> None:
+        binding["metadata"]["namespace"] = "metal"
+
+    with pytest.raises(SystemExit, match="grants in another namespace than hoststate-system"):
+        built(elsewhere)
+
+    def shared(binding: dict[str, Any]) -> None:
+        binding["subjects"].append({"kind": "User", "name": "someone"})
+
+    with pytest.raises(SystemExit, match="binds the controller and others"):
+        built(shared)
+
+
 def test_the_operator_frameworks_validator_passes_the_bundle(fresh: Any) -> None:
     done = subprocess.run(
         [str(olm_validator()), "-json", "-k8s-version", "1.32", str(ROOT / "bundle")],

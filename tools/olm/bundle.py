@@ -240,10 +240,9 @@ def _rbac(
     for binding in objects:
         if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
             continue
-        subjects = binding.get("subjects", [])
-        ours = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+        subjects = [(s["kind"], s["name"], s.get("namespace")) for s in binding.get("subjects", [])]
         role = f"{binding['roleRef']['kind']}/{binding['roleRef']['name']}"
-        if ours not in subjects:
+        if ("ServiceAccount", account, namespace) not in subjects:
             others.add(role)
             continue
         if len(subjects) != 1:

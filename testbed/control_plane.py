@@ -51,6 +51,7 @@ import json
 import os
 import ssl
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -382,6 +383,30 @@ class ControlPlane(Servers):
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
             return int(json.loads(answer.read()).get("deleted", 0))
+
+    def wait_established(self, *crds: str, timeout: float = 60.0) -> None:
+        """Until each CustomResourceDefinition named (``hosts.hoststate.io``, with or
+        without a ``crd/`` prefix) is Established: read from the API server, not with
+        ``kubectl wait``, which fails at once on a CRD whose status has no conditions yet."""
+        from testbed.waiting import wait_for
+
+        def established(name: str) -> bool:
+            url = f"{self.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+            try:
+                with urllib.request.urlopen(url, timeout=10, context=self.ssl_context()) as got:
+                    conditions = json.loads(got.read()).get("status", {}).get("conditions")
+            except urllib.error.HTTPError as error:
+                if error.code == 404:
+                    return False
+                raise
+            return any(
+                c.get("type") == "Established" and c.get("status") == "True"
+                for c in conditions or ()
+            )
+
+        for crd in crds:
+            name = crd.removeprefix("crd/")
+            wait_for(lambda: established(name), timeout=timeout, what=f"CRD {name} Established")  # noqa: B023
 
     def kubectl_argv(self, *args: str) -> list[str]:
         """``[kubectl, --kubeconfig, <admin kubeconfig>, *args]``."""

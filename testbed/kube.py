@@ -128,13 +128,11 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
         crds.append(OPENSHIFT_CRDS)  # MachineConfigNode and -Pool, from their documented v1 API
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
-        kubectl(
-            plane, "wait", "--for=condition=Established", "--timeout=60s",
-            "crd/hosts.hoststate.io", "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
-            "crd/servicemonitors.monitoring.coreos.com",
-            "crd/prometheusrules.monitoring.coreos.com", "crd/baremetalhosts.metal3.io",
-            "crd/machineconfignodes.machineconfiguration.openshift.io",
-            "crd/machineconfigpools.machineconfiguration.openshift.io",
+        plane.wait_established(
+            "hosts.hoststate.io", "hoststates.hoststate.io", "nodepools.hoststate.io",
+            "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com",
+            "baremetalhosts.metal3.io", "machineconfignodes.machineconfiguration.openshift.io",
+            "machineconfigpools.machineconfiguration.openshift.io",
         )  # fmt: skip
         for namespace in NAMESPACES:
             kubectl(plane, "create", "namespace", namespace)

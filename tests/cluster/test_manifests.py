@@ -138,7 +138,7 @@ def _kubectl(cp: ControlPlane, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _establish(cp: ControlPlane, crd: str) -> None:
-    _kubectl(cp, "wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
+    cp.wait_established(crd, timeout=30)
 
 
 def _get(cp: ControlPlane, *args: str) -> Any:

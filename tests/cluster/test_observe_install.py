@@ -140,9 +140,8 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     with ControlPlane(k8s_bin_dir(), tmp_path_factory.mktemp("observe-install")) as cp:
         run(cp, "apply", "--server-side", f"--filename={metal3_crds()}",
             f"--filename={MONITORING_CRDS}")  # fmt: skip
-        run(cp, "wait", "--for=condition=Established", "--timeout=60s",
-            "crd/baremetalhosts.metal3.io", "crd/servicemonitors.monitoring.coreos.com",
-            "crd/prometheusrules.monitoring.coreos.com")  # fmt: skip
+        cp.wait_established("baremetalhosts.metal3.io", "servicemonitors.monitoring.coreos.com",
+                            "prometheusrules.monitoring.coreos.com")  # fmt: skip
         admin = KubeCluster.from_kubeconfig(str(cp.kubeconfig))
         try:
             for namespace in USERS:
@@ -200,9 +199,8 @@ def test_installed_it_observes_its_namespaces_and_uninstalled_it_leaves_every_ma
     assert len(before) == len(USERS) * (1 + 2 * HOSTS_PER_NAMESPACE)
 
     timed(plane, f"{folder} install", "apply", "-k", install, "--server-side")
-    run(plane, "wait", "--for=condition=Established", "--timeout=60s",
-        "crd/hoststates.hoststate.io", "crd/nodepools.hoststate.io",
-        "crd/hoststatecontrollers.hoststate.io")  # fmt: skip
+    plane.wait_established("hoststates.hoststate.io", "nodepools.hoststate.io",
+                           "hoststatecontrollers.hoststate.io")  # fmt: skip
     # nothing that drives (no Host CRD), no Secret read, nothing of metal3 written
     assert run(plane, "get", "crd/hosts.hoststate.io", check=False).returncode != 0
     for namespace in USERS:

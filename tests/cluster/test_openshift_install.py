@@ -176,10 +176,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         k8s_bin_dir(), tmp_path_factory.mktemp("openshift"), controller_manager=False
     ) as cp:
         _run(cp.kubectl_argv("apply", "--server-side", f"--filename={prometheus_operator_crds()}"))
-        _run(cp.kubectl_argv(
-            "wait", "--for=condition=Established", "--timeout=60s",
-            "crd/servicemonitors.monitoring.coreos.com",
-        ))  # fmt: skip
+        cp.wait_established("servicemonitors.monitoring.coreos.com")
         _run(cp.kubectl_argv("create", "namespace", NS))
         _run(cp.kubectl_argv(
             "label", "namespace", NS, "pod-security.kubernetes.io/enforce=restricted",

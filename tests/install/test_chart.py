@@ -41,7 +41,6 @@ import yaml
 from testbed.control_plane import ControlPlane
 from testbed.kube import k8s_bin_dir
 from testbed.tools import helm, prometheus_operator_crds
-from testbed.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "hoststate"
@@ -380,18 +379,6 @@ def test_helm_lint_strict_passes_with_every_value_set_and_names_a_broken_templat
 MONITORING_CRDS = ("servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")
 
 
-def established(plane: ControlPlane, crds: tuple[str, ...]) -> bool:
-    """Whether the API server serves these CRDs (``kubectl wait`` fails rather than waits
-    when a CRD has no conditions yet)."""
-    argv = plane.kubectl_argv("get", *(f"crd/{name}" for name in crds), "-o", "json")
-    listed = json.loads(run(argv).stdout)
-    return all(
-        any(c["type"] == "Established" and c["status"] == "True"
-            for c in (crd.get("status") or {}).get("conditions") or [])
-        for crd in listed["items"]
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A bare kube-apiserver (no controller manager: nothing runs, nothing is collected)
@@ -400,7 +387,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
         k8s_bin_dir(), tmp_path_factory.mktemp("chart"), controller_manager=False
     ) as cp:
         run(cp.kubectl_argv("apply", "--server-side", f"--filename={prometheus_operator_crds()}"))
-        wait_for(lambda: established(cp, MONITORING_CRDS), timeout=60, what="monitoring CRDs")
+        cp.wait_established(*MONITORING_CRDS)
         yield cp
 
 

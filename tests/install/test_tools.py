@@ -33,13 +33,9 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     ) as cp:
         crds = prometheus_operator_crds()
         run(cp.kubectl_argv("apply", "--server-side", f"--filename={crds}"))
-        run(
-            cp.kubectl_argv(
-                "wait", "--for=condition=Established", "--timeout=60s",
-                "crd/servicemonitors.monitoring.coreos.com",
-                "crd/prometheusrules.monitoring.coreos.com",
-            )
-        )  # fmt: skip
+        cp.wait_established(
+            "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"
+        )
         yield cp
 
 

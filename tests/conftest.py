@@ -46,7 +46,6 @@ LONGEST_FIRST = (
     "tests/cluster/test_shard_replicas.py",  # 147 s (replicas as processes, Leases dying)
     "tests/ironic/test_redfish.py",  # 135 s
     "tests/ironic/test_redfish_servicing.py",  # 123 s
-    "tests/scenarios/test_rolling_update.py",  # 121 s
     "tests/image/test_image.py",  # 101 s (the image built with buildah)
     "tests/unit/test_cli.py",  # 100 s
     "tests/ironic/test_ironic_outages.py",  # 95 s

@@ -56,6 +56,7 @@ LONGEST_FIRST = (
     "tests/cluster/test_manifests.py",  # 56 s
     "tests/scenarios/test_sharded_provisioning.py",  # 49 s
     "tests/cluster/test_observe_install.py",  # 44 s alone (its own control plane)
+    "tests/install/test_upgrade.py",  # 40 s alone (its own control plane, three controllers)
     "tests/ironic/test_refusals.py",  # 42 s
     "tests/ironic/test_lifecycle_on_ironic.py",  # 42 s
     "tests/cluster/test_outages.py",  # 39 s

@@ -107,21 +107,29 @@ rules:
 
 
 def audit_log(plane: ControlPlane) -> Path:
-    """The API server's audit log: one JSON event per line (requests on metal3.io)."""
+    """The API server's audit log: one JSON event per line (the session plane's: requests
+    on metal3.io)."""
     return plane.workdir / "audit.log"
+
+
+def audited(workdir: Path, policy: str) -> list[str]:
+    """kube-apiserver's flags for an audit log of what ``policy`` (an audit Policy's
+    YAML) names, one JSON event per line in ``workdir/audit.log`` (:func:`audit_log`),
+    each written before the request is answered."""
+    policy_file = workdir / "audit-policy.yaml"
+    policy_file.write_text(policy)
+    return [
+        f"--audit-policy-file={policy_file}",
+        f"--audit-log-path={workdir / 'audit.log'}",
+        "--audit-log-format=json",
+        "--audit-log-mode=blocking",
+    ]
 
 
 @contextmanager
 def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
     workdir.mkdir(parents=True, exist_ok=True)
-    policy = workdir / "audit-policy.yaml"
-    policy.write_text(AUDIT_POLICY)
-    audit = [
-        f"--audit-policy-file={policy}",
-        f"--audit-log-path={workdir / 'audit.log'}",
-        "--audit-log-format=json",
-        "--audit-log-mode=blocking",
-    ]
+    audit = audited(workdir, AUDIT_POLICY)
     with ControlPlane(k8s_bin_dir(), workdir, extra_apiserver_args=audit) as plane:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/

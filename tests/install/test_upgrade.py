@@ -41,7 +41,7 @@ from state_controller.provisioning.hardware_file import HardwareFile
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import SimulatedNode
 from testbed.control_plane import ControlPlane
-from testbed.kube import k8s_bin_dir
+from testbed.kube import audit_log, audited, k8s_bin_dir
 from testbed.processes import ServerProcess, free_port
 from testbed.scenarios import WORKER, host_state, step_of, update_of
 from testbed.tools import prometheus_operator_crds
@@ -114,14 +114,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A kube-apiserver (no controller manager: nothing is scheduled or collected) that
     audits every write on hoststate.io, with prometheus-operator's CRDs."""
     workdir = tmp_path_factory.mktemp("upgrade")
-    policy = workdir / "audit-policy.yaml"
-    policy.write_text(AUDIT_POLICY)
-    audit = [
-        f"--audit-policy-file={policy}",
-        f"--audit-log-path={workdir / 'audit.log'}",
-        "--audit-log-format=json",
-        "--audit-log-mode=blocking",
-    ]
+    audit = audited(workdir, AUDIT_POLICY)
     with ControlPlane(
         k8s_bin_dir(), workdir, controller_manager=False, extra_apiserver_args=audit
     ) as cp:
@@ -242,7 +235,7 @@ class Controller:
 def audit_writes(plane: ControlPlane, since: int) -> tuple[Counter[str], int]:
     """The controller's writes on hoststate.io after line ``since`` of the audit log, by
     ``resource/name`` (a status write counts on its object), and the log's line count."""
-    lines = (plane.workdir / "audit.log").read_text().splitlines()
+    lines = audit_log(plane).read_text().splitlines()
     writes: Counter[str] = Counter()
     for line in lines[since:]:
         event = json.loads(line)

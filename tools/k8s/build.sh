@@ -24,32 +24,13 @@ set -euo pipefail
 RECIPE=2
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache_root="${HOSTSTATE_CACHE:-${HOME}/.cache/hoststate}/k8s"
-start=${SECONDS}
+source "${here}/../go-tool.sh"
+go_tool_env k8s
 
-log() { printf '[k8s] %s (%ss)\n' "$*" "$((SECONDS - start))" >&2; }
-die() { printf '[k8s] ERROR: %s\n' "$*" >&2; exit 1; }
-
-command -v go >/dev/null || die "go is not installed (need the version in ${here}/go.mod or newer)"
-
-export GOTOOLCHAIN=local          # never fetch another Go toolchain
-export CGO_ENABLED=0              # static binaries, like upstream releases
-export GOFLAGS="-mod=readonly -modcacherw"   # go.sum is complete; rw so rm -rf works
-export GOMODCACHE="${cache_root}/go/mod"
-export GOCACHE="${cache_root}/go/build"
-unset GOOS GOARCH GOWORK
-export GOWORK=off
-
-goversion="$(go env GOVERSION)"
-platform="$(go env GOOS)_$(go env GOARCH)"
 key="$(
   {
     echo "recipe=${RECIPE} go=${goversion} platform=${platform}"
-    for f in go.mod go.sum etcd/go.mod etcd/go.sum; do
-      echo "== ${f}"
-      # Comment lines do not change the build: editing them must not cost a rebuild.
-      grep -v '^[[:space:]]*//' "${here}/${f}" || true
-    done
+    go_pinned go.mod go.sum etcd/go.mod etcd/go.sum
   } | sha256sum | cut -c1-16
 )"
 out="${cache_root}/${key}"
@@ -67,26 +48,11 @@ if complete; then
   echo "${bin}"
   exit 0
 fi
-
-mkdir -p "${cache_root}"
-# Serialise concurrent builds (e.g. parallel test workers): the loser waits
-# and then finds the winner's result.
-exec 9>"${cache_root}/.build.lock"
-if ! flock -n 9; then
-  log "another build is running, waiting for it…"
-  flock 9
-fi
-if complete; then
-  log "built by a concurrent run"
+go_tool_lock complete
+if [[ -z "${tmp}" ]]; then
   echo "${bin}"
   exit 0
 fi
-
-rm -rf "${cache_root}"/.tmp.*   # left by killed builds; we hold the lock
-tmp="$(mktemp -d "${cache_root}/.tmp.${key}.XXXXXX")"
-trap 'rm -rf "${tmp}"' EXIT
-mkdir -p "${tmp}/bin"
-chmod 755 "${tmp}"
 
 log "cache miss: building into ${out} (${goversion}, ${platform})"
 
@@ -143,9 +109,6 @@ etcd ${etcd_version}
 go ${goversion} ${platform}
 EOF
 
-# Publish atomically: the key dir either is absent or holds all binaries.
-rm -rf "${out}"
-mv -T "${tmp}" "${out}"
-trap - EXIT
+go_tool_publish
 log "done: $(du -sh "${bin}" | cut -f1) in ${bin}"
 echo "${bin}"

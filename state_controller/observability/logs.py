@@ -43,6 +43,9 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+LEADER_ELECTION_LOGGER = "leaderelection"  # kubernetes.leaderelection's logger
+
+
 class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = f"{_stamp(record)} {record.levelname} {record.name}: {record.getMessage()}"
@@ -65,3 +68,8 @@ def configure(format: Format = "text", level: str = "info") -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # The kubernetes client's leader election says "has successfully acquired lease" at
+    # INFO on every renewal (each --retry-period); the controller tells the changes of
+    # leadership itself. Its warnings and errors still show, and all of it at debug.
+    chatty = logging.getLogger(LEADER_ELECTION_LOGGER)
+    chatty.setLevel(logging.NOTSET if level.upper() == "DEBUG" else logging.WARNING)

@@ -9,7 +9,12 @@ from collections.abc import Callable
 
 import pytest
 
-from state_controller.observability.logs import JsonFormatter, TextFormatter
+from state_controller.observability.logs import (
+    LEADER_ELECTION_LOGGER,
+    JsonFormatter,
+    TextFormatter,
+    configure,
+)
 from state_controller.runtime.machinery.outages import Outage
 from testbed.clocks import Clock
 from tests.conftest import wait_for
@@ -115,3 +120,25 @@ def test_fields_in_json_and_text() -> None:
         "2027-01-15T08:00:00.250Z WARNING state_controller.hosts: m  host=metal/host-1 "
         'state=inspecting error_type="inspection error"'
     )
+
+
+def test_the_leader_elections_renewals_are_not_logged_at_info() -> None:
+    """The kubernetes client logs "has successfully acquired lease" at INFO on every
+    renewal, one line per --retry-period for ever; its warnings stay, and debug shows
+    everything."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    election = logging.getLogger(LEADER_ELECTION_LOGGER)
+    try:
+        configure("text", "info")
+        assert not election.isEnabledFor(logging.INFO)
+        assert election.isEnabledFor(logging.WARNING)
+        configure("text", "debug")
+        assert election.isEnabledFor(logging.INFO)
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        root.setLevel(level)
+        election.setLevel(logging.NOTSET)

@@ -107,7 +107,10 @@ def _follow(
         update = None
         if rollout is not None:
             _follow_the_fleet(controller, keys, rollout, opts.target)
-            if not rollout.started and _provisioning_settled(summary):
+            # once the first progress is out: every run's output begins with the hosts
+            # provisioning, however late a busy machine first gets here
+            shown = bool(last_line or last_screen)
+            if not rollout.started and shown and _provisioning_settled(summary):
                 rollout.start()
             rollout.tick(time.monotonic())
             if rollout.started:

@@ -134,12 +134,11 @@ def run_demo(opts: DemoOptions) -> int:
 
 def demo_remediation(speed: float) -> RemediationPolicy:
     """Remediation at the demo's pace: a NotReady Node waits seconds, not minutes, and
-    twice as long as a rebooting step takes to be flagged stuck (:func:`demo_policy`), so
-    a lost reboot is shown stuck for a while before its machine is power-cycled, as an
-    operator would meet it. With the two timers close, a busy machine could fire them
-    together, and the stuck node was power-cycled before any screen showed it."""
+    longer than a rebooting step takes to be flagged stuck (:func:`demo_policy`), so a
+    lost reboot is shown stuck before its machine is power-cycled, as an operator would
+    meet it; at equal waits, which came first was a race between two timers."""
     return RemediationPolicy(
-        not_ready_after=12.0 / speed, first_wait=2.0 / speed, max_wait=8.0 / speed
+        not_ready_after=9.0 / speed, first_wait=2.0 / speed, max_wait=8.0 / speed
     )
 
 

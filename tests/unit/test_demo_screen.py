@@ -145,7 +145,7 @@ def test_a_rollout_shows_each_held_node_with_the_reason(size: tuple[int, int]) -
     assert set(faults.values()) == set(UpdateFault)  # one of each at least
     output = on_terminal(
         "demo", "--hosts", str(hosts), "--faults", "--fault-kinds", ",".join(kinds),
-        "--fault-rate", str(rate), "--seed", str(seed), "--speed", "2", "--exit-when-settled",
+        "--fault-rate", str(rate), "--seed", str(seed), "--speed", "1", "--exit-when-settled",
         "--timeout", "150", size=size, stderr_too=True,
     )  # fmt: skip
     frames, after = frames_of(output)

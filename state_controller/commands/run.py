@@ -275,12 +275,7 @@ def main(args: argparse.Namespace) -> int:
     from ..manager import run_controller
 
     try:
-        opts = run_options(args)
-    except (ValueError, ConfigException) as err:
-        print(str(err), file=sys.stderr)
-        return 2
-    try:
-        return run_controller(opts)
+        return run_controller(run_options(args))
     except (ValueError, ConfigException) as err:
         print(str(err), file=sys.stderr)
         return 2

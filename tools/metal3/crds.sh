@@ -9,6 +9,9 @@
 #     pinned go.sum hash below, and its config/base/crds/bases/*.yaml kept in
 #     $HOSTSTATE_CACHE/metal3/<version>/ (default HOSTSTATE_CACHE=~/.cache/hoststate);
 #     a second run returns at once. The module itself is not kept.
+#   - Beside the CRDs, its own sample manifests, for the tests that convert them:
+#     examples/*.yaml in <dir>/examples/ and the BareMetalHost of config/samples/ in
+#     <dir>/samples/. A cache made before they were kept is made again.
 #   - Progress goes to stderr; the directory is the last line on stdout.
 set -euo pipefail
 
@@ -20,7 +23,9 @@ cache="${HOSTSTATE_CACHE:-${HOME}/.cache/hoststate}/metal3/${VERSION}"
 log() { printf '[metal3] %s\n' "$*" >&2; }
 die() { printf '[metal3] ERROR: %s\n' "$*" >&2; exit 1; }
 
-if [[ ! -s "${cache}/metal3.io_baremetalhosts.yaml" ]]; then
+SAMPLE=config/samples/metal3.io_v1alpha1_baremetalhost.yaml
+
+if [[ ! -s "${cache}/metal3.io_baremetalhosts.yaml" || ! -s "${cache}/samples/${SAMPLE##*/}" ]]; then
     command -v go >/dev/null || die "go is not installed (tools/k8s/build.sh needs it too)"
     work="$(mktemp -d)"
     trap 'rm -rf "${work}"' EXIT
@@ -29,10 +34,13 @@ if [[ ! -s "${cache}/metal3.io_baremetalhosts.yaml" ]]; then
     info="$(go mod download -json "${MODULE}@${VERSION}")"
     field() { printf '%s\n' "${info}" | sed -n "s/^[[:space:]]*\"$1\": \"\(.*\)\",\{0,1\}$/\1/p" | head -1; }
     [[ "$(field Sum)" == "${SUM}" ]] || die "${MODULE}@${VERSION} has hash $(field Sum), not ${SUM}"
-    mkdir -p "${cache}.new"
+    rm -rf "${cache}.new"
+    mkdir -p "${cache}.new/examples" "${cache}.new/samples"
     cp "$(field Dir)"/config/base/crds/bases/*.yaml "${cache}.new/"
+    cp "$(field Dir)"/examples/*.yaml "${cache}.new/examples/"
+    cp "$(field Dir)/${SAMPLE}" "${cache}.new/samples/"
     rm -rf "${cache}"
     mv "${cache}.new" "${cache}"
-    log "kept $(ls "${cache}" | wc -l) CRDs in ${cache}"
+    log "kept $(ls "${cache}"/*.yaml | wc -l) CRDs and $(ls "${cache}"/examples | wc -l) examples in ${cache}"
 fi
 printf '%s\n' "${cache}"

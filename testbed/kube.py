@@ -29,7 +29,7 @@ BUILD = ROOT / "tools" / "k8s" / "build.sh"
 METAL3_CRDS = ROOT / "tools" / "metal3" / "crds.sh"
 BUILD_TIMEOUT = 1800.0  # cached: instant; cold: ~10 min on 2 cores (scripts/test builds first)
 MONITORING_CRDS = ROOT / "testbed" / "monitoring-crds.yaml"
-OPENSHIFT_CRDS = ROOT / "testbed" / "openshift-crds.yaml"
+OPENSHIFT_CRDS = ROOT / "tools" / "openshift" / "crds.sh"
 MANIFESTS = ROOT / "manifests"
 
 
@@ -68,6 +68,18 @@ def metal3_crds() -> Path:
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"tools/metal3/crds.sh failed ({done.returncode}): {done.stderr}")
     return Path(lines[-1]) / "metal3.io_baremetalhosts.yaml"
+
+
+def openshift_crds() -> list[Path]:
+    """OpenShift's MachineConfigNode and MachineConfigPool CRDs, from openshift/api's Go
+    module (cached)."""
+    done = subprocess.run(
+        [str(OPENSHIFT_CRDS)], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"tools/openshift/crds.sh failed ({done.returncode}): {done.stderr}")
+    return sorted(Path(lines[-1]).glob("*.crd.yaml"))
 
 
 def kubectl(
@@ -134,7 +146,7 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         crds = sorted((ROOT / "api" / "v1alpha1").glob("hoststate.io_*.yaml"))
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
-        crds.append(OPENSHIFT_CRDS)  # MachineConfigNode and -Pool, from their documented v1 API
+        crds.extend(openshift_crds())  # MachineConfigNode and -Pool: openshift/api's own
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         plane.wait_established(
             "hosts.hoststate.io", "hoststates.hoststate.io", "nodepools.hoststate.io",

@@ -60,16 +60,28 @@ ANNOTATIONS = (
 )
 
 
+# the Machine Config Operator's placeholder for a value it does not know yet
+# (pkg/upgrademonitor/upgrade_monitor.go, NotYetSet): a pool so named is no pool
+NOT_YET_SET = "not-yet-set"
+
+
 @dataclass(frozen=True, slots=True)
 class MachineConfigNodeSignals:
-    """What OpenShift's MachineConfigNode (v1) says of its Node's update: the configuration
-    targeted (``spec.configVersion.desired``) and run (``status.configVersion.current``),
-    and each condition as (type, status, reason, message), sorted by type; its heartbeat
-    fields (lastTransitionTime, observedGeneration) are left out, so they cost nothing."""
+    """What OpenShift's MachineConfigNode (v1) says of its Node's update: its pool
+    (``spec.pool.name``), the configuration targeted (``spec.configVersion.desired``) and
+    run (``status.configVersion.current``), the image targeted and run in image mode
+    (``spec.configImage.desiredImage``, ``status.configImage.currentImage``), each
+    condition as (type, status, reason, message), sorted by type, and the errors of the
+    pinned image sets that failed (``status.pinnedImageSets``); its heartbeat fields
+    (lastTransitionTime, observedGeneration) are left out, so they cost nothing."""
 
     desired: str = ""
     current: str = ""
     conditions: tuple[tuple[str, str, str, str], ...] = ()
+    pool: str = ""
+    desired_image: str = ""
+    current_image: str = ""
+    pinned_failures: tuple[str, ...] = ()  # "<set>: <error>", for each set that failed
 
     @property
     def reported(self) -> bool:
@@ -77,6 +89,13 @@ class MachineConfigNodeSignals:
         before the daemon reports on it: until then it tells only a target, and read as it
         stands it would say an update is pending on a Node at rest."""
         return bool(self.current or self.conditions)
+
+    @property
+    def targeted(self) -> bool:
+        """Whether the node is told to run another configuration (or image) than its own."""
+        return (self.desired or self.current) != self.current or (
+            self.desired_image != self.current_image
+        )
 
     def condition(self, type_: str) -> tuple[str, str, str]:
         """(status, reason, message) of a condition; ("", "", "") when it is not there."""
@@ -101,10 +120,21 @@ def machine_config_node_signals(mcn: Mapping[str, Any]) -> MachineConfigNodeSign
             if isinstance(c, Mapping)
         )
     )
+    pool = str((spec.get("pool") or {}).get("name", ""))
     return MachineConfigNodeSignals(
         desired=str((spec.get("configVersion") or {}).get("desired", "")),
         current=str((status.get("configVersion") or {}).get("current", "")),
         conditions=conditions,
+        pool="" if pool == NOT_YET_SET else pool,
+        desired_image=str((spec.get("configImage") or {}).get("desiredImage", "")),
+        current_image=str((status.get("configImage") or {}).get("currentImage", "")),
+        pinned_failures=tuple(
+            f"{s.get('name', '')}: {s['lastFailedGenerationError']}"
+            for s in status.get("pinnedImageSets") or ()
+            if isinstance(s, Mapping)
+            and s.get("lastFailedGenerationError")
+            and int(s.get("lastFailedGeneration") or 0) > int(s.get("currentGeneration") or 0)
+        ),
     )
 
 
@@ -134,7 +164,7 @@ class NodeSignals:
     name: str
     uid: str
     annotations: tuple[tuple[str, str], ...]  # only the keys in ANNOTATIONS, sorted
-    pool: str  # the node pool, from the pool label (see pool_of)
+    role_pool: str  # the node pool its labels name (see pool_of)
     host_label: str
     hostname: str
     provider_id: str
@@ -146,6 +176,13 @@ class NodeSignals:
     ready_since: float | None = None
     mcn: MachineConfigNodeSignals | None = None  # its MachineConfigNode, where there is one
 
+    @property
+    def pool(self) -> str:
+        """The node's pool: the one its MachineConfigNode names (``spec.pool.name``, the
+        Machine Config Operator's own choice among the pools that select the node), else
+        the one its labels name."""
+        return self.mcn.pool if self.mcn is not None and self.mcn.pool else self.role_pool
+
     def annotation(self, key: str) -> str:
         for name, value in self.annotations:
             if name == key:
@@ -154,18 +191,25 @@ class NodeSignals:
 
 
 DEFAULT_POOL_LABEL = "node-role.kubernetes.io/*"
+MASTER = "master"  # OpenShift's control-plane pool
 
 
 def pool_of(labels: Mapping[str, str], pool_label: str = DEFAULT_POOL_LABEL) -> str:
-    """The node's pool: the value of ``pool_label``, or with ``prefix/*`` the first
-    role named by a ``prefix/<role>`` label (``node-role.kubernetes.io/worker`` → worker).
-    A node in none is in the pool ``""``."""
+    """The node's pool: the value of ``pool_label``, or with ``prefix/*`` the role named by
+    a ``prefix/<role>`` label (``node-role.kubernetes.io/worker`` → worker). A node in
+    none is in the pool ``""``.
+
+    A node with several roles is placed as the Machine Config Operator places it
+    (openshift/machine-config-operator, pkg/helpers/helpers.go, GetPoolsForNode):
+    ``master`` first (every OpenShift control-plane node is labelled both ``master`` and
+    ``control-plane``; its MachineConfigPool is ``master``), then a custom role (``infra``,
+    any other), then ``worker``, which custom-pool nodes keep as well."""
     if not pool_label.endswith("/*"):
         return labels.get(pool_label, "")
     prefix = pool_label[:-1]
     roles = sorted(k[len(prefix) :] for k in labels if k.startswith(prefix) and k != prefix)
-    # a node with several roles (a control-plane node that also runs workloads) belongs
-    # to the first one that is not "worker", as OpenShift puts it in the master pool
+    if MASTER in roles:
+        return MASTER
     chosen = [r for r in roles if r != "worker"] or roles
     return chosen[0] if chosen else ""
 
@@ -196,7 +240,7 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
         name=str(meta.get("name", "")),
         uid=str(meta.get("uid", "")),
         annotations=tuple(sorted((k, str(v)) for k, v in annotations.items() if k in ANNOTATIONS)),
-        pool=pool_of(labels, pool_label),
+        role_pool=pool_of(labels, pool_label),
         host_label=_host_label(labels),
         hostname=str(labels.get(HOSTNAME_LABEL, "")),
         provider_id=str(spec.get("providerID", "")),

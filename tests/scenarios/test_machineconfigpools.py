@@ -34,22 +34,21 @@ def openshift_objects(cluster: Cluster) -> Iterator[None]:
     """MachineConfigNodes and -Pools are cluster-scoped: the session's control plane would
     keep them for the next test."""
     yield
-    for name in NODES:
-        with suppress(NotFound):
-            cluster.delete(MACHINECONFIGNODES, None, name)
-    with suppress(NotFound):
-        cluster.delete(MACHINECONFIGPOOLS, None, "worker")
+    for resource in (MACHINECONFIGNODES, MACHINECONFIGPOOLS):
+        for obj in cluster.list(resource)[0]:
+            with suppress(NotFound):
+                cluster.delete(resource, None, obj["metadata"]["name"])
 
 
-def nodepool(cluster: Cluster) -> dict[str, Any]:
+def nodepool(cluster: Cluster, name: str = "worker") -> dict[str, Any]:
     try:
-        return dict(cluster.get(NODEPOOLS, None, "worker"))
+        return dict(cluster.get(NODEPOOLS, None, name))
     except NotFound:
         return {}
 
 
-def sources_agree(cluster: Cluster) -> dict[str, Any]:
-    conditions = (nodepool(cluster).get("status") or {}).get("conditions") or []
+def sources_agree(cluster: Cluster, name: str = "worker") -> dict[str, Any]:
+    conditions = (nodepool(cluster, name).get("status") or {}).get("conditions") or []
     return next((c for c in conditions if c["type"] == "SourcesAgree"), {})
 
 
@@ -102,10 +101,8 @@ def test_a_pools_degraded_count_that_does_not_match_its_nodes_is_told(
         assert running.sample("hoststate_nodepool_sources_disagree", labels) == 0
 
         # the node fails its update; the operator's pool count misses it (MCO PR #5110)
-        mcns[1].show(
-            Updated=("False", "NotYetOccurred", ""),
-            NodeDegraded=("True", "NodeDegraded", "failed to apply files: disk full"),
-        )
+        # update.go, reportMachineNodeDegradeStatus (Updated turns False with it)
+        mcns[1].write(("NodeDegraded", "True", "NodeDegraded", "failed to apply files: disk full"))
         pool.recount(mcns, degraded=0)
         told = (
             "the MachineConfigPool worker counts 0 degraded machines; the pool's Nodes show 1 "
@@ -158,3 +155,50 @@ def test_without_a_machineconfigpool_the_nodepool_is_as_before(
         status = nodepool(cluster)["status"]
         assert "machineConfigPool" not in status and "conditions" not in status
         assert running.sample("hoststate_nodepool_sources_disagree", {"pool": "worker"}) == 0
+
+
+def test_openshift_nodes_are_in_the_pools_the_operator_puts_them_in(
+    cluster: Cluster, run_controller: Any, openshift_objects: None
+) -> None:
+    """A control-plane node (labelled master and control-plane, as OpenShift labels every
+    one) is in the pool master, where its MachineConfigPool is compared; infra and custom
+    roles are pools of their own (pkg/helpers/helpers.go, GetPoolsForNode, at MCO
+    1c5e40f25); a MachineConfigNode's spec.pool.name, the operator's own choice, places a
+    node its labels do not (a pool selecting Nodes by another label)."""
+    role = "node-role.kubernetes.io/"
+    nodes = {
+        "cp-0": ({role + "master": "", role + "control-plane": ""}, "master"),
+        "infra-0": ({role + "infra": "", role + "worker": ""}, "infra"),
+        "gpu-0": ({role + "worker": "", "example.com/accelerator": "nvidia"}, "gpu"),
+    }
+    config = ControllerConfig(
+        workers=2, backoff=FAST_BACKOFF, observe_machineconfignodes=True, pool_status_interval=0.2
+    )
+
+    def machines(name: str) -> int | None:
+        return (nodepool(cluster, name).get("status") or {}).get("machineCount")
+
+    with run_controller(cluster, config=config):
+        for name, (labels, _) in nodes.items():
+            SimulatedNode(cluster, name, labels=labels).register()
+        for pool, count in (("master", 1), ("infra", 1), ("worker", 1)):
+            wait_for(lambda p=pool, c=count: machines(p) == c, what=f"the NodePool {pool}")
+        assert nodepool(cluster, "control-plane") == {}
+
+        mcos = {name: PlayedMCO(cluster, name, pool, CONFIG) for name, (_, pool) in nodes.items()}
+        wait_for(lambda: machines("gpu") == 1, what="gpu-0 in the pool its MachineConfigNode names")
+        wait_for(lambda: nodepool(cluster, "worker") == {}, what="the worker NodePool, emptied")
+        assert (machines("master"), machines("infra")) == (1, 1)
+
+        PlayedPool(cluster, "master", CONFIG).recount([mcos["cp-0"]])
+
+        def shown() -> dict[str, Any]:
+            status = nodepool(cluster, "master").get("status") or {}
+            return dict(status.get("machineConfigPool") or {})
+
+        wait_for(lambda: shown().get("machineCount") == 1, what="the master pool's counts")
+        wait_for(
+            lambda: sources_agree(cluster, "master").get("status") == "True",
+            what="the master MachineConfigPool compared with its Nodes",
+        )
+        assert (shown()["name"], shown()["updatedMachineCount"]) == ("master", 1)

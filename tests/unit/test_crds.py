@@ -14,6 +14,7 @@ from state_controller.api.base import DNS_SUBDOMAIN
 from state_controller.api.bmc import ADDRESS_FIX, ADDRESS_PATTERN
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from state_controller.api.host import (
+    CHECKSUM_REQUIRED,
     CHECKSUM_MESSAGE,
     IMAGE_URL_FIX,
     IMAGE_URL_PATTERN,
@@ -299,7 +300,7 @@ def test_user_fields_are_validated_by_the_schema() -> None:
     bmc = props["properties"]["bmc"]
     assert bmc["required"] == ["address", "credentialsName"]
     image = props["properties"]["image"]
-    assert set(image["required"]) == {"url", "checksum"}
+    assert set(image["required"]) == {"url"}  # a live ISO and an oci:// image need no checksum
     assert image["properties"]["checksumType"]["enum"] == ["md5", "sha256", "sha512", "auto"]
     ruled = {
         "spec.bmc.address": (bmc["properties"]["address"], ADDRESS_PATTERN, ADDRESS_FIX),
@@ -315,9 +316,10 @@ def test_user_fields_are_validated_by_the_schema() -> None:
         assert "pattern" not in schema, field
         (rule,) = schema["x-kubernetes-validations"]
         assert rule == {"rule": f"self.matches(r'{pattern}')", "message": f"{field}: {fix}"}
-    (checksum_rule,) = image["x-kubernetes-validations"]
-    assert checksum_rule["fieldPath"] == ".checksum"
+    checksum_rule, required_rule = image["x-kubernetes-validations"]
+    assert checksum_rule["fieldPath"] == required_rule["fieldPath"] == ".checksum"
     assert checksum_rule["message"] == CHECKSUM_MESSAGE
+    assert required_rule["message"] == CHECKSUM_REQUIRED
     for closed in (props, bmc, image, props["properties"]["rootDeviceHints"]):
         assert "x-kubernetes-preserve-unknown-fields" not in closed
     status = spec["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]

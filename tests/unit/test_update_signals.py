@@ -66,9 +66,20 @@ def test_a_heartbeat_does_not_change_the_signals() -> None:
 
 
 def test_pool_from_role_labels() -> None:
-    assert pool_of({"node-role.kubernetes.io/worker": ""}) == "worker"
-    both = {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/master": ""}
-    assert pool_of(both) == "master"
+    """As the Machine Config Operator places a node (pkg/helpers/helpers.go,
+    GetPoolsForNode, at 1c5e40f25): master first, then a custom role, then worker."""
+    role = "node-role.kubernetes.io/"
+    assert pool_of({role + "worker": ""}) == "worker"
+    assert pool_of({role + "worker": "", role + "master": ""}) == "master"
+    # every OpenShift control-plane node: its MachineConfigPool is master
+    assert pool_of({role + "master": "", role + "control-plane": ""}) == "master"
+    assert pool_of({role + "master": "", role + "control-plane": "", role + "worker": ""}) == (
+        "master"
+    )
+    assert pool_of({role + "control-plane": ""}) == "control-plane"  # kubeadm's, alone
+    assert pool_of({role + "infra": "", role + "worker": ""}) == "infra"
+    assert pool_of({role + "gpu": "", role + "worker": ""}) == "gpu"  # a custom pool
+    assert pool_of({role + "master": "", role + "infra": ""}) == "master"
     assert pool_of({"pool": "gpu"}, "pool") == "gpu"
     assert pool_of({}) == ""
 
@@ -487,7 +498,7 @@ def test_a_machineconfignode_is_read_with_its_node_whichever_comes_first() -> No
     reading = adapter_for(signals).read(signals, UpdateCursor(), DrainStatus())
     assert (reading.step, reading.message) == (
         S.PREPARING,
-        "UpdatePrepared: checking the new configuration",
+        "UpdatePrepared=Unknown: checking the new configuration",
     )
     # only a condition's time moved: nothing a book reads, nothing to reconcile
     later = mcn("False", when="2026-11-24T10:05:00Z")
@@ -549,3 +560,158 @@ def test_the_two_accounts_of_an_update_are_compared() -> None:
     assert disagreement(both(done, "True", degraded="True")).startswith(
         "its MachineConfigNode says NodeDegraded=True (disk full); the Node's annotations say"
     )
+
+
+# -- MachineConfigNode v1 as the Machine Config Operator writes it (testbed/mco.py) ----------
+
+
+def played(pool: str = "worker") -> Any:
+    from state_controller.cluster.embedded import EmbeddedCluster
+    from testbed.mco import PlayedMCO
+
+    return PlayedMCO(EmbeddedCluster(), "worker-0", pool, OLD)
+
+
+def walked(mco: Any, writes: tuple[str, ...], book: Book, at_new: str = "resumed") -> list[Any]:
+    """Each write of ``writes`` made, read and recorded: the (step, message) after each."""
+    from state_controller.updates.signals import machine_config_node_signals
+
+    shown = []
+    for n, name in enumerate(writes):
+        mco.step(name)
+        if name == at_new:  # the daemon writes currentConfig right after (daemon.go)
+            mco.current = mco.desired
+        signals = replace(node_signals(node()), mcn=machine_config_node_signals(mco.obj))
+        progress(book, signals, DrainStatus(known=True, pods_left=2), 100.0 + n)
+        shown.append((book.update.step, book.update.message))
+    return shown
+
+
+def test_an_update_read_in_the_order_the_operators_e2e_test_expects() -> None:
+    """The writes of test/extended/machineconfignode.go's ValidateTransitionThroughConditions
+    (MCO 1c5e40f25), each a parent and its child in one write as upgrade_monitor.go makes
+    them: the step of each, done only at Updated=True, and one chapter for the update
+    though the uncordon failed once (Uncordoned=Unknown) after the node was back."""
+    from testbed.mco import REBOOTING_UPDATE
+
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    mco = played()
+    walked(mco, (), book)
+    mco.target(NEW)
+    writes = (*REBOOTING_UPDATE[:-2], "uncordon failing", *REBOOTING_UPDATE[-2:])
+    shown = walked(mco, writes, book)
+    assert [step for step, _ in shown] == [
+        S.PENDING, S.PREPARING, S.CORDONING, S.DRAINING, S.DRAINING, S.APPLYING, S.APPLYING,
+        S.REBOOTING, S.RESUMING, S.RESUMING, S.RESUMING, S.RESUMING, S.UPDATED,
+    ]  # fmt: skip
+    messages = dict(zip(writes, (m for _, m in shown), strict=True))
+    assert messages["cordoned"] == (
+        "Cordoned=True: Cordoned node. The node is reporting Unschedulable = true"
+    )
+    assert messages["draining"] == (
+        "draining: 2 pods left; the Machine Config Operator says: Draining node. The drain "
+        f"will not be complete until desired drainer drain-{NEW} matches current drainer "
+        f"uncordon-{NEW}"
+    )
+    assert messages["rebooted"] == "RebootedNode=True: Node has rebooted"
+    assert messages["uncordon failing"].startswith("Uncordoned=Unknown: Error: Failed to UnCordon")
+    updates = [c for c in book.chapters if c.name == "update"]
+    assert [(c.outcome, c.transitions) for c in updates] == [("completed", 8)]
+    # at Updated=True the operator reset every other condition to False
+    assert [t for t, (s, _, _) in mco.conditions.items() if s != "False"] == ["Updated"]
+    assert mco.conditions["Drained"][2].startswith(f"Action during update to {NEW}: Drained")
+
+
+def test_a_rebootless_update_is_never_shown_rebooting() -> None:
+    """No drain (update.go: "Node Drain Not required"), UpdatePostActionComplete=True with
+    reason None and no RebootedNode: applying, then resuming."""
+    from testbed.mco import REBOOTLESS_UPDATE
+
+    book = Book("hoststate-system/worker-0", now=0, node_only=True)
+    mco = played()
+    walked(mco, (), book)
+    mco.target(NEW)
+    shown = walked(mco, REBOOTLESS_UPDATE, book)
+    assert [step for step, _ in shown] == [
+        S.PENDING, S.PREPARING, S.APPLYING, S.APPLYING, S.APPLYING, S.RESUMING, S.RESUMING,
+        S.RESUMING, S.UPDATED,
+    ]  # fmt: skip
+    assert shown[2][1] == "UpdateExecuted=Unknown: Node Drain Not required for this update."
+    assert shown[5][1] == "UpdatePostActionComplete=True: Changes do not require a reboot"
+    assert S.REBOOTING not in {t.to_state for t in book.history}
+
+
+def test_image_mode_and_pinned_image_set_conditions_are_read() -> None:
+    """ImagePulledFromRegistry (a parent of its own, update.go) and AppliedOSImage are
+    applying; PinnedImageSetsDegraded=True is a degraded node with the failing set's
+    error; PinnedImageSetsProgressing=True on a node at rest (which turns Updated False,
+    upgrade_monitor.go) is no update."""
+    from state_controller.updates.signals import machine_config_node_signals
+
+    mco = played()
+    mco.target(NEW)
+
+    def read() -> Any:
+        signals = replace(node_signals(node()), mcn=machine_config_node_signals(mco.obj))
+        return adapter_for(signals).read(signals, UpdateCursor(), DrainStatus())
+
+    for name in ("needs update", "prepared", "cordoned", "draining", "drained", "applying"):
+        mco.step(name)
+    mco.step("pulling image")
+    assert (read().step, read().message) == (
+        S.APPLYING,
+        f"ImagePulledFromRegistry=Unknown: Pulling OS image {NEW} from registry",
+    )
+    mco.write(
+        ("UpdateExecuted", "Unknown", "AppliedOSImage", "Updating the OS on disk"),
+        ("AppliedOSImage", "Unknown", "UpdateExecutedAppliedOSImage", "Applying the OS"),
+    )
+    assert read().step == S.APPLYING
+
+    rest = played()
+    rest.write(("PinnedImageSetsProgressing", "True", "ImagePrefetch",
+                "node is prefetching images: worker-0"))  # fmt: skip
+    assert rest.conditions["Updated"][0] == "False"
+    signals = replace(node_signals(node()), mcn=machine_config_node_signals(rest.obj))
+    reading = adapter_for(signals).read(signals, UpdateCursor(), DrainStatus())
+    assert (reading.step, reading.message) == (
+        S.UPDATED,
+        "PinnedImageSetsProgressing: node is prefetching images: worker-0",
+    )
+    failed = copy.deepcopy(dict(rest.obj))
+    failed["status"]["conditions"].append(
+        {"type": "PinnedImageSetsDegraded", "status": "True", "reason": "PrefetchFailed",
+         "message": "One or more PinnedImageSet is experiencing an error. See PinnedImageSet "
+         "list for more details.", "lastTransitionTime": "2026-11-24T10:00:00Z"}
+    )  # fmt: skip
+    failed["status"]["pinnedImageSets"] = [
+        {"name": "ocp-release", "desiredGeneration": 2, "currentGeneration": 1,
+         "lastFailedGeneration": 2, "lastFailedGenerationError": "no space left on device"},
+        {"name": "extras", "desiredGeneration": 1, "currentGeneration": 1},
+    ]  # fmt: skip
+    signals = replace(node_signals(node()), mcn=machine_config_node_signals(failed))
+    reading = adapter_for(signals).read(signals, UpdateCursor(), DrainStatus())
+    assert (reading.step, reading.message) == (
+        S.DEGRADED,
+        "PinnedImageSetsDegraded: One or more PinnedImageSet is experiencing an error. See "
+        "PinnedImageSet list for more details. (ocp-release: no space left on device)",
+    )
+
+
+def test_the_pool_is_the_one_the_machineconfignode_names() -> None:
+    """spec.pool.name, the operator's choice (a pool may select Nodes by any label), over
+    the role labels; its placeholder not-yet-set is no pool. A change moves the Node's
+    count and queues the pool it left."""
+    index = NodeIndex(lambda name: [])
+    index.observe("worker-0", node())
+    [signals] = index.all()
+    assert signals.pool == "worker"
+    named = mcn("True")
+    named["spec"]["pool"] = {"name": "gpu"}
+    assert index.observe_machine_config_node("worker-0", named) == {"node:worker-0", "pool:worker"}
+    [signals] = index.all()
+    assert signals.pool == "gpu" and signals.role_pool == "worker"
+    assert index.pool_counts("gpu")[0] == 1 and index.pool_counts("worker")[0] == 0
+    named["spec"]["pool"] = {"name": "not-yet-set"}
+    index.observe_machine_config_node("worker-0", named)
+    assert index.all()[0].pool == "worker"

@@ -125,8 +125,12 @@ class NodeIndex:
             before = self._signals.get(name)
             if before is None or before.mcn == shown:
                 return set()
-            self._signals[name] = replace(before, mcn=shown)
-            return {self._key_locked(name)}
+            after = replace(before, mcn=shown)  # its pool may change: spec.pool.name
+            self._count_locked(before, -1)
+            self._count_locked(after, +1)
+            self._signals[name] = after
+            left = {pool_key(before.pool)} if after.pool != before.pool else set()
+            return {self._key_locked(name), *left}
 
     def relink(self, host_name: str) -> set[str]:
         """A Host of this name appeared or went: the keys of the books whose Node changed."""

@@ -57,11 +57,9 @@ WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("UpdateComplete", "Update complete"),
     ("Resumed", "Uncordoned, taking work again"),
     # the MachineConfigNode children
-    ("UpdateCompatible", "Checked that the update applies"),
     ("AppliedFilesAndOS", "Files and OS written"),
     ("Cordoned", "Cordoned: no new pods"),
     ("Drained", "Drained of the pods an eviction moves"),
-    ("ReloadedCRIO", "CRI-O reloaded"),
     ("RebootedNode", "Rebooted into the new config"),
     ("Uncordoned", "Uncordoned: taking new pods"),
     ("NodeDegraded", "The update agent gave up"),

@@ -1,11 +1,12 @@
 """The MachineConfigNode vocabulary, derived from a book's update cursor.
 
 Parents ``UpdatePrepared``, ``UpdateExecuted``, ``UpdatePostActionComplete``,
-``UpdateComplete``, ``Resumed`` and ``Updated``; their children
-``UpdateCompatible`` (of UpdatePrepared), ``Cordoned``, ``Drained``,
-``AppliedFilesAndOS`` (of UpdateExecuted), ``ReloadedCRIO`` and
-``RebootedNode`` (of UpdatePostActionComplete), ``Uncordoned`` (of UpdateComplete); and
-``NodeDegraded``. As in OpenShift's MachineConfigNode: ``True`` = done,
+``UpdateComplete``, ``Resumed`` and ``Updated``; their children ``Cordoned``,
+``Drained``, ``AppliedFilesAndOS`` (of UpdateExecuted), ``RebootedNode`` (of
+UpdatePostActionComplete), ``Uncordoned`` (of UpdateComplete); and ``NodeDegraded``:
+openshift/api's ``machineconfiguration/v1`` words, which have no ``UpdateCompatible`` or
+``ReloadedCRIO`` (a CRI-O reload is ``UpdatePostActionComplete`` in progress, reason
+``ReloadingCRIO``). As in OpenShift's MachineConfigNode: ``True`` = done,
 ``Unknown`` = in progress, ``False`` = not started or failed, the reason says
 which. A parent in progress names the child in progress (``Draining``).
 
@@ -37,11 +38,9 @@ class Phase(NamedTuple):
 
 # In the order a node goes through them.
 CHILDREN: tuple[Phase, ...] = (
-    Phase("UpdateCompatible", (S.PREPARING,), "CheckingCompatibility"),
     Phase("Cordoned", (S.CORDONING,), "Cordoning"),
     Phase("Drained", (S.DRAINING,), "Draining"),
     Phase("AppliedFilesAndOS", (S.APPLYING,), "ApplyingFilesAndOS"),
-    Phase("ReloadedCRIO", (S.RELOADING_CRIO,), "ReloadingCRIO"),
     Phase("RebootedNode", (S.REBOOTING,), "Rebooting"),
     Phase("Uncordoned", (S.RESUMING,), "Uncordoning"),
 )
@@ -62,16 +61,19 @@ PARENT_COLUMNS = (
 )
 CONDITION_TYPES = (
     *PARENT_COLUMNS,
-    "UpdateCompatible",
     "Cordoned",
     "Drained",
     "AppliedFilesAndOS",
-    "ReloadedCRIO",
     "RebootedNode",
     "Uncordoned",
     "NodeDegraded",
 )
-DOING: dict[UpdateStep, str] = {step: c.doing for c in CHILDREN for step in c.steps}
+# what a node does in each step, the reason of the condition in progress
+DOING: dict[UpdateStep, str] = {
+    S.PREPARING: "CheckingCompatibility",
+    S.RELOADING_CRIO: "ReloadingCRIO",
+    **{step: c.doing for c in CHILDREN for step in c.steps},
+}
 # the reason of Drained (and UpdateExecuted) while no eviction is allowed: a drain that
 # fails, where MachineConfigNode writes the same reason as for one that runs
 DRAIN_BLOCKED = "DrainBlocked"

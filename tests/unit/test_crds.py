@@ -216,12 +216,13 @@ def test_printer_columns_and_short_names() -> None:
 
 # Every column HostState had before its defaults were cut to fit 120 characters: -o wide
 # keeps each of them.
+# (UpdateCompatible and ReloadedCRIO went: MachineConfigNode v1 has neither)
 HOSTSTATE_COLUMNS_BEFORE = (
     "Host", "Node", "Phase", "State", "Updated", "UpdatePrepared", "UpdateExecuted",
     "UpdatePostActionComplete", "UpdateComplete", "Resumed", "Stuck", "Errors", "In-State",
     "Age", "Registered", "Inspected", "Prepared", "Provisioned", "Degraded", "Step", "Mode",
-    "UpdateCompatible", "AppliedFilesAndOS", "Cordoned", "Drained", "ReloadedCRIO",
-    "RebootedNode", "Uncordoned", "NodeDegraded", "Message",
+    "AppliedFilesAndOS", "Cordoned", "Drained", "RebootedNode", "Uncordoned", "NodeDegraded",
+    "Message",
 )  # fmt: skip
 NAME = "rack12-worker-0042ab"  # a long host name: 20 characters
 CONDITION = ("True", "False", "Unknown")

@@ -40,7 +40,9 @@ AGE = Column("Age", ".metadata.creationTimestamp", "date")
 # where an update is), a HostState's provisioning state (PHASE says it in one word; two
 # long words would not fit beside STEP) and its Node (a name of any length, often an
 # FQDN; STEP is blank until a Node is followed), and who uses it (an observed
-# BareMetalHost's consumerRef, as Kind namespace/name).
+# BareMetalHost's consumerRef, as Kind namespace/name). SOURCE leads -o wide: what the
+# HostState follows (a driven Host, an observed BareMetalHost, a lone Node), the one thing
+# a name does not tell; the default columns have no room for its 13 characters.
 
 # The conditions -o wide shows, each under its own name, in this order.
 WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
@@ -66,6 +68,12 @@ WIDE_CONDITIONS: tuple[tuple[str, str], ...] = (
 )
 
 HOSTSTATE_COLUMNS: tuple[Column, ...] = (
+    Column(
+        "Source",
+        ".status.source",
+        priority=1,
+        description="What it follows: Host (driven), BareMetalHost (observed) or Node (only)",
+    ),
     Column("Host", ".spec.host", priority=1, description="The Host this state belongs to"),
     Column("Node", ".spec.node", priority=1, description="The Kubernetes Node running on the host"),
     Column(

@@ -60,6 +60,15 @@ class Phase(StrEnum):
     UPDATED = "Updated"  # a Node with no Host, at its desired configuration
 
 
+class Source(StrEnum):
+    """What a HostState follows, so that ``kubectl get hoststates -o wide`` tells a
+    machine hoststate drives from one it observes (its name is the followed object's)."""
+
+    HOST = "Host"  # a Host: hoststate drives the machine
+    BARE_METAL_HOST = "BareMetalHost"  # a metal3 BareMetalHost: baremetal-operator drives it
+    NODE = "Node"  # a Node with neither: only its updates are followed
+
+
 class Mode(StrEnum):
     """Who keeps a host's book: the phase of the cluster's life it is in."""
 
@@ -299,6 +308,12 @@ class BareMetalHostShown(StatusModel):
 
 class HostStateStatus(StatusModel):
     phase: Phase = Phase.PENDING
+    source: Source | Literal[""] = Field(
+        default="",
+        description="What this HostState follows, of the same name: Host (a machine "
+        "hoststate drives), BareMetalHost (one baremetal-operator drives; hoststate only "
+        "reports) or Node (a Node with neither: its updates only).",
+    )
     mode: Mode | Literal[""] = Field(
         default="",
         description="Who keeps the host's book: Bootstrap (state-controller bootstrap, "

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX, REASON_MAX
-from ..api.hoststate import ConditionType, Phase
+from ..api.hoststate import ConditionType, Phase, Source
 from ..api.servicing import ServiceStep
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
@@ -231,6 +231,16 @@ def _update_progress(update: UpdateCursor) -> dict[str, Any]:
     return out
 
 
+def source(book: Book) -> Source:
+    """What the book follows: a lone Node, an observed BareMetalHost (whose facts only an
+    observed book holds) or a driven Host."""
+    if book.node_only:
+        return Source.NODE
+    if book.facts.bare_metal_host is not None:
+        return Source.BARE_METAL_HOST
+    return Source.HOST
+
+
 def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur = book.cursor
     generation = book.facts.observed_generation
@@ -247,6 +257,7 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         conds.append(cond)
     out: dict[str, Any] = {
         "phase": phase(book).value,
+        "source": source(book).value,
         "mode": book.facts.mode,
         "provisioning": {
             "state": cur.state.value,

@@ -14,9 +14,10 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "what",
         choices=list(GENERATED),
-        help="crds: api/v1alpha1/; reference: docs/reference/api.md (every field and printer "
-        "column of the CRDs); prometheusrule: manifests/base/prometheusrule.yaml from "
-        "manifests/prometheus/hoststate.rules.yaml; dashboards: dashboards/*.json; "
+        help="crds: api/v1alpha1/ and charts/hoststate/crds/; reference: docs/reference/api.md "
+        "(every field and printer column of the CRDs); prometheusrule: "
+        "manifests/base/prometheusrule.yaml from manifests/prometheus/hoststate.rules.yaml; "
+        "dashboards: dashboards/*.json; "
         "metrics: docs/metrics.md; all: every one",
     )
     p.add_argument(
@@ -31,7 +32,8 @@ def main(args: argparse.Namespace) -> int:
     root = Path(args.root)
     written: list[Path] = []
     if args.what in ("all", "crds"):
-        written += crds.write(root / "api")
+        written += crds.write(root / crds.API_DIR)
+        written += crds.write_chart(root)
     if args.what in ("all", "reference"):
         from ..api import reference
 

@@ -18,7 +18,7 @@ HELP = "list hosts, hoststates or nodepools as kubectl get does"
 def add(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "kind",
-        choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst", "nodepools", "np"],
+        choices=["hoststates", "hoststate", "hs", "hosts", "host", "hst", "nodepools", "hsnp"],
     )
     p.add_argument("name", nargs="?", help="only this object")
     where = p.add_mutually_exclusive_group(required=True)
@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.kind in ("hosts", "host", "hst"):
         resource, columns = HOSTS, HOST_COLUMNS
-    elif args.kind in ("nodepools", "np"):
+    elif args.kind in ("nodepools", "hsnp"):
         resource, columns = NODEPOOLS, NODEPOOL_COLUMNS
     else:
         resource, columns = HOSTSTATES, HOSTSTATE_COLUMNS

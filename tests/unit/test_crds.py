@@ -207,6 +207,9 @@ def test_printer_columns_and_short_names() -> None:
     hosts = generated["hoststate.io_hosts.yaml"]["spec"]
     assert hoststates["names"]["shortNames"] == ["hs"]
     assert hosts["names"]["shortNames"] == ["hst"]
+    # HyperShift's NodePool has np and nps (hypershift.openshift.io): hoststate's has neither
+    nodepools = generated["hoststate.io_nodepools.yaml"]["spec"]
+    assert nodepools["names"]["shortNames"] == ["hsnp"]
     names = [c["name"] for c in hoststates["versions"][0]["additionalPrinterColumns"]]
     assert names == [c.name for c in HOSTSTATE_COLUMNS]
     assert {"Host", "Node", "Phase", "State", "Stuck", "In-State", "Age"} <= set(names)

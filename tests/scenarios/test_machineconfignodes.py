@@ -7,9 +7,13 @@ openshift/machine-config-operator 1c5e40f25), played by testbed/mco.py."""
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from typing import Any
 
+import pytest
+
+from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTSTATES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
@@ -176,3 +180,47 @@ def test_annotations_and_machineconfignode_that_disagree_are_told(
         mco.step("updated")
         wait_for(lambda: agree().get("status") == "True", what="SourcesAgree True")
         assert running.sample("hoststate_node_sources_disagree", labels) == 0
+
+
+def test_a_missing_namespace_for_lone_nodes_is_told_in_one_line_once(
+    cluster: Any, run_controller: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The HostStates of Nodes that run on no Host go to --node-state-namespace; when it
+    does not exist, the API server refuses every create. That is said once, in one line
+    naming the namespace, the command that creates it and the flag — not as a traceback
+    at every reconcile of every Node."""
+    if isinstance(cluster, EmbeddedCluster):
+        pytest.skip("the embedded cluster has no namespaces to be missing")
+    caplog.set_level(logging.INFO)
+    config = ControllerConfig(
+        workers=2,
+        backoff=FAST_BACKOFF,
+        observe_machineconfignodes=True,
+        node_state_namespace="hoststate-absent",
+    )
+    names = ("lone-0", "lone-1", "lone-2")
+    with run_controller(cluster, config=config) as running:
+
+        def refused() -> float:
+            labels = {"controller": "node", "result": "requeue_after"}
+            return float(running.sample("controller_runtime_reconcile_total", labels))
+
+        mcos = []
+        for name in names:
+            SimulatedNode(cluster, name, labels=WORKER).register()
+            mcos.append(PlayedMCO(cluster, name, "worker", OLD))
+        wait_for(lambda: refused() >= len(names), what="each lone Node's HostState refused")
+        for mco in mcos:  # every Node changes: each is reconciled, and refused, again
+            mco.target(NEW)
+            mco.step("needs update")
+        wait_for(lambda: refused() >= 2 * len(names), what="refused again")
+        errors = running.sample("controller_runtime_reconcile_errors_total", {"controller": "node"})
+    told = [r for r in caplog.records if "hoststate-absent" in r.getMessage()]
+    assert [r.getMessage() for r in told] == [
+        "the namespace hoststate-absent for the HostStates of Nodes that run on no Host does "
+        "not exist: create it (kubectl create namespace hoststate-absent) or set "
+        "--node-state-namespace to one that does; those Nodes are not reported until then "
+        "(tried again every 30 s)"
+    ]
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
+    assert errors == 0

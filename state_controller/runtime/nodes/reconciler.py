@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 NODE_LABEL = "hoststate.io/node"
 LINK_REFUSED = "NodeLinkRefused"  # Event: a bare hoststate.io/host name links nothing
 LINK_DOUBTED = "NodeLinkDoubted"  # Event: a relabelled Node is not remediated on its word
+NAMESPACE_RETRY = 30.0  # seconds: a missing node_state_namespace is looked for again
 
 
 class NodeFollower:
@@ -99,6 +100,7 @@ class NodeReconciler:
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
         self._collisions: set[str] = set()
+        self._namespace_missing = False  # told that node_state_namespace does not exist
 
     def key(self, name: str) -> str:
         """The node-only HostState's key: the controller's namespace, the Node's name."""
@@ -124,9 +126,33 @@ class NodeReconciler:
         book, delivery = self._open(key, name, now)
         self.follower.follow(book, node, now)
         self.writer.notice_stuck(book, delivery, now)
-        state = self.writer.write_hoststate(key, book, delivery, now, lambda: _body(key, node))
+        creating = self.hoststates.get(key) is None
+        try:
+            state = self.writer.write_hoststate(key, book, delivery, now, lambda: _body(key, node))
+        except NotFound:
+            if not creating:
+                raise
+            self._tell_namespace_missing()  # a create is refused so only for its namespace
+            return ReconcileResult(requeue_after=NAMESPACE_RETRY)
+        self._namespace_missing = False
         self.writer.report(state, book, delivery)
         return ReconcileResult(wake_after=self.writer.wake_after(book, now))
+
+    def _tell_namespace_missing(self) -> None:
+        """One line, once (again only after a HostState could be written there since),
+        saying what to do: not a traceback at every reconcile of every lone Node."""
+        if self._namespace_missing:
+            return
+        self._namespace_missing = True
+        namespace = self.config.node_state_namespace
+        log.error(
+            "the namespace %s for the HostStates of Nodes that run on no Host does not exist: "
+            "create it (kubectl create namespace %s) or set --node-state-namespace to one that "
+            "does; those Nodes are not reported until then (tried again every %.0f s)",
+            namespace,
+            namespace,
+            NAMESPACE_RETRY,
+        )
 
     def _open(self, key: str, name: str, now: float) -> tuple[Book, Delivery]:
         book, delivery = self.books.get(key), self.deliveries.get(key)

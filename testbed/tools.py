@@ -35,6 +35,18 @@ def olm_validator() -> Path:
     return _cached("olm/build.sh", timeout=1800)
 
 
+def clusterctl() -> Path:
+    """clusterctl (sigs.k8s.io/cluster-api/cmd/clusterctl, pinned in tools/clusterctl/go.mod);
+    run it with ``CLUSTERCTL_DISABLE_VERSIONCHECK=true``, or it asks GitHub for a release."""
+    return _cached("clusterctl/build.sh", timeout=2400)
+
+
+def cluster_api_crds() -> Path:
+    """The directory of Cluster API's Cluster CRD (``cluster.x-k8s.io_clusters.yaml``) at
+    the version clusterctl is built from: clusterctl refuses a cluster without it."""
+    return _cached("clusterctl/crds.sh", timeout=600)
+
+
 def prometheus_operator_crds() -> Path:
     """The directory of prometheus-operator's own CRDs (with their schema):
     ``monitoring.coreos.com_servicemonitors.yaml`` and ``..._prometheusrules.yaml``."""

@@ -1,0 +1,239 @@
+"""What ``clusterctl move`` carries of hoststate's objects, between two real kube-apiservers.
+
+clusterctl is Cluster API's own (sigs.k8s.io/cluster-api v1.14.2, built from its Go module
+by tools/clusterctl/build.sh), run as a user runs it: ``clusterctl move --kubeconfig SOURCE
+--to-kubeconfig TARGET --namespace metal``. Both clusters have Cluster API's Cluster CRD
+(without it clusterctl refuses either: cmd/clusterctl/client/cluster/inventory.go,
+CheckCAPIContract) and hoststate's CRDs as the generator writes them; no Cluster, no
+provider, no controller runs: what moves is what clusterctl's object graph selects
+(cmd/clusterctl/client/cluster/objectgraph.go) and nothing else.
+
+- It reads only the CRDs labelled ``clusterctl.cluster.x-k8s.io`` (getCRDList): Hosts and
+  HostStates, not NodePools nor the HostStateController.
+- A Host the user labelled ``clusterctl.cluster.x-k8s.io/move-hierarchy`` moves with the
+  HostState it owns (the owner reference rebuilt onto the new Host's uid) and the BMC
+  Secret labelled ``clusterctl.cluster.x-k8s.io/move``; metadata (paused, the status
+  annotation) comes along, and the source copies go.
+- No hoststate kind is moved by force: a Host without the label stays with its HostState,
+  and a node-only HostState (owned by its Node, which no move takes) stays.
+- What arrives has no status: clusterctl creates each object, and the API server drops a
+  created custom resource's status where the status subresource is on (HostState's
+  history with it). The Host's ``hoststate.io/status`` annotation is what survives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from state_controller.api import annotations as ann
+from state_controller.api import crds
+from testbed.control_plane import ControlPlane
+from testbed.kube import k8s_bin_dir
+from testbed.tools import cluster_api_crds, clusterctl
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = "metal"
+HOSTSTATE_CRDS = ("hosts", "hoststates", "nodepools", "hoststatecontrollers")
+AT = "2026-11-28T10:00:00.000Z"
+
+
+def kubectl(plane: ControlPlane, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        plane.kubectl_argv(*args), input=stdin, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, f"kubectl {' '.join(args)}:\n{done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def apply(plane: ControlPlane, *objects: dict[str, Any]) -> None:
+    kubectl(plane, "apply", "--server-side", "-f", "-", stdin=yaml.safe_dump_all(objects))
+
+
+def get(plane: ControlPlane, kind: str, name: str, namespace: str = NS) -> dict[str, Any] | None:
+    scope = ("-n", namespace) if namespace else ()
+    out = kubectl(plane, "get", kind, name, *scope, "--ignore-not-found", "-o", "json")
+    return json.loads(out) if out.strip() else None
+
+
+def write_status(plane: ControlPlane, kind: str, name: str, status: dict[str, Any]) -> None:
+    scope = ("-n", NS) if kind != "nodepools.hoststate.io" else ()
+    kubectl(plane, "patch", kind, name, *scope, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def planes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlPlane, ...]]:
+    """Two kube-apiservers, each with Cluster API's Cluster CRD and hoststate's CRDs."""
+    with (
+        ControlPlane(k8s_bin_dir(), tmp_path_factory.mktemp("source"), controller_manager=False)
+        as source,
+        ControlPlane(k8s_bin_dir(), tmp_path_factory.mktemp("target"), controller_manager=False)
+        as target,
+    ):  # fmt: skip
+        for plane in (source, target):
+            kubectl(plane, "apply", "--server-side", "-f", str(cluster_api_crds()))
+            kubectl(plane, "apply", "--server-side", "-f", str(ROOT / "api" / "v1alpha1"))
+            plane.wait_established(
+                "clusters.cluster.x-k8s.io", *(f"{c}.hoststate.io" for c in HOSTSTATE_CRDS)
+            )
+        yield source, target
+
+
+def host(name: str, labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "hoststate.io/v1alpha1",
+        "kind": "Host",
+        "metadata": {"name": name, "namespace": NS, "labels": labels,
+                     "annotations": annotations},
+        "spec": {
+            "bmc": {"address": "redfish://10.1.0.11/redfish/v1/Systems/1",
+                    "credentialsName": f"{name}-bmc"},
+            "bootMACAddress": "52:54:00:10:00:01",
+            "online": True,
+        },
+    }  # fmt: skip
+
+
+def hoststate(name: str, owner: dict[str, Any], spec: dict[str, str]) -> dict[str, Any]:
+    """A HostState as the controller creates it (runtime/writing/book_writer.py)."""
+    return {
+        "apiVersion": "hoststate.io/v1alpha1",
+        "kind": "HostState",
+        "metadata": {"name": name, "namespace": NS,
+                     "ownerReferences": [{**owner, "blockOwnerDeletion": False}]},
+        "spec": spec,
+    }  # fmt: skip
+
+
+HISTORY = {
+    "phase": "Provisioned",
+    "source": "Host",
+    "history": [
+        {"seq": 1, "chapter": "registration", "from": "", "to": "registering", "at": AT},
+        {"seq": 2, "chapter": "provisioning", "from": "available", "to": "provisioned",
+         "at": AT, "reason": "Provisioned"},
+    ],
+    "lastSeq": 2,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The source as a user leaves it before a move (one Host paused, labelled to move,
+    its status kept in the annotation; one Host not labelled; a node-only HostState; a
+    NodePool), then ``clusterctl move``; its output."""
+    source, target = planes
+    kubectl(source, "create", "namespace", NS)
+    saved = json.dumps({"provisioning": {"state": "provisioned"}})
+    apply(
+        source,
+        host("rack1-node-01", {crds.CLUSTERCTL_MOVE_HIERARCHY: ""},
+             {ann.PAUSED: "", ann.STATUS: saved}),
+        host("rack1-node-02", {}, {}),
+        *(
+            {"apiVersion": "v1", "kind": "Secret",
+             "metadata": {"name": f"rack1-node-0{i}-bmc", "namespace": NS,
+                          "labels": {ann.BMC_CREDENTIALS: "true", **labels}},
+             "stringData": {"username": "admin", "password": "change-me"}}
+            for i, labels in ((1, {crds.CLUSTERCTL_MOVE: ""}), (2, {}))
+        ),
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-9"}},
+        {"apiVersion": "hoststate.io/v1alpha1", "kind": "NodePool",
+         "metadata": {"name": "worker"}, "spec": {"label": "node-role.kubernetes.io/*"}},
+    )  # fmt: skip
+    for name in ("rack1-node-01", "rack1-node-02"):
+        uid = get(source, "hosts.hoststate.io", name)["metadata"]["uid"]  # type: ignore[index]
+        owner = {"apiVersion": "hoststate.io/v1alpha1", "kind": "Host", "name": name,
+                 "uid": uid, "controller": True}  # fmt: skip
+        apply(source, hoststate(name, owner, {"host": name, "node": ""}))
+        write_status(source, "hoststates.hoststate.io", name, HISTORY)
+    node_uid = get(source, "nodes", "worker-9", "")["metadata"]["uid"]  # type: ignore[index]
+    node = {"apiVersion": "v1", "kind": "Node", "name": "worker-9", "uid": node_uid}
+    apply(source, hoststate("worker-9", node, {"host": "", "node": "worker-9"}))
+    write_status(source, "nodepools.hoststate.io", "worker", {"machineCount": 1})
+
+    home = tmp_path_factory.mktemp("clusterctl-home")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "CLUSTERCTL_DISABLE_VERSIONCHECK": "true",
+    }
+    argv = [str(clusterctl()), "move", "--kubeconfig", str(source.kubeconfig),
+            "--to-kubeconfig", str(target.kubeconfig), "--namespace", NS, "-v", "3"]  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"clusterctl move:\n{done.stdout}{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def test_clusterctl_reads_the_hosts_and_hoststates_crds_only(
+    planes: tuple[ControlPlane, ...],
+) -> None:
+    """The CRDs as clusterctl lists them (a label selector on clusterctl.cluster.x-k8s.io)."""
+    source, _ = planes
+    listed = kubectl(source, "get", "crd", "-l", crds.CLUSTERCTL, "-o", "name").split()
+    assert sorted(listed) == [
+        "customresourcedefinition.apiextensions.k8s.io/hosts.hoststate.io",
+        "customresourcedefinition.apiextensions.k8s.io/hoststates.hoststate.io",
+    ]
+
+
+def test_a_labelled_host_moves_with_its_hoststate_and_secret(
+    planes: tuple[ControlPlane, ...], moved: str
+) -> None:
+    source, target = planes
+    new_host = get(target, "hosts.hoststate.io", "rack1-node-01")
+    assert new_host is not None, f"the Host did not move:\n{moved}"
+    meta = new_host["metadata"]
+    assert ann.PAUSED in meta["annotations"]
+    assert json.loads(meta["annotations"][ann.STATUS]) == {"provisioning": {"state": "provisioned"}}
+    assert new_host["spec"]["bmc"]["credentialsName"] == "rack1-node-01-bmc"
+    state = get(target, "hoststates.hoststate.io", "rack1-node-01")
+    assert state is not None, f"the HostState did not move with its Host:\n{moved}"
+    (owner,) = state["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("Host", "rack1-node-01", meta["uid"])
+    assert (state["spec"]["host"], state["spec"]["node"]) == ("rack1-node-01", "")
+    secret = get(target, "secrets", "rack1-node-01-bmc")
+    assert secret is not None and secret["metadata"]["labels"][ann.BMC_CREDENTIALS] == "true"
+    for kind, name in (("hosts.hoststate.io", "rack1-node-01"),
+                       ("hoststates.hoststate.io", "rack1-node-01"),
+                       ("secrets", "rack1-node-01-bmc")):  # fmt: skip
+        assert get(source, kind, name) is None, f"{kind} {name} left in the source"
+
+
+def test_what_arrives_has_no_status(planes: tuple[ControlPlane, ...], moved: str) -> None:
+    """The API server drops a created object's status: HostState's history stays behind,
+    and only the Host's status annotation carries what the controller restores from."""
+    _, target = planes
+    state = get(target, "hoststates.hoststate.io", "rack1-node-01")
+    new_host = get(target, "hosts.hoststate.io", "rack1-node-01")
+    assert state is not None and new_host is not None, moved
+    assert not state.get("status", {}).get("history")
+    assert not new_host.get("status")
+
+
+def test_nothing_else_moves(planes: tuple[ControlPlane, ...], moved: str) -> None:
+    source, target = planes
+    staying = (
+        ("hosts.hoststate.io", "rack1-node-02", NS),
+        ("hoststates.hoststate.io", "rack1-node-02", NS),
+        ("secrets", "rack1-node-02-bmc", NS),
+        ("hoststates.hoststate.io", "worker-9", NS),  # node-only: its Node never moves
+        ("nodepools.hoststate.io", "worker", ""),
+    )
+    for kind, name, namespace in staying:
+        assert get(target, kind, name, namespace) is None, f"{kind} {name} moved:\n{moved}"
+        kept = get(source, kind, name, namespace)
+        assert kept is not None, f"{kind} {name} gone from the source"
+    history = get(source, "hoststates.hoststate.io", "rack1-node-02")["status"]["history"]  # type: ignore[index]
+    assert [h["seq"] for h in history] == [1, 2]

@@ -43,7 +43,7 @@ from .servicing import (
 )
 
 MAC_PATTERN = r"^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$"
-IMAGE_URL_PATTERN = r"^(https?|file)://\S+$"
+IMAGE_URL_PATTERN = r"^(https?|file|oci)://\S+$"
 
 SECRET_NAME_FIX = (
     "name a Secret in the Host's namespace with keys username and password "
@@ -51,7 +51,9 @@ SECRET_NAME_FIX = (
 )
 ARCHITECTURE_FIX = "write the CPU architecture as the kernel names it, e.g. x86_64 or aarch64"
 MAC_FIX = "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56"
-IMAGE_URL_FIX = "use an http://, https:// or file:// URL"
+IMAGE_URL_FIX = (
+    "use an http://, https:// or file:// URL, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)"
+)
 
 # Hex digits a checksum of each type has; "auto" lets the backend tell them apart.
 CHECKSUM_HEX_DIGITS: dict[str, tuple[int, ...]] = {
@@ -67,6 +69,20 @@ CHECKSUM_FIX = (
     "checksum file"
 )
 CHECKSUM_MESSAGE = f"spec.image.checksum: {CHECKSUM_FIX}"
+CHECKSUM_REQUIRED = (
+    "spec.image.checksum: give the image's checksum or the URL of a checksum file; only a "
+    "live-iso (spec.image.diskFormat) or an oci:// image may go without one"
+)
+LIVE_ISO = "live-iso"
+OCI_SCHEME = "oci://"
+
+
+def needs_checksum(url: str, disk_format: str | None) -> bool:
+    """Whether an image must say its checksum: as baremetal-operator v0.13.2's
+    ``Image.GetChecksum`` (apis/metal3.io/v1alpha1/baremetalhost_types.go), every image
+    but a live ISO (booted, not written) and an OCI artifact (its registry's digests
+    vouch for it)."""
+    return disk_format != LIVE_ISO and not url.startswith(OCI_SCHEME)
 
 
 def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
@@ -84,17 +100,28 @@ def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> s
 HEX_PATTERN = r"^[0-9a-fA-F]+$"
 
 
-def _checksum_rule() -> dict[str, JsonValue]:
-    """The CEL twin of :func:`checksum_fits`, on the image object because it reads two
-    fields; ``fieldPath`` makes the API server name ``spec.image.checksum``."""
+def _checksum_rules() -> list[JsonValue]:
+    """The CEL twins of :func:`checksum_fits` and :func:`needs_checksum`, on the image
+    object because they read several fields; ``fieldPath`` makes the API server name
+    ``spec.image.checksum``."""
     digits = ", ".join(f"'{kind}': {list(n)}" for kind, n in CHECKSUM_HEX_DIGITS.items())
     kind = "has(self.checksumType) ? self.checksumType : 'auto'"
-    return {
-        "rule": f"self.checksum.matches(r'{CHECKSUM_URL_PATTERN}') || "
-        f"(self.checksum.matches(r'{HEX_PATTERN}') && size(self.checksum) in {{{digits}}}[{kind}])",
-        "message": CHECKSUM_MESSAGE,
-        "fieldPath": ".checksum",
-    }
+    given = "has(self.checksum) && self.checksum != ''"
+    return [
+        {
+            "rule": f"!({given}) || self.checksum.matches(r'{CHECKSUM_URL_PATTERN}') || "
+            f"(self.checksum.matches(r'{HEX_PATTERN}') && "
+            f"size(self.checksum) in {{{digits}}}[{kind}])",
+            "message": CHECKSUM_MESSAGE,
+            "fieldPath": ".checksum",
+        },
+        {
+            "rule": f"({given}) || (has(self.diskFormat) && self.diskFormat == '{LIVE_ISO}') "
+            f"|| self.url.startsWith('{OCI_SCHEME}')",
+            "message": CHECKSUM_REQUIRED,
+            "fieldPath": ".checksum",
+        },
+    ]
 
 
 def checksum_fits(checksum: str, checksum_type: str) -> bool:
@@ -134,42 +161,54 @@ class BMCDetails(SpecModel):
 
 
 class Image(SpecModel):
-    """The image to provision.
+    """The image to provision: written to disk, or (``diskFormat: live-iso``) booted.
 
     ``checksum`` must be able to be a checksum of ``checksumType`` (or be the URL
     of a checksum file): a value that cannot match would only fail, late, on the
-    machine. The CRD checks it with the same rule and message.
+    machine. It may be left out for a live ISO and an ``oci://`` image, as in
+    baremetal-operator. The CRD checks both with the same rules and messages.
     """
 
     # merged with SpecModel's configuration
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [_checksum_rule()]})
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": _checksum_rules()})
 
     url: Annotated[
         str,
-        Field(max_length=4096, description="Where to fetch the image."),
+        Field(
+            max_length=4096,
+            description="Where to fetch the image: http(s)://, file:// (on the Ironic "
+            "conductor), or oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST (an OCI "
+            "artifact; Ironic 33.0 or newer).",
+        ),
         Matches(IMAGE_URL_PATTERN, f"spec.image.url: {IMAGE_URL_FIX}"),
     ]
     checksum_type: Literal["md5", "sha256", "sha512", "auto"] = Field(
         default="auto",
         description="The algorithm of checksum; auto: whichever its length says.",
     )
+    disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
     checksum: Annotated[
         str,
         Field(
-            min_length=1,
             max_length=4096,
+            validate_default=True,  # its absence is checked too
             description="The image checksum in hex (md5: 32 hex digits, sha256: 64, "
-            "sha512: 128), or the http(s) URL of a checksum file.",
+            "sha512: 128), or the http(s) URL of a checksum file. Required but for a "
+            "live-iso and an oci:// image.",
         ),
-    ]
-    disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
+    ] = ""
 
     @field_validator("checksum")
     @classmethod
     def _checksum_fits_its_type(cls, value: str, info: ValidationInfo) -> str:
+        """After ``url``, ``checksumType`` and ``diskFormat`` (declared before it): an
+        error here is ``spec.image.checksum``'s, as the CRD's ``fieldPath`` says."""
         kind = info.data.get("checksum_type")
-        if kind is not None and not checksum_fits(value, kind):  # else its own error says why
-            raise ValueError(CHECKSUM_MESSAGE)
+        url = info.data.get("url")
+        if not value and url is not None and needs_checksum(url, info.data.get("disk_format")):
+            raise ValueError(CHECKSUM_REQUIRED)
+        if value and kind is not None and not checksum_fits(value, kind):
+            raise ValueError(CHECKSUM_MESSAGE)  # (no kind: its own error says why)
         return value
 
 

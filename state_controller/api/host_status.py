@@ -83,7 +83,7 @@ class ProvisionedImage(StatusModel):
     """
 
     url: Annotated[str, Field(max_length=4096)]
-    checksum: Annotated[str, Field(max_length=4096)]
+    checksum: Annotated[str, Field(max_length=4096)] = ""  # none for a live ISO, an OCI image
     checksum_type: Literal["md5", "sha256", "sha512", "auto"] | None = None
     disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
 

@@ -6,6 +6,11 @@ later. A metal3 BareMetalHost document is taken as the Host it stands for
 (:mod:`..api.baremetalhost`), unless it sets a field a Host cannot carry. Every
 document is checked before anything is stored: a mistake is one line
 naming the document, the object and the field, and nothing is half applied.
+
+What is taken but leaves the user something to do is a note (:attr:`HostsFile.notes`,
+printed on stderr): a document of another kind, skipped (baremetal-operator's own
+examples mix in a Machine); a field no BareMetalHost has, dropped as the API server
+drops it; and the Secrets of :mod:`.secret_notes`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from ..api import baremetalhost as bmh
 from ..api.objects import Obj
 from ..cluster.interface import HOSTS, SECRETS, Cluster, Invalid, NotFound, Resource
 from ..cluster.schema import validators
+from . import secret_notes
 
 DEFAULT_NAMESPACE = "default"
 BMC_LABEL = {ann.BMC_CREDENTIALS: "true"}
@@ -40,9 +46,14 @@ class HostsFile:
     path: Path
     hosts: tuple[Obj, ...]
     secrets: tuple[Obj, ...]
+    notes: tuple[str, ...] = ()  # taken, but with something left to do: one line each
 
 
-def read_hosts_file(path: str | Path) -> HostsFile:
+def read_hosts_file(path: str | Path, *, secrets_in_cluster: bool = False) -> HostsFile:
+    """The file's Hosts and Secrets, checked. ``secrets_in_cluster``: a Secret a Host
+    names may be in the cluster already (``convert``), so one the file lacks is a note
+    with the label to give it; else (``bootstrap``, whose store holds only the file) a
+    missing BMC Secret is refused."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -54,6 +65,8 @@ def read_hosts_file(path: str | Path) -> HostsFile:
         raise HostsFileError(f"--hosts {path}: not YAML: {_where(err)}") from None
     hosts: list[Obj] = []
     secrets: list[Obj] = []
+    notes: list[str] = []
+    copies: secret_notes.Copies = {}
     seen: set[tuple[str, str, str]] = set()
     check = validators()[HOSTS]
     for number, obj in enumerate(_items(documents, path), start=1):
@@ -63,13 +76,19 @@ def read_hosts_file(path: str | Path) -> HostsFile:
             raise HostsFileError(f"{where}: expected a Host or a Secret, found {found}")
         kind = obj.get("kind")
         meta = obj.get("metadata")
+        if kind not in TAKEN:
+            notes.append(_skipped(where, obj))
+            continue
         if not isinstance(meta, dict) or not meta.get("name"):
             raise HostsFileError(f"{where}: metadata.name is missing; name the {kind or 'object'}")
         meta.setdefault("namespace", DEFAULT_NAMESPACE)
         what = f"{kind} {meta['namespace']}/{meta['name']}"
         if kind == bmh.KIND:
-            obj, kind = _host_of(obj, f"{where}: {what}"), "Host"
+            obj, kind = _host_of(obj, f"{where}: {what}", notes), "Host"
         if kind == "Host":
+            spec = obj.get("spec")
+            if isinstance(spec, dict):
+                secret_notes.in_own_namespace(spec, meta["namespace"], what, copies)
             if obj.get("apiVersion") != API_VERSION:
                 raise HostsFileError(
                     f"{where}: {what}: apiVersion is {obj.get('apiVersion')!r}; use {API_VERSION}"
@@ -80,23 +99,37 @@ def read_hosts_file(path: str | Path) -> HostsFile:
                 raise HostsFileError(f"{where}: {err}") from None
             obj.pop("status", None)  # a status is the controller's to write
             hosts.append(obj)
-        elif kind == "Secret":
-            secrets.append(_with_data(obj, f"{where}: {what}"))
         else:
-            raise HostsFileError(
-                f"{where}: kind {kind!r} is not kept by bootstrap; the file holds Hosts "
-                f"({API_VERSION}) or metal3 BareMetalHosts ({bmh.API_VERSION}), and their "
-                "Secrets (v1)"
-            )
+            secrets.append(_with_data(obj, f"{where}: {what}"))
         identity = (str(kind), meta["namespace"], meta["name"])
         if identity in seen:
             raise HostsFileError(f"{where}: {what} appears twice; keep one")
         seen.add(identity)
     if not hosts:
         raise HostsFileError(f"--hosts {path}: no Host in the file; nothing to bootstrap")
-    _check_credentials(path, hosts, secrets)
+    if not secrets_in_cluster:
+        _check_credentials(path, hosts, secrets)
     _label_by_use(hosts, secrets)
-    return HostsFile(path, tuple(hosts), tuple(secrets))
+    present = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in secrets}
+    notes += secret_notes.copy_notes(copies)
+    notes += secret_notes.missing(hosts, present | {(ns, n) for _, n, ns in copies})
+    notes += secret_notes.empty_credentials(secrets)
+    return HostsFile(path, tuple(hosts), tuple(secrets), tuple(notes))
+
+
+TAKEN = ("Host", bmh.KIND, "Secret")
+
+
+def _skipped(where: str, obj: Obj) -> str:
+    """The note for a document of a kind the file does not keep."""
+    found = obj.get("metadata")
+    meta: dict[str, object] = found if isinstance(found, dict) else {}
+    name = "/".join(str(meta[k]) for k in ("namespace", "name") if meta.get(k))
+    what = " ".join(str(p) for p in (obj.get("kind") or "a document with no kind", name) if p)
+    return (
+        f"{where}: {what} skipped: the file keeps Hosts ({API_VERSION}), metal3 "
+        f"BareMetalHosts ({bmh.API_VERSION}) and their Secrets (v1); apply it on its own"
+    )
 
 
 def _label_by_use(hosts: list[Obj], secrets: list[Obj]) -> None:
@@ -123,20 +156,26 @@ def _label_by_use(hosts: list[Obj], secrets: list[Obj]) -> None:
         meta["labels"] = {**(labels if isinstance(labels, dict) else {}), **wanted}
 
 
-def _host_of(bare_metal_host: Obj, where: str) -> Obj:
+def _host_of(bare_metal_host: Obj, where: str, notes: list[str]) -> Obj:
     """The Host a BareMetalHost document stands for; every field it cannot carry is
-    named in one line (nothing of it is taken then)."""
+    named in one line, with what to do (nothing of it is taken then). A field no
+    BareMetalHost has is dropped, with a note."""
     if bare_metal_host.get("apiVersion") != bmh.API_VERSION:
         found = bare_metal_host.get("apiVersion")
         raise HostsFileError(f"{where}: apiVersion is {found!r}; use {bmh.API_VERSION}")
-    dropped = bmh.not_carried(bare_metal_host)
+    dropped = bmh.not_carried(bare_metal_host, with_raid=True)
     if dropped:
-        fields = ", ".join(f"spec.{f}" for f in dropped)
-        raise HostsFileError(
-            f"{where}: {fields} cannot be carried into a Host; remove "
-            f"{'it' if len(dropped) == 1 else 'them'} to take this BareMetalHost"
+        fixes = "; ".join(
+            f"spec.{f} cannot be carried into a Host: {bmh.refusal(f)}" for f in dropped
         )
-    spec, problem = bmh.host_spec(bare_metal_host)
+        raise HostsFileError(f"{where}: {fixes}")
+    unknown = bmh.unknown_fields(bare_metal_host)
+    if unknown:
+        notes.append(
+            f"{where}: {', '.join(unknown)} dropped: no field of baremetal-operator "
+            f"{bmh.BMO_VERSION}'s BareMetalHost (its API server drops it too)"
+        )
+    spec, problem = bmh.host_spec(bare_metal_host, with_raid=True)
     if spec is None:
         raise HostsFileError(f"{where}: {problem}")
     meta = bare_metal_host["metadata"]

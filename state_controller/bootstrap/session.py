@@ -95,6 +95,8 @@ def _bootstrap(opts: BootstrapOptions, state_dir: StateDir) -> int:
             "in a new directory"
         )
     hosts_file = read_hosts_file(opts.hosts) if opts.hosts else None
+    for note in hosts_file.notes if hosts_file is not None else ():
+        print(note, file=sys.stderr, flush=True)
     if hosts_file is None and not state_dir.exists:
         raise BootstrapRefused(
             f"--state-dir {state_dir.path} holds no bootstrap yet; pass --hosts FILE to begin"

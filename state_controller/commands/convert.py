@@ -1,4 +1,8 @@
-"""``state-controller convert``: BareMetalHost YAML (with its Secrets) as Hosts."""
+"""``state-controller convert``: BareMetalHost YAML (with its Secrets) as Hosts.
+
+The Hosts and Secrets go to stdout, ready for ``kubectl apply``; what is left to do
+(documents skipped, Secrets to copy, label or fill in) goes to stderr, one line each.
+"""
 
 from __future__ import annotations
 
@@ -24,10 +28,12 @@ def main(args: argparse.Namespace) -> int:
     from ..bootstrap.hostsfile import HostsFileError, read_hosts_file
 
     try:
-        read = read_hosts_file(args.hosts)
+        read = read_hosts_file(args.hosts, secrets_in_cluster=True)
     except HostsFileError as err:
         print(err, file=sys.stderr)
         return 2
+    for note in read.notes:
+        print(note, file=sys.stderr)
     documents = [*read.hosts, *read.secrets]
     hosts, secrets = len(read.hosts), len(read.secrets)
     print(

@@ -70,7 +70,6 @@ def test_a_hosts_file_reads_like_kubectl_apply_input(tmp_path: Path) -> None:
     ("docs", "says"),
     [
         ((HOST, SECRET, "key: [unclosed"), "not YAML"),
-        ((HOST, SECRET, CONFIGMAP), "kind 'ConfigMap'"),
         ((HOST.replace("name: master-0,", ""), SECRET), "document 1: metadata.name is missing"),
         ((HOST.replace("hoststate.io/", "metal3.io/"), SECRET), "use hoststate.io/v1alpha1"),
         ((HOST.replace("online: true", "online: maybe"), SECRET), "spec.online"),
@@ -87,6 +86,14 @@ def test_a_mistake_in_the_hosts_file_is_one_line_naming_the_document(
     message = str(error.value)
     assert says in message and "\n" not in message, message
     assert message.startswith(f"--hosts {tmp_path / 'hosts.yaml'}")
+
+
+def test_a_document_of_another_kind_is_skipped_with_a_note(tmp_path: Path) -> None:
+    read = read_hosts_file(hosts_file(tmp_path, HOST, CONFIGMAP, SECRET))
+    assert len(read.hosts) == len(read.secrets) == 1
+    (note,) = read.notes
+    assert note.startswith(f"--hosts {tmp_path / 'hosts.yaml'}: document 2: ConfigMap ")
+    assert "skipped: the file keeps Hosts" in note and "\n" not in note
 
 
 def test_a_yaml_mistake_is_located_without_quoting_the_line(tmp_path: Path) -> None:

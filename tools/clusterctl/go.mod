@@ -1,6 +1,8 @@
 // Pinned build of clusterctl (sigs.k8s.io/cluster-api/cmd/clusterctl) for hoststate's
 // test of what `clusterctl move` carries. Built by ./build.sh. Dependency versions are
-// Cluster API's own. To bump: set sigs.k8s.io/cluster-api below, then run
+// Cluster API's own. To bump: set sigs.k8s.io/cluster-api and sigs.k8s.io/cluster-api/api
+// below to one version (the first requires the second at v0.0.0, replaced by a folder
+// of its own repository, which a dependency cannot be), then run
 // `GOTOOLCHAIN=local go mod tidy` here.
 module hoststate.local/tools/clusterctl
 

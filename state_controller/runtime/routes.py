@@ -19,7 +19,6 @@ from collections.abc import Callable
 from ..api.objects import Obj
 from ..cluster.interface import split_key
 from ..sharding.leases import DRAIN_LABEL
-from ..updates.signals import pool_of
 from .config import ControllerConfig
 from .hosts.data import secrets_read
 from .hosts.remediator import Remediator
@@ -118,8 +117,7 @@ class EventRoutes:
         for key in keys:
             self.add(self.queue_key(key))
         if self.remediator is not None and node is not None:
-            pool = pool_of(node["metadata"].get("labels") or {}, self.config.pool_label)
-            for held in self.remediator.held_in(pool):
+            for held in self.remediator.held_in(self.node_index.pool(name)):
                 self.queue.add(held)
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)

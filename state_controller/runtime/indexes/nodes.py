@@ -230,6 +230,13 @@ class NodeIndex:
         with self._lock:
             return self._pool_sizes[pool], self._pool_not_ready[pool]
 
+    def pool(self, name: str) -> str:
+        """The pool a Node is counted in (its MachineConfigNode's, else its labels'); ""
+        for a Node not known."""
+        with self._lock:
+            signals = self._signals.get(name)
+            return signals.pool if signals is not None else ""
+
     def pool_counts(self, pool: str) -> tuple[int, int]:
         """A pool's Nodes, and how many of them are not Ready or cordoned."""
         with self._lock:

@@ -195,6 +195,8 @@ class Observations:
     # reboot (once per hold-off; after a restart, once more)
     hold_off_rebooted: bool = False
     delete_delayed_told: bool = False  # deleted while detached with deleteAction delay
+    # asked to detach mid-operation without "force": the wait was told (once per request)
+    detach_waiting_told: bool = False
     # another controller holds the host still (metal3's paused annotation): who, or why
     paused_by: str = ""
     # two accounts of the node's update (updates.agreement): how they differ; "" when
@@ -237,6 +239,7 @@ class SeenChanges(TypedDict, total=False):
     data_change_told: str
     hold_off_rebooted: bool
     delete_delayed_told: bool
+    detach_waiting_told: bool
     paused_by: str
     sources_disagree: str | None
 

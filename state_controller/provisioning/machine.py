@@ -7,8 +7,8 @@ from one of two tables, and repeats while the host moves on:
    its user changed something since;
 2. **deletion** — a Host being deleted is driven by :data:`DELETION`
    (:mod:`.deletion`), any other by :data:`LIFECYCLE` (:mod:`.lifecycle`);
-3. **detached** — the ``detached`` annotation suspends everything (and lets
-   deletion skip deprovisioning);
+3. **detached** — the ``detached`` annotation suspends everything once the host is
+   at rest, or at once with ``"force": true`` (and lets deletion skip deprovisioning);
 4. **registration** — valid spec, credentials, the backend knows the host:
    ensured before every state's action but the few that need no backend.
 
@@ -42,7 +42,7 @@ from .backoff import Backoff
 from .deletion import DELETION, registered_for_deletion
 from .inputs import HostInput
 from .lifecycle import LIFECYCLE
-from .power_requests import delete_action
+from .power_requests import delete_action, detach_asked
 from .provisioner import Provisioner
 from .steps import Decision, RetryWindow, StepContext
 from .verdicts import REST, Failed, GoOn, Refused, Rest, Verdict, Wait
@@ -50,6 +50,11 @@ from .verdicts import REST, Failed, GoOn, Refused, Rest, Verdict, Wait
 __all__ = ["DELETION", "LIFECYCLE", "Decision", "HostMachine", "RetryWindow"]
 
 MAX_STEPS = 12
+
+DETACHABLE = frozenset({S.AVAILABLE, S.PROVISIONED, S.EXTERNALLY_PROVISIONED})
+"""The states a host is detached in without ``force``: at rest, as baremetal-operator
+v0.13.2 detaches (``checkDetachedHost``, internal/controller/metal3.io/
+host_state_machine.go: provisioned, externally provisioned, ready, available)."""
 
 
 class HostMachine:
@@ -149,12 +154,27 @@ def goal(host: HostInput) -> S:
     return S.PROVISIONED if spec.deploys else S.AVAILABLE
 
 
+def detach_waits(run: StepContext) -> None:
+    """Asked to detach mid-operation without ``force``: the user is told once what to do
+    to detach now."""
+    if not run.book.seen.detach_waiting_told:
+        run.book.note_seen(now=run.now, detach_waiting_told=True)
+        run.tell(
+            "Normal",
+            "DetachWaiting",
+            f"the host is {run.book.cursor.state.value}: it is detached once that ends; to "
+            f'detach now, write {{"force": true}} in the {ann.DETACHED} annotation',
+        )
+
+
 def held_detached(run: StepContext) -> Verdict | None:
     """Honour the ``detached`` annotation: None when the host is not detached, else the
     verdict that ends the step (nothing else may happen now)."""
     book, host = run.book, run.host
     status = book.cursor.operational_status
     if ann.DETACHED not in host.annotations:
+        if book.seen.detach_waiting_told:
+            book.note_seen(now=run.now, detach_waiting_told=False)
         if status == OperationalStatus.DETACHED:
             book.transition(
                 now=run.now,
@@ -163,7 +183,13 @@ def held_detached(run: StepContext) -> Verdict | None:
                 message=f"the {ann.DETACHED} annotation was removed; resuming management",
             )
         return None
-    if status != OperationalStatus.DETACHED and book.cursor.state not in (S.NONE, S.UNMANAGED):
+    state = book.cursor.state
+    if status != OperationalStatus.DETACHED and state not in (S.NONE, S.UNMANAGED):
+        if state not in DETACHABLE and not detach_asked(host.annotations)[1]:
+            detach_waits(run)
+            return None  # the operation goes on
+        if book.seen.detach_waiting_told:
+            book.note_seen(now=run.now, detach_waiting_told=False)
         known = book.facts.provider_id and host.spec is not None and host.spec.bmc
         if known and (stop := run.work(run.prov.detach(run.view()), ErrorType.DETACH)):
             return stop

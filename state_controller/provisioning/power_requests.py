@@ -8,15 +8,25 @@ Two families of reboot annotation are read, with one meaning each:
   controllers) holds the host powered off while any such annotation is there; removing
   the last one powers it on again (as ``spec.online`` says).
 
-A value may be empty or JSON ``{"mode": "soft"|"hard"}``: soft asks the OS to restart or
-shut down (ACPI), hard switches the power. As in baremetal-operator the default is soft
-for ``reboot.metal3.io``, and any hard request wins; ``hoststate.io/reboot`` keeps its
-meaning from before modes existed: hard unless it says soft.
+A value may be empty or JSON ``{"mode": "soft"|"hard", "force": true|false}``
+(baremetal-operator v0.13.2's ``RebootAnnotationArguments``,
+apis/metal3.io/v1alpha1/baremetalhost_types.go): soft asks the OS to restart or shut
+down (ACPI), hard switches the power. As in baremetal-operator the default is soft for
+``reboot.metal3.io``, and any hard request wins; ``hoststate.io/reboot`` keeps its
+meaning from before modes existed: hard unless it says soft. ``force`` asks
+baremetal-operator to restart the deploy ramdisk of an inspection or a deploy that
+waits on it (``hasRebootAnnotation(info, true)`` in
+internal/controller/metal3.io/baremetalhost_controller.go); a Host reboots only at rest,
+so ``"force": true`` is read and named as a problem saying so.
 
-``hoststate.io/detached`` may carry ``{"deleteAction": "delete"|"delay"}``, as
-baremetal-operator's detached annotation: ``delete`` (the default) lets a detached Host
-be deleted without deprovisioning; ``delay`` holds its deletion until the annotation is
-removed, and the host is then deprovisioned as any other.
+``hoststate.io/detached`` may carry ``{"deleteAction": "delete"|"delay", "force":
+true|false}``, as baremetal-operator's ``DetachedAnnotationArguments``: ``delete`` (the
+default) lets a detached Host be deleted without deprovisioning; ``delay`` holds its
+deletion until the annotation is removed, and the host is then deprovisioned as any
+other. Without ``force`` a host is detached only at rest (available, provisioned,
+externally provisioned), an operation under way finishing first; ``force`` detaches it
+whatever it is doing (``checkDetachedHost`` in
+internal/controller/metal3.io/host_state_machine.go).
 
 Pure functions: a value that is not what is described is read as the default and
 named in :attr:`PowerRequests.problems` (the reconciler turns them into an Event and
@@ -45,24 +55,42 @@ class PowerRequests:
     reboot: Mode | None = None  # reboot once, in this mode
     reboot_annotations: tuple[str, ...] = ()  # removed once the reboot is done
     hold_off: Mode | None = None  # keep the host off, powered off in this mode
+    forced: tuple[str, ...] = ()  # reboot annotations that say "force": true
     problems: dict[str, str] = field(default_factory=dict)  # annotation -> what is wrong
 
 
-def _mode(name: str, value: str, default: Mode, problems: dict[str, str]) -> Mode:
+FORCED_REBOOT = (
+    'annotation {name}: "force": true asks baremetal-operator to restart the deploy ramdisk '
+    "of an inspection or a deploy under way; a Host reboots only at rest, so this reboot "
+    'waits until the host is; remove "force" (or, to start a deploy over, change spec.image)'
+)
+
+
+def _parsed(value: str) -> dict[str, object] | None:
+    """The annotation's JSON object ({} when empty); None when it is not one."""
     if not value.strip():
-        return default
+        return {}
     try:
         parsed = json.loads(value)
     except ValueError:
-        parsed = None
-    mode = parsed.get("mode", default) if isinstance(parsed, dict) else None
-    if mode in ("soft", "hard"):
-        return mode  # type: ignore[no-any-return]
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _mode(name: str, value: str, default: Mode, problems: dict[str, str]) -> tuple[Mode, bool]:
+    """(the mode asked, whether it says ``"force": true``)."""
+    parsed = _parsed(value)
+    mode = parsed.get("mode", default) if parsed is not None else None
+    force = parsed.get("force", False) if parsed is not None else None
+    if mode in ("soft", "hard") and isinstance(force, bool):
+        if force:
+            problems[name] = FORCED_REBOOT.format(name=name)
+        return mode, force
     problems[name] = (
         f'annotation {name}: the value must be empty or {{"mode": "soft"}} or '
-        f'{{"mode": "hard"}}; read as {default}'
+        f'{{"mode": "hard"}} (with "force": true or false); read as {default}'
     )
-    return default
+    return default, False
 
 
 def _strongest(a: Mode | None, b: Mode) -> Mode:
@@ -75,33 +103,47 @@ def power_requests(annotations: Mapping[str, str]) -> PowerRequests:
     reboot: Mode | None = None
     hold_off: Mode | None = None
     once: list[str] = []
+    forced: list[str] = []
     for name, value in sorted(annotations.items()):
         if name == ann.REBOOT:
-            reboot = _strongest(reboot, _mode(name, value, "hard", problems))
+            mode, force = _mode(name, value, "hard", problems)
+            reboot = _strongest(reboot, mode)
             once.append(name)
         elif name == BMO_REBOOT:
-            reboot = _strongest(reboot, _mode(name, value, "soft", problems))
+            mode, force = _mode(name, value, "soft", problems)
+            reboot = _strongest(reboot, mode)
             once.append(name)
         elif name.startswith(BMO_REBOOT + "/"):
-            hold_off = _strongest(hold_off, _mode(name, value, "soft", problems))
-    return PowerRequests(reboot, tuple(once), hold_off, problems)
+            mode, force = _mode(name, value, "soft", problems)
+            hold_off = _strongest(hold_off, mode)
+        else:
+            continue
+        if force:
+            forced.append(name)
+    return PowerRequests(reboot, tuple(once), hold_off, tuple(forced), problems)
 
 
 def delete_action(annotations: Mapping[str, str]) -> tuple[str, str]:
     """(the detached annotation's deleteAction, the problem with its value or "")."""
-    value = annotations.get(ann.DETACHED, "")
-    if not value.strip():
-        return "delete", ""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = None
-    action = parsed.get("deleteAction", "delete") if isinstance(parsed, dict) else None
-    if action in DELETE_ACTIONS:
-        return str(action), ""
-    return "delete", (
-        f'annotation {ann.DETACHED}: the value must be empty or {{"deleteAction": "delete"}} '
-        f'or {{"deleteAction": "delay"}}; read as delete'
+    action, _, problem = detach_asked(annotations)
+    return action, problem
+
+
+def detach_asked(annotations: Mapping[str, str]) -> tuple[str, bool, str]:
+    """(the detached annotation's deleteAction, whether it says ``"force": true``, the
+    problem with its value or "")."""
+    parsed = _parsed(annotations.get(ann.DETACHED, ""))
+    action = parsed.get("deleteAction", "delete") if parsed is not None else None
+    force = parsed.get("force", False) if parsed is not None else None
+    if action in DELETE_ACTIONS and isinstance(force, bool):
+        return str(action), force, ""
+    return (
+        "delete",
+        False,
+        (
+            f'annotation {ann.DETACHED}: the value must be empty or {{"deleteAction": "delete"}} '
+            f'or {{"deleteAction": "delay"}} (with "force": true or false); read as delete'
+        ),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import HOSTSTATES
+from state_controller.cluster.interface import HOSTSTATES, MACHINECONFIGNODES
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.updates.signals import MCO
@@ -115,6 +115,9 @@ def test_an_update_is_read_in_the_order_the_operator_writes_it(
     ]]  # fmt: skip
     said = [h["message"] for h in state["status"]["history"] if h["to"] == "draining"]
     assert "the Machine Config Operator says: Draining node." in said[0]
+    # as the API server holds it: every condition but Updated reset to False at Updated
+    mcn = cluster.get(MACHINECONFIGNODES, None, "mcn-0")
+    assert [c["type"] for c in mcn["status"]["conditions"] if c["status"] != "False"] == ["Updated"]
 
 
 def test_a_rebootless_update_is_shown_as_such(cluster: Any, run_controller: Any) -> None:

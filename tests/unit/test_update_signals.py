@@ -715,3 +715,28 @@ def test_the_pool_is_the_one_the_machineconfignode_names() -> None:
     named["spec"]["pool"] = {"name": "not-yet-set"}
     index.observe_machine_config_node("worker-0", named)
     assert index.all()[0].pool == "worker"
+
+
+def test_in_image_mode_a_new_image_is_an_update_pending() -> None:
+    """spec.configImage.desiredImage against status.configImage.currentImage (openshift/api
+    types_machineconfignode.go, with the ImageModeStatusReporting gate): the same
+    rendered configuration on another image is still an update to come."""
+    from state_controller.updates.signals import machine_config_node_signals
+
+    image = "quay.example/ocp/os@sha256:" + "a" * 64
+    shown = mcn("True")
+    shown["spec"]["configVersion"]["desired"] = shown["status"]["configVersion"]["current"]
+    shown["status"]["conditions"] = [
+        {"type": "Updated", "status": "True", "reason": "Updated", "message": ""}
+    ]
+    shown["status"]["configImage"] = {"currentImage": image}
+
+    def step(desired_image: str) -> S:
+        shown["spec"]["configImage"] = {"desiredImage": desired_image}
+        signals = replace(node_signals(node()), mcn=machine_config_node_signals(shown))
+        return adapter_for(signals).read(signals, UpdateCursor(), DrainStatus()).step
+
+    assert step(image) == S.UPDATED
+    assert step(image.replace("a" * 64, "b" * 64)) == S.PENDING
+    # no image desired while one runs: image mode being turned off (upgrade_monitor.go)
+    assert step("") == S.PENDING

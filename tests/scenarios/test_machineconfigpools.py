@@ -1,8 +1,10 @@
 """OpenShift's MachineConfigPool beside the NodePool of the same name: the operator's own
 counts shown read-only, and a degraded count that does not match the pool's Nodes told
 (condition SourcesAgree, series hoststate_nodepool_sources_disagree) until the operator's
-count catches up. The CRD is written from the documented v1 API, on the real
-kube-apiserver as in process."""
+count catches up; and each OpenShift Node in the pool the operator puts it in. On
+openshift/api's own MachineConfigNode and MachineConfigPool CRDs (tools/openshift/crds.sh),
+on the real kube-apiserver as in process; the operator is played by testbed/mco.py, as
+openshift/machine-config-operator writes its objects at 1c5e40f25."""
 
 from __future__ import annotations
 

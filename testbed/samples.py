@@ -102,6 +102,7 @@ BY_TESTS = {
     "adopt-dry-run": "tests/ironic/test_adopt_on_ironic.py",
     "adopt": "tests/ironic/test_adopt_on_ironic.py",
     "kubectl-wait-failed": "tests/cluster/test_kubectl_wait.py",
+    "convert-demo-hosts": "tests/unit/test_convert_metal3_samples.py",
 }
 WRITE_FROM_TESTS = "HOSTSTATE_WRITE_SAMPLES"
 

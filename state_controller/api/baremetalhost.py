@@ -89,7 +89,7 @@ REFUSED: dict[str, str] = {
 FIELDS = (*CARRIED, *DEPLOY_DATA, RAID, *(f for f in REFUSED if "." not in f))
 """Every spec field of baremetal-operator v0.13.2's BareMetalHost, each answered above."""
 
-_SUBFIELDS = {
+SUBFIELDS = {
     "bmc": _BMC,
     "rootDeviceHints": (*HINTS, "wwnWithExtension", "wwnVendorExtension"),
     "image": (*_IMAGE, "ociAuthSecretName"),
@@ -147,7 +147,7 @@ def not_carried(bmh: Obj, *, with_data: bool = True, with_raid: bool = False) ->
     dropped = [k for k in set_ if k not in kept]
     if spec.get(HARDWARE_PROFILE) in RETIRED_PROFILES:
         dropped = [k for k in dropped if k != HARDWARE_PROFILE]
-    for field, known in _SUBFIELDS.items():
+    for field, known in SUBFIELDS.items():
         inner = spec.get(field)
         if isinstance(inner, dict):
             dropped += [

@@ -5,20 +5,19 @@ manifest across by renaming the kind; the status (:mod:`.host_status`) is the
 machine-facing projection of the host's book.
 
 One module: the spec is one model whose every field carries the description the
-CRD's schema and ``kubectl explain`` show; the status models are in :mod:`.host_status`
-and the servicing fields' in :mod:`.servicing`.
+CRD's schema and ``kubectl explain`` show; the status models are in :mod:`.host_status`,
+the image's in :mod:`.images` (its names are also importable from here) and the servicing
+fields' in :mod:`.servicing`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -32,6 +31,15 @@ from .base import (
 )
 from .bmc import ADDRESS_FIX, ADDRESS_PATTERN, parse_bmc_address
 from .disks import RootDeviceHints
+from .images import CHECKSUM_FIX as CHECKSUM_FIX
+from .images import CHECKSUM_MESSAGE as CHECKSUM_MESSAGE
+from .images import CHECKSUM_REQUIRED as CHECKSUM_REQUIRED
+from .images import CHECKSUM_URL_PATTERN as CHECKSUM_URL_PATTERN
+from .images import IMAGE_URL_FIX as IMAGE_URL_FIX
+from .images import IMAGE_URL_PATTERN as IMAGE_URL_PATTERN
+from .images import Image
+from .images import checksum_fits as checksum_fits
+from .images import unfetchable_checksum as unfetchable_checksum
 from .servicing import (
     SETTING_NAMES_RULE,
     SETTINGS_MAX,
@@ -43,7 +51,6 @@ from .servicing import (
 )
 
 MAC_PATTERN = r"^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$"
-IMAGE_URL_PATTERN = r"^(https?|file|oci)://\S+$"
 
 SECRET_NAME_FIX = (
     "name a Secret in the Host's namespace with keys username and password "
@@ -51,85 +58,6 @@ SECRET_NAME_FIX = (
 )
 ARCHITECTURE_FIX = "write the CPU architecture as the kernel names it, e.g. x86_64 or aarch64"
 MAC_FIX = "write six hex pairs separated by colons, e.g. 52:54:00:12:34:56"
-IMAGE_URL_FIX = (
-    "use an http://, https:// or file:// URL, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)"
-)
-
-# Hex digits a checksum of each type has; "auto" lets the backend tell them apart.
-CHECKSUM_HEX_DIGITS: dict[str, tuple[int, ...]] = {
-    "md5": (32,),
-    "sha256": (64,),
-    "sha512": (128,),
-    "auto": (32, 64, 128),
-}
-CHECKSUM_URL_PATTERN = r"^https?://\S+$"
-CHECKSUM_FIX = (
-    "write the image's checksum in hex as spec.image.checksumType says (md5: 32 hex digits, "
-    "sha256: 64, sha512: 128, auto: any of these), or the http:// or https:// URL of a "
-    "checksum file"
-)
-CHECKSUM_MESSAGE = f"spec.image.checksum: {CHECKSUM_FIX}"
-CHECKSUM_REQUIRED = (
-    "spec.image.checksum: give the image's checksum or the URL of a checksum file; only a "
-    "live-iso (spec.image.diskFormat) or an oci:// image may go without one"
-)
-LIVE_ISO = "live-iso"
-OCI_SCHEME = "oci://"
-
-
-def needs_checksum(url: str, disk_format: str | None) -> bool:
-    """Whether an image must say its checksum: as baremetal-operator v0.13.2's
-    ``Image.GetChecksum`` (apis/metal3.io/v1alpha1/baremetalhost_types.go), every image
-    but a live ISO (booted, not written) and an OCI artifact (its registry's digests
-    vouch for it)."""
-    return disk_format != LIVE_ISO and not url.startswith(OCI_SCHEME)
-
-
-def unfetchable_checksum(url: str, reason: str, *, fetcher: str = "Ironic") -> str:
-    """The sentence for a checksum file (``spec.image.checksum`` as a URL) that ``fetcher``
-    could not download: which file, why, and the two ways out. Every backend says it the
-    same way, so a user reads one sentence whichever runs (Ironic, or the simulated
-    hardware)."""
-    return (
-        f"{fetcher} could not fetch the checksum file {url} named in spec.image.checksum: "
-        f"{reason}; make it reachable from {fetcher} or put the checksum itself in "
-        "spec.image.checksum"
-    )
-
-
-HEX_PATTERN = r"^[0-9a-fA-F]+$"
-
-
-def _checksum_rules() -> list[JsonValue]:
-    """The CEL twins of :func:`checksum_fits` and :func:`needs_checksum`, on the image
-    object because they read several fields; ``fieldPath`` makes the API server name
-    ``spec.image.checksum``."""
-    digits = ", ".join(f"'{kind}': {list(n)}" for kind, n in CHECKSUM_HEX_DIGITS.items())
-    kind = "has(self.checksumType) ? self.checksumType : 'auto'"
-    given = "has(self.checksum) && self.checksum != ''"
-    return [
-        {
-            "rule": f"!({given}) || self.checksum.matches(r'{CHECKSUM_URL_PATTERN}') || "
-            f"(self.checksum.matches(r'{HEX_PATTERN}') && "
-            f"size(self.checksum) in {{{digits}}}[{kind}])",
-            "message": CHECKSUM_MESSAGE,
-            "fieldPath": ".checksum",
-        },
-        {
-            "rule": f"({given}) || (has(self.diskFormat) && self.diskFormat == '{LIVE_ISO}') "
-            f"|| self.url.startsWith('{OCI_SCHEME}')",
-            "message": CHECKSUM_REQUIRED,
-            "fieldPath": ".checksum",
-        },
-    ]
-
-
-def checksum_fits(checksum: str, checksum_type: str) -> bool:
-    """Whether ``checksum`` can be a checksum of ``checksum_type`` (or is a checksum URL)."""
-    if re.fullmatch(CHECKSUM_URL_PATTERN, checksum):
-        return True
-    digits = CHECKSUM_HEX_DIGITS.get(checksum_type, ())
-    return re.fullmatch(HEX_PATTERN, checksum) is not None and len(checksum) in digits
 
 
 class BMCDetails(SpecModel):
@@ -157,58 +85,6 @@ class BMCDetails(SpecModel):
     @classmethod
     def _known_bmc_type(cls, value: str) -> str:
         parse_bmc_address(value)
-        return value
-
-
-class Image(SpecModel):
-    """The image to provision: written to disk, or (``diskFormat: live-iso``) booted.
-
-    ``checksum`` must be able to be a checksum of ``checksumType`` (or be the URL
-    of a checksum file): a value that cannot match would only fail, late, on the
-    machine. It may be left out for a live ISO and an ``oci://`` image, as in
-    baremetal-operator. The CRD checks both with the same rules and messages.
-    """
-
-    # merged with SpecModel's configuration
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": _checksum_rules()})
-
-    url: Annotated[
-        str,
-        Field(
-            max_length=4096,
-            description="Where to fetch the image: http(s)://, file:// (on the Ironic "
-            "conductor), or oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST (an OCI "
-            "artifact; Ironic 33.0 or newer).",
-        ),
-        Matches(IMAGE_URL_PATTERN, f"spec.image.url: {IMAGE_URL_FIX}"),
-    ]
-    checksum_type: Literal["md5", "sha256", "sha512", "auto"] = Field(
-        default="auto",
-        description="The algorithm of checksum; auto: whichever its length says.",
-    )
-    disk_format: Literal["raw", "qcow2", "vdi", "vmdk", "live-iso"] | None = None
-    checksum: Annotated[
-        str,
-        Field(
-            max_length=4096,
-            validate_default=True,  # its absence is checked too
-            description="The image checksum in hex (md5: 32 hex digits, sha256: 64, "
-            "sha512: 128), or the http(s) URL of a checksum file. Required but for a "
-            "live-iso and an oci:// image.",
-        ),
-    ] = ""
-
-    @field_validator("checksum")
-    @classmethod
-    def _checksum_fits_its_type(cls, value: str, info: ValidationInfo) -> str:
-        """After ``url``, ``checksumType`` and ``diskFormat`` (declared before it): an
-        error here is ``spec.image.checksum``'s, as the CRD's ``fieldPath`` says."""
-        kind = info.data.get("checksum_type")
-        url = info.data.get("url")
-        if not value and url is not None and needs_checksum(url, info.data.get("disk_format")):
-            raise ValueError(CHECKSUM_REQUIRED)
-        if value and kind is not None and not checksum_fits(value, kind):
-            raise ValueError(CHECKSUM_MESSAGE)  # (no kind: its own error says why)
         return value
 
 

@@ -178,6 +178,11 @@ def _host_of(bare_metal_host: Obj, where: str, notes: list[str]) -> Obj:
     spec, problem = bmh.host_spec(bare_metal_host, with_raid=True)
     if spec is None:
         raise HostsFileError(f"{where}: {problem}")
+    if spec.get(bmh.RAID) is not None and not spec.get("servicingPolicy"):
+        notes.append(
+            f"{where}: spec.raid is carried; a Host builds it on its provisioned machine by "
+            "servicing, not at preparation: set spec.servicingPolicy to onReboot or rolling"
+        )
     meta = bare_metal_host["metadata"]
     kept = {k: meta[k] for k in ("name", "namespace", "labels") if meta.get(k)}
     return {"apiVersion": API_VERSION, "kind": "Host", "metadata": kept, "spec": spec}

@@ -11,6 +11,7 @@ document of another kind is skipped with a note.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.schema import validators
 from testbed.kube import metal3_crds
-from testbed.processes import cli
+from testbed import samples
+from testbed.processes import CLI, cli
 
 GUIDE = Path(__file__).parent / "metal3_user_guide"
 
@@ -148,3 +150,15 @@ def test_bootstrap_takes_the_module_examples_that_hold_their_secrets() -> None:
     assert "spec.bmc.credentialsName 'live-iso-booted-node-secret', which is not a Secret in " in (
         str(refused.value)
     )
+
+
+def test_the_docs_sample_is_what_convert_says_of_bmos_demo_hosts() -> None:
+    """docs/samples/convert-demo-hosts.txt: the notes of a real run on baremetal-operator's
+    examples/demo-hosts.yaml, its Hosts written to a file."""
+    examples = metal3_crds().parent / "examples"
+    args = ("convert", "--hosts", "demo-hosts.yaml")
+    done = subprocess.run(
+        [*CLI, *args], cwd=examples, capture_output=True, text=True, timeout=120, check=True
+    )
+    text = f"$ state-controller {' '.join(args)} > hosts.yaml\n{done.stderr}"
+    assert samples.made_by_a_test("convert-demo-hosts", text) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,9 +22,11 @@ from state_controller.bootstrap.hostsfile import HostsFileError, apply_hosts_fil
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTS
 from state_controller.cluster.schema import validators
-from testbed.kube import metal3_crds
+from state_controller.provisioning.simulated import SimulatedProvisioner
 from testbed import samples
+from testbed.kube import metal3_crds
 from testbed.processes import CLI, cli
+from testbed.scenarios import wait_all_in
 
 GUIDE = Path(__file__).parent / "metal3_user_guide"
 
@@ -162,3 +165,41 @@ def test_the_docs_sample_is_what_convert_says_of_bmos_demo_hosts() -> None:
     )
     text = f"$ state-controller {' '.join(args)} > hosts.yaml\n{done.stderr}"
     assert samples.made_by_a_test("convert-demo-hosts", text) == []
+
+
+BMC_SECRETS = """
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: {name}, namespace: default}}
+stringData: {{username: admin, password: s3cret}}
+"""
+
+
+def test_the_user_guides_live_iso_and_oci_hosts_provision_on_simulated_hardware(
+    tmp_path: Path, run_controller: Any
+) -> None:
+    """Taken as ``bootstrap --hosts`` takes them (their BMC Secrets added: the guide does
+    not show them), a live ISO and an oci:// image without a checksum reach
+    ``provisioned``, and the Host's status records the image as given."""
+    live = (GUIDE / "live-iso.yaml").read_text()
+    live += BMC_SECRETS.format(name="live-iso-booted-node-secret")
+    [oci] = [d for d in (GUIDE / "provisioning.yaml").read_text().split("---\n") if "host-2" in d]
+    oci = oci.replace("  userData:\n    name: host-0-userdata\n", "")
+    path = tmp_path / "hosts.yaml"
+    path.write_text(
+        live + "---\n" + oci.replace("my-cluster", "default")
+        + BMC_SECRETS.format(name="host-0-bmc")
+    )  # fmt: skip
+    read = read_hosts_file(path)
+    with EmbeddedCluster(validators=validators()) as cluster:
+        apply_hosts_file(cluster, read)
+        with run_controller(cluster, SimulatedProvisioner()):
+            wait_all_in(cluster, "default", "provisioned", ["live-iso-booted-node", "host-2"])
+        images = {
+            name: cluster.get(HOSTS, "default", name)["status"]["provisioning"]["image"]
+            for name in ("live-iso-booted-node", "host-2")
+        }
+    assert images["live-iso-booted-node"]["url"] == "http://1.2.3.4/image.iso"
+    assert images["host-2"]["url"] == "oci://registry.example.com/project/myimage:1.2.3"
+    assert not images["host-2"].get("checksum")

@@ -10,6 +10,11 @@ provider, no controller runs: what moves is what clusterctl's object graph selec
 
 - It reads only the CRDs labelled ``clusterctl.cluster.x-k8s.io`` (getCRDList): Hosts and
   HostStates, not NodePools nor the HostStateController.
+- A metal3 BareMetalHost moves, its CRD labelled as Cluster API Provider Metal3's own
+  pivoting test labels it before its move (metal3-io/cluster-api-provider-metal3
+  test/e2e/pivoting.go, labelBMOCRDs: ``clusterctl.cluster.x-k8s.io``, ``/move`` and
+  ``/move-hierarchy`` on baremetalhosts.metal3.io), and the HostState hoststate keeps for
+  it, owned by it, moves with it.
 - A Host the user labelled ``clusterctl.cluster.x-k8s.io/move-hierarchy`` moves with the
   HostState it owns (the owner reference rebuilt onto the new Host's uid) and the BMC
   Secret labelled ``clusterctl.cluster.x-k8s.io/move``; metadata (paused, the status
@@ -36,7 +41,7 @@ import yaml
 from state_controller.api import annotations as ann
 from state_controller.api import crds
 from testbed.control_plane import ControlPlane
-from testbed.kube import k8s_bin_dir
+from testbed.kube import k8s_bin_dir, metal3_crds
 from testbed.tools import cluster_api_crds, clusterctl
 
 pytestmark = pytest.mark.slow
@@ -73,7 +78,9 @@ def write_status(plane: ControlPlane, kind: str, name: str, status: dict[str, An
 
 @pytest.fixture(scope="module")
 def planes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlPlane, ...]]:
-    """Two kube-apiservers, each with Cluster API's Cluster CRD and hoststate's CRDs."""
+    """Two kube-apiservers, each with Cluster API's Cluster CRD, baremetal-operator's
+    BareMetalHost CRD (v0.13.2, tools/metal3/crds.sh) and hoststate's CRDs; the source's
+    BareMetalHost CRD labelled as Cluster API Provider Metal3 labels it for a move."""
     with (
         ControlPlane(k8s_bin_dir(), tmp_path_factory.mktemp("source"), controller_manager=False)
         as source,
@@ -83,9 +90,14 @@ def planes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlPl
         for plane in (source, target):
             kubectl(plane, "apply", "--server-side", "-f", str(cluster_api_crds()))
             kubectl(plane, "apply", "--server-side", "-f", str(ROOT / "api" / "v1alpha1"))
+            kubectl(plane, "apply", "--server-side", "-f", str(metal3_crds()))
             plane.wait_established(
-                "clusters.cluster.x-k8s.io", *(f"{c}.hoststate.io" for c in HOSTSTATE_CRDS)
+                "clusters.cluster.x-k8s.io",
+                "baremetalhosts.metal3.io",
+                *(f"{c}.hoststate.io" for c in HOSTSTATE_CRDS),
             )
+        labels = (crds.CLUSTERCTL, crds.CLUSTERCTL_MOVE, crds.CLUSTERCTL_MOVE_HIERARCHY)
+        kubectl(source, "label", "crd", "baremetalhosts.metal3.io", *(f"{k}=" for k in labels))
         yield source, target
 
 
@@ -157,6 +169,19 @@ def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFac
                  "uid": uid, "controller": True}  # fmt: skip
         apply(source, hoststate(name, owner, {"host": name, "node": ""}))
         write_status(source, "hoststates.hoststate.io", name, HISTORY)
+    bmh = {
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "BareMetalHost",
+        "metadata": {"name": "rack2-node-01", "namespace": NS},
+        "spec": {"online": True, "bootMACAddress": "52:54:00:20:00:01"},
+    }
+    apply(source, bmh)
+    bmh_uid = get(source, "baremetalhosts.metal3.io", "rack2-node-01")["metadata"]["uid"]  # type: ignore[index]
+    # as the controller owns it (runtime/baremetalhosts/reconciler.py)
+    observed = {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
+                "name": "rack2-node-01", "uid": bmh_uid}  # fmt: skip
+    apply(source, hoststate("rack2-node-01", observed, {"bareMetalHost": "rack2-node-01"}))
+    write_status(source, "hoststates.hoststate.io", "rack2-node-01", HISTORY)
     node_uid = get(source, "nodes", "worker-9", "")["metadata"]["uid"]  # type: ignore[index]
     node = {"apiVersion": "v1", "kind": "Node", "name": "worker-9", "uid": node_uid}
     apply(source, hoststate("worker-9", node, {"host": "", "node": "worker-9"}))
@@ -182,10 +207,8 @@ def test_clusterctl_reads_the_hosts_and_hoststates_crds_only(
     """The CRDs as clusterctl lists them (a label selector on clusterctl.cluster.x-k8s.io)."""
     source, _ = planes
     listed = kubectl(source, "get", "crd", "-l", crds.CLUSTERCTL, "-o", "name").split()
-    assert sorted(listed) == [
-        "customresourcedefinition.apiextensions.k8s.io/hosts.hoststate.io",
-        "customresourcedefinition.apiextensions.k8s.io/hoststates.hoststate.io",
-    ]
+    ours = sorted(name.split("/")[1] for name in listed if name.endswith(".hoststate.io"))
+    assert ours == ["hosts.hoststate.io", "hoststates.hoststate.io"]
 
 
 def test_a_labelled_host_moves_with_its_hoststate_and_secret(
@@ -209,6 +232,21 @@ def test_a_labelled_host_moves_with_its_hoststate_and_secret(
                        ("hoststates.hoststate.io", "rack1-node-01"),
                        ("secrets", "rack1-node-01-bmc")):  # fmt: skip
         assert get(source, kind, name) is None, f"{kind} {name} left in the source"
+
+
+def test_the_hoststate_of_a_baremetalhost_moves_with_it(
+    planes: tuple[ControlPlane, ...], moved: str
+) -> None:
+    source, target = planes
+    bmh = get(target, "baremetalhosts.metal3.io", "rack2-node-01")
+    assert bmh is not None, f"the BareMetalHost did not move:\n{moved}"
+    state = get(target, "hoststates.hoststate.io", "rack2-node-01")
+    assert state is not None, f"its HostState did not move with it:\n{moved}"
+    (owner,) = state["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"]) == ("BareMetalHost", bmh["metadata"]["uid"])
+    assert state["spec"]["bareMetalHost"] == "rack2-node-01"
+    assert not state.get("status", {}).get("history")  # dropped on create
+    assert get(source, "hoststates.hoststate.io", "rack2-node-01") is None
 
 
 def test_what_arrives_has_no_status(planes: tuple[ControlPlane, ...], moved: str) -> None:

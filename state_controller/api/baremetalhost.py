@@ -4,7 +4,8 @@
 Every spec field of baremetal-operator v0.13.2's BareMetalHost CRD
 (config/base/crds/bases/metal3.io_baremetalhosts.yaml) has one answer here
 (:data:`FIELDS`, which a test holds against that CRD): carried under its own name (a
-Host was named after them; only the image's ``format`` becomes ``diskFormat``), or
+Host was named after them; only the image's ``format`` becomes ``diskFormat``; the
+Secret its ``ociAuthSecretName`` names is labelled as a data Secret), or
 refused with what to write instead (:data:`REFUSED`). A field the CRD does not have is
 no BareMetalHost's (:func:`unknown_fields`): the API server drops it, and so does a
 conversion, saying so.
@@ -50,13 +51,16 @@ HINTS = ("deviceName", "hctl", "model", "vendor", "serialNumber", "minSizeGigaby
          "rotational")  # fmt: skip
 _BMC = ("address", "credentialsName", "disableCertificateVerification")
 _IMAGE = {"url": "url", "checksum": "checksum", "checksumType": "checksumType",
-          "format": "diskFormat"}  # fmt: skip
+          "format": "diskFormat", "ociAuthSecretName": "ociAuthSecretName"}  # fmt: skip
 
 DATA = ("userData", "networkData", "metaData")
 """The deployed OS's configuration: Secret references, carried with the same names."""
 
 PREPROVISIONING_NETWORK_DATA = "preprovisioningNetworkDataName"
 """The deploy ramdisk's network configuration: a Secret's name, carried as it is."""
+
+OCI_AUTH = "ociAuthSecretName"
+"""The image's registry credentials: a Secret's name (``spec.image``), labelled as data."""
 
 DEPLOY_DATA = (*DATA, PREPROVISIONING_NETWORK_DATA)
 """The Secrets of a deploy's data: carried (``with_data``), their Secrets labelled for it."""
@@ -80,9 +84,6 @@ REFUSED: dict[str, str] = {
     "the disk's spec.rootDeviceHints.wwn instead",
     "rootDeviceHints.wwnVendorExtension": "a Host's root device hints do not take it; give "
     "the disk's spec.rootDeviceHints.wwn instead",
-    "image.ociAuthSecretName": "hoststate does not send registry credentials to Ironic; "
-    "publish the image where it can be pulled without them, or serve it over https with a "
-    "checksum, and remove spec.image.ociAuthSecretName",
 }
 """The BareMetalHost fields (and subfields) a Host cannot carry, with what to do."""
 
@@ -92,7 +93,7 @@ FIELDS = (*CARRIED, *DEPLOY_DATA, RAID, *(f for f in REFUSED if "." not in f))
 SUBFIELDS = {
     "bmc": _BMC,
     "rootDeviceHints": (*HINTS, "wwnWithExtension", "wwnVendorExtension"),
-    "image": (*_IMAGE, "ociAuthSecretName"),
+    "image": tuple(_IMAGE),
 }
 
 

@@ -3,8 +3,9 @@
 One model, ``spec.image``, as baremetal-operator v0.13.2's ``Image``
 (apis/metal3.io/v1alpha1/baremetalhost_types.go) with ``format`` named ``diskFormat``:
 an http(s), file or ``oci://`` URL; a checksum required but for a live ISO and an OCI
-image. Each rule stated once, checked by pydantic and by the CRD's CEL with the same
-message, each naming ``spec.image.checksum`` or ``spec.image.url``.
+image; the registry credentials of an OCI image in a Secret
+(``ociAuthSecretName``). Each rule stated once, checked by pydantic and by the CRD's CEL
+with the same message, each naming its field.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationInfo, field_validator
 
-from .base import Matches, SpecModel
+from .base import DNS_SUBDOMAIN, NAME_MAX, Matches, SpecModel
 
 IMAGE_URL_PATTERN = r"^(https?|file|oci)://\S+$"
 IMAGE_URL_FIX = (
@@ -35,6 +36,11 @@ CHECKSUM_FIX = (
     "checksum file"
 )
 CHECKSUM_MESSAGE = f"spec.image.checksum: {CHECKSUM_FIX}"
+OCI_AUTH_FIX = (
+    "spec.image.ociAuthSecretName: name a kubernetes.io/dockerconfigjson Secret in the "
+    "Host's namespace labelled hoststate.io/host-data=true (lowercase letters, digits, '-' "
+    "and '.')"
+)
 CHECKSUM_REQUIRED = (
     "spec.image.checksum: give the image's checksum or the URL of a checksum file; only a "
     "live-iso (spec.image.diskFormat) or an oci:// image may go without one"
@@ -135,6 +141,14 @@ class Image(SpecModel):
             "live-iso and an oci:// image.",
         ),
     ] = ""
+    oci_auth_secret_name: (
+        Annotated[str, Field(max_length=NAME_MAX), Matches(DNS_SUBDOMAIN, OCI_AUTH_FIX)] | None
+    ) = Field(
+        default=None,
+        description="For an oci:// image: a Secret in the Host's namespace, labelled "
+        "hoststate.io/host-data=true, of type kubernetes.io/dockerconfigjson (or dockercfg), "
+        "whose credentials for the image's registry Ironic pulls it with.",
+    )
 
     @field_validator("checksum")
     @classmethod

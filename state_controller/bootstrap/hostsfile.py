@@ -134,18 +134,15 @@ def _skipped(where: str, obj: Obj) -> str:
 
 def _label_by_use(hosts: list[Obj], secrets: list[Obj]) -> None:
     """Each Secret labelled for what its Hosts use it as, so the controller reads it (it
-    reads no other Secret): the deployed OS's data (``hoststate.io/host-data``), else
+    reads no other Secret): the deployed OS's data or the image's registry credentials
+    (``hoststate.io/host-data``), else
     BMC credentials (``hoststate.io/bmc-credentials``), or both."""
     as_data: set[tuple[str, str]] = set()
     as_credentials: set[tuple[str, str]] = set()
     for host in hosts:
         namespace, spec = host["metadata"]["namespace"], host.get("spec") or {}
         as_credentials.add((namespace, str((spec.get("bmc") or {}).get("credentialsName"))))
-        for field in bmh.DATA:
-            if isinstance(spec.get(field), dict):
-                as_data.add((namespace, str(spec[field].get("name"))))
-        if spec.get(bmh.PREPROVISIONING_NETWORK_DATA):
-            as_data.add((namespace, str(spec[bmh.PREPROVISIONING_NETWORK_DATA])))
+        as_data.update((namespace, name) for _, _, name in secret_notes.data_references(spec))
     for secret in secrets:
         meta = secret["metadata"]
         key = (meta["namespace"], meta["name"])

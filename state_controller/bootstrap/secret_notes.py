@@ -32,6 +32,9 @@ def data_references(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
     ramdisk = spec.get(bmh.PREPROVISIONING_NETWORK_DATA)
     if isinstance(ramdisk, str) and ramdisk:
         out.append((bmh.PREPROVISIONING_NETWORK_DATA, "", ramdisk))
+    image = spec.get("image")
+    if isinstance(image, dict) and image.get(bmh.OCI_AUTH):
+        out.append((f"image.{bmh.OCI_AUTH}", "", str(image[bmh.OCI_AUTH])))
     return out
 
 
@@ -44,7 +47,7 @@ def in_own_namespace(spec: dict[str, Any], namespace: str, what: str, copies: Co
     the Host's own namespace, the only one it reads; one that named another namespace is
     added to ``copies``, for :func:`copy_notes`."""
     for field, other, name in data_references(spec):
-        if field == bmh.PREPROVISIONING_NETWORK_DATA:
+        if field not in bmh.DATA:
             continue  # a bare name: always the Host's namespace
         spec[field] = {"name": name}
         if other not in ("", namespace):

@@ -42,6 +42,15 @@ class HostData:
     # spec.preprovisioningNetworkDataName: the deploy ramdisk's network, and the deployed
     # OS's when spec.networkData is not set
     ramdisk_network_data: dict[str, Any] | None = field(default=None, repr=False)
+    # spec.image.ociAuthSecretName: base64 of username:password for the image's registry,
+    # given to Ironic as instance_info.image_pull_secret; never in the config drive
+    image_pull_secret: str | None = field(default=None, repr=False)
+
+    @property
+    def for_the_drive(self) -> bool:
+        """Whether the Host gives anything for the config drive (not only a pull secret)."""
+        drive = (self.user_data, self.network_data, self.meta_data, self.ramdisk_network_data)
+        return any(part is not None for part in drive)
 
     def __repr__(self) -> str:
         return f"HostData(digest={self.digest()[:12]}, sizes={self.sizes()})"

@@ -83,9 +83,6 @@ def test_a_baremetalhost_document_is_taken_as_its_host(tmp_path: Path) -> None:
          "spec.taints cannot be carried into a Host: a Host has no Machine to taint; set the "
          "taints on its Node and remove spec.taints; spec.firmware cannot be carried into a "
          "Host: a Host names the BMC's own BIOS settings in spec.firmwareSettings"),
-        (("    checksum: http://192.168.111.1/images/os.qcow2.sha256sum",
-          "    ociAuthSecretName: pull"), "spec.image.ociAuthSecretName cannot be carried into a "
-         "Host: hoststate does not send registry credentials to Ironic"),
         (("    checksum: http://192.168.111.1/images/os.qcow2.sha256sum\n", ""),
          "spec.image.checksum: give the image's checksum or the URL of a checksum file; only a "
          "live-iso (spec.image.diskFormat) or an oci:// image may go without one"),

@@ -239,6 +239,9 @@ def deploy_patch(
     booted instead of written.
     """
     info = instance_info(host.image)
+    pull = host.data.image_pull_secret if host.data is not None else None
+    if pull and "image_source" in info:  # read only for an oci:// image (runtime.hosts.data)
+        info["image_pull_secret"] = pull  # as baremetal-operator; Ironic 33.0 or newer
     ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
     if host.custom_deploy:
         ops.append({"op": "add", "path": "/deploy_interface", "value": CUSTOM_DEPLOY_INTERFACE})
@@ -369,7 +372,7 @@ def config_drive(host: HostView, version: tuple[int, int]) -> dict[str, Any] | N
     gives none is deployed without a drive. So is a live ISO that is given none: as
     baremetal-operator, whose live ISOs never get a drive (many BMCs offer one virtual
     media slot, which the ISO takes)."""
-    data = host.data
+    data = host.data if host.data is not None and host.data.for_the_drive else None
     live_iso = (host.image or {}).get("diskFormat") == LIVE_ISO
     if data is None and (live_iso or version < CONFIG_DRIVE_VERSION):
         return None

@@ -26,6 +26,8 @@ from ...api.host import HostSpec
 from ...api.objects import Obj
 from ...provisioning.provisioner import HostData
 from . import bounded_yaml
+from .pull_secret import FIELD as PULL_SECRET_FIELD
+from .pull_secret import pull_secret
 
 FALLBACK_KEY = "value"
 PREPROVISIONING = "preprovisioningNetworkDataName"
@@ -50,6 +52,9 @@ def data_secret_keys(spec: Any, namespace: str) -> list[str]:
     ramdisk = spec.get(PREPROVISIONING)
     if isinstance(ramdisk, str) and ramdisk:
         keys.append(f"{namespace}/{ramdisk}")
+    image = spec.get("image")
+    if isinstance(image, dict) and isinstance(image.get("ociAuthSecretName"), str):
+        keys.append(f"{namespace}/{image['ociAuthSecretName']}")
     return keys
 
 
@@ -207,6 +212,16 @@ def read_host_data(
         if parsed is None:
             return DataRead(None, tuple(versions), problem, field_name)
         parts[_PART[field_name]] = parsed
+    image = spec.image
+    if image is not None and image.oci_auth_secret_name and image.url.startswith("oci://"):
+        name = image.oci_auth_secret_name  # as baremetal-operator: read for oci:// only
+        secret = secrets(f"{namespace}/{name}")
+        if secret is not None:
+            versions.append((name, str((secret.get("metadata") or {}).get("resourceVersion", ""))))
+        login, problem = pull_secret(secret, namespace, name, image.url)
+        if login is None:
+            return DataRead(None, tuple(versions), problem, PULL_SECRET_FIELD)
+        parts["image_pull_secret"] = login
     return DataRead(HostData(**parts) if parts else None, tuple(versions))
 
 

@@ -182,6 +182,22 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"image href (\S+) failed"),
         "Ironic could not validate the image {0}; check spec.image.url",
     ),
+    # an oci:// image: Ironic's registry client calls the registry's API root, /v2/
+    # ("Max retries exceeded with url: /v2/ (Caused by NewConnectionError(... Connection
+    # refused))", Ironic 39.0.0), before any BMC is involved
+    (
+        _after_first(
+            r"ConnectionPool\(host='([^']+)', port=(\d+)\): Max retries exceeded with url: /v2/",
+            "(Connection refused|Name or service not known|timed out)",
+        ),
+        "Ironic could not reach the OCI registry {0}:{1} of spec.image.url ({2}); check "
+        "spec.image.url and that the registry is reachable from Ironic",
+    ),
+    (
+        re.compile(r"url: /v2/"),
+        "Ironic could not use the OCI registry of spec.image.url; check spec.image.url, "
+        "spec.image.ociAuthSecretName and that the registry is reachable from Ironic",
+    ),
     (
         _after_first("checksum", "(mismatch|does not match|did not match)", re.I),
         "the image's checksum did not match spec.image.checksum",

@@ -24,6 +24,7 @@ from ..api.baremetalhost import (
     DATA,
     DETACHED,
     HINTS,
+    OCI_AUTH,
     PAUSED,
     PREPROVISIONING_NETWORK_DATA,
     image_of,
@@ -61,10 +62,14 @@ def dropped_on_handover(bmh: Obj) -> tuple[list[str], list[str]]:
 
 
 def data_secret_names(spec: dict[str, Any]) -> list[str]:
-    """The Secrets a (Host) spec names for its deployed OS's data, in field order."""
+    """The Secrets a (Host) spec names for its deploy's data, in field order: the deployed
+    OS's, the ramdisk's network, the image's registry credentials."""
     names = [str(spec[f]["name"]) for f in DATA if isinstance(spec.get(f), dict)]
     if spec.get(PREPROVISIONING_NETWORK_DATA):
         names.append(str(spec[PREPROVISIONING_NETWORK_DATA]))
+    image = spec.get("image")
+    if isinstance(image, dict) and image.get(OCI_AUTH):
+        names.append(str(image[OCI_AUTH]))
     return list(dict.fromkeys(names))
 
 
@@ -87,6 +92,7 @@ def restored_status(bmh: Obj, credentials_version: str) -> dict[str, Any]:
     }
     image = image_of(prov.get("image"))
     if image is not None:
+        image.pop(OCI_AUTH, None)  # the spec's to say; the status records what was deployed
         out["provisioning"]["image"] = image
     custom = prov.get("customDeploy")
     if isinstance(custom, dict) and custom.get("method"):
@@ -128,6 +134,14 @@ def _method(spec_or_provisioning: dict[str, Any]) -> str:
     return str(custom.get("method") or "") if isinstance(custom, dict) else ""
 
 
+def _deployable(image: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What of an image tells one deploy from another: not the registry's credentials."""
+    out = image_of(image)
+    if out is not None:
+        out.pop(OCI_AUTH, None)
+    return out
+
+
 def bmh_refusal(bmh: Obj, *, include_consumed: bool) -> str:
     """Why baremetal-operator's host cannot be taken over now, with what to do; "" if it can."""
     meta, spec, status = bmh["metadata"], _spec(bmh), _status(bmh)
@@ -161,7 +175,7 @@ def bmh_refusal(bmh: Obj, *, include_consumed: bool) -> str:
         )
     if not prov.get("ID"):
         return "baremetal-operator has no Ironic node for it (status.provisioning.ID is empty)"
-    wanted, deployed = image_of(spec.get("image")), image_of(prov.get("image"))
+    wanted, deployed = _deployable(spec.get("image")), _deployable(prov.get("image"))
     if state == "provisioned" and _method(spec) != _method(prov):
         return (
             "its spec.customDeploy differs from the one deployed: baremetal-operator has a "

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from state_controller.adopt import translate
 from state_controller.api import annotations as ann
 from state_controller.api.host import HostSpec
 from state_controller.bootstrap.hostsfile import apply_hosts_file, read_hosts_file
@@ -153,3 +154,22 @@ def test_a_registry_failure_is_not_blamed_on_the_bmc() -> None:
     )
     denied = "Failed to prepare to deploy. 401 Client Error: Unauthorized for url: /v2/x"
     assert readable(denied).startswith("Ironic could not use the OCI registry of spec.image.url")
+
+
+def test_a_handover_labels_the_pull_secret_and_tells_deploys_apart_without_it() -> None:
+    """adopt: the registry's credentials go over with the host's other data Secrets;
+    baremetal-operator's status image may lack them, and that is no deploy to do."""
+    spec = {"image": {"url": URL, "ociAuthSecretName": "pull"}, "userData": {"name": "ud"}}
+    assert translate.data_secret_names(spec) == ["ud", "pull"]
+    bmh = {
+        "metadata": {"name": "w", "namespace": "metal"},
+        "spec": {"online": True, **spec},
+        "status": {
+            "operationalStatus": "OK",
+            "poweredOn": True,
+            "provisioning": {"state": "provisioned", "ID": "n-1", "image": {"url": URL}},
+        },
+    }
+    assert translate.bmh_refusal(bmh, include_consumed=False) == ""
+    restored = translate.restored_status(bmh, "")
+    assert restored["provisioning"]["image"] == {"url": URL}

@@ -1,9 +1,11 @@
-"""The Containerfile builds, without a Docker engine (buildah, chroot isolation, Debian
-bases from mmdebstrap), from the lock files with hashes, into an image that runs
-`state-controller` as a non-root user, carries an SBOM of what it installed, and no pip."""
+"""The Containerfile builds, without a Docker engine (buildah, chroot isolation, overlay
+storage where the kernel mounts it, else vfs; Debian bases from mmdebstrap), from the
+lock files with hashes, into an image that runs `state-controller` as a non-root user,
+carries an SBOM of what it installed, and no pip."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -22,14 +24,27 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 TAG = "localhost/hoststate/state-controller:test"
-BUILDAH = ["buildah", "--storage-driver", "vfs"]
 ENV = {**os.environ, "BUILDAH_ISOLATION": "chroot"}
 SBOM = "/usr/share/doc/hoststate/sbom.cdx.json"
 
 
+@functools.cache
+def storage() -> tuple[str, ...]:
+    """The storage options tools/image/build.sh builds with (overlay or vfs)."""
+    chosen = subprocess.run(
+        [str(ROOT / "tools/image/storage.sh")], capture_output=True, text=True, check=True
+    )
+    return tuple(chosen.stdout.split())
+
+
 def buildah(*args: str) -> str:
     done = subprocess.run(
-        [*BUILDAH, *args], capture_output=True, text=True, env=ENV, timeout=600, check=False
+        ["buildah", *storage(), *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, f"buildah {' '.join(args)}: {done.stderr}"
     return done.stdout
@@ -50,13 +65,13 @@ def image() -> Iterator[str]:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == TAG
     yield TAG
-    subprocess.run([*BUILDAH, "rmi", TAG], capture_output=True, env=ENV, check=False)
+    subprocess.run(["buildah", *storage(), "rmi", TAG], capture_output=True, env=ENV, check=False)
 
 
 @pytest.fixture(scope="module")
 def container(image: str) -> Iterator[str]:
     """One working container on the image for every test (with vfs storage, each one
-    is a full copy of the image: about 10 s)."""
+    is a full copy of the image: about 10 s; with overlay, a mount)."""
     name = buildah("from", "--quiet", image).strip()
     yield name
     buildah("rm", name)

@@ -18,13 +18,16 @@
 #
 # The image carries its SBOM (CycloneDX JSON) at /usr/share/doc/hoststate/sbom.cdx.json;
 # SBOM=FILE also copies it out to FILE (that opens a container on the image: about
-# 10 s with buildah's vfs storage, so only on request).
+# 10 s with buildah's vfs storage, so only on request). buildah's storage is
+# tools/image/storage.sh's choice: overlay where the kernel mounts it, else vfs.
 # The image's name is the last line on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tag="${1:-localhost/hoststate/state-controller:dev}"
 export BUILDAH_ISOLATION=chroot
-buildah=(buildah --storage-driver vfs)
+tools/image/install.sh
+mapfile -t storage < <(tools/image/storage.sh)  # overlay where it mounts, else vfs
+buildah=(buildah "${storage[@]}")
 log() { printf 'image-build: %s\n' "$*" >&2; }
 
 # The bases' recipe: suite, mirrors (one sources.list line each), packages, and what
@@ -42,7 +45,6 @@ recipe="$(printf '%s\n' "$suite" "${mirrors[@]}" "$packages" "${runtime_purge[@]
 base="localhost/hoststate-base:$suite-$recipe"
 runtime_base="localhost/hoststate-runtime-base:$suite-$recipe"
 
-tools/image/install.sh
 if [[ "${REFRESH_BASE:-0}" == 1 ]] \
     || ! "${buildah[@]}" inspect --type image "$base" >/dev/null 2>&1 \
     || ! "${buildah[@]}" inspect --type image "$runtime_base" >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what builds the controller's image without a Docker engine: Debian's
-# buildah (daemonless, chroot isolation, vfs storage) and mmdebstrap (a Debian
+# buildah (daemonless, chroot isolation; storage: tools/image/storage.sh) and mmdebstrap (a Debian
 # base made from Debian's mirror, as no image registry may be reachable).
 # Installs with apt-get when they are missing; that needs root. Without root,
 # and without them, it says so and exits 3 (the image test is then skipped, for that

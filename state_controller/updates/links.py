@@ -2,28 +2,31 @@
 
 In order of trust:
 
-1. ``spec.providerID`` naming a Host (or an observed BareMetalHost): metal3's
-   ``metal3://<namespace>/<host>/<machine>`` (cluster-api-provider-metal3), its older
-   ``metal3://<uid of the BareMetalHost>``, and OpenShift's
-   ``baremetalhost:///<namespace>/<host>[/<uid>]`` (machine-api);
-2. the labels ``hoststate.io/host=<host>`` and ``hoststate.io/host-namespace=<namespace>``
+1. ``spec.providerID`` naming a Host (or an observed BareMetalHost) in one of the forms
+   of :data:`.provider_ids.FORMS`: cluster-api-provider-metal3's
+   ``metal3://<namespace>/<host>/<machine>`` and its older ``metal3://<uid>``, and
+   OpenShift's machine-api ``baremetalhost:///<namespace>/<host>/<uid>``;
+2. the label ``metal3.io/uuid=<uid>``, which cluster-api-provider-metal3's kubeadm
+   templates have the kubelet write, and by which it finds the Node before giving it a
+   providerID (a UID is no name a tenant can choose);
+3. the labels ``hoststate.io/host=<host>`` and ``hoststate.io/host-namespace=<namespace>``
    on the Node (a label value cannot hold a '/'; ``hoststate.io/host=<namespace>/<host>``
    is read too where a store takes it). ``hoststate.io/host`` alone names a Host of the
    controller's one watched namespace (``run --namespace`` given once), and nothing when
    it watches several: a name alone proves nothing across namespaces, since any tenant
    may give a Host any name (:func:`link_problem` says what to write instead);
-3. only when the operator opts in (``--link-nodes-by-hostname``): the Node's hostname
+4. only when the operator opts in (``--link-nodes-by-hostname``): the Node's hostname
    (the ``kubernetes.io/hostname`` label, else its name) equal to the name of exactly
    one Host.
 
-The first claim a Node makes decides alone: a providerID of metal3's forms is never
+The first claim a Node makes decides alone: a providerID of these forms is never
 passed over for a label, nor a label for the hostname, even while the Host it names does
 not exist (it was deleted to be created again; it belongs to another shard). So the
 answer is one key, or none, wherever it is asked, and no other Host takes the Node
-meanwhile. The first two are written by whoever set the Node up (a cluster-api
+meanwhile. The first three are written by whoever set the Node up (a cluster-api
 provider, the machine-api, an operator), though a kubelet may write its own Node's
 labels too: :mod:`..runtime.indexes.nodes` keeps how each link was made, for remediation
-to ask. The third is a name a tenant can give any Host, so by default it proves
+to ask. The last is a name a tenant can give any Host, so by default it proves
 nothing; a link by hostname is kept while its Host exists, however many Hosts of that
 name appear elsewhere later. A Node that names none is followed on its own, with a
 HostState of its own in the controller's namespace.
@@ -33,11 +36,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .signals import NodeSignals
+from .provider_ids import Field, Named, named_by
+from .signals import HOST_LABEL, METAL3_UUID_LABEL, NodeSignals
 
-PROVIDER_PREFIXES = ("metal3://", "baremetalhost:///")
 # how a link was made (:func:`claim_of`)
-BY_PROVIDER, BY_LABEL, BY_HOSTNAME = "providerID", "label", "hostname"
+BY_PROVIDER, BY_UUID_LABEL, BY_LABEL, BY_HOSTNAME = "providerID", "uuid label", "label", "hostname"
+# the claims made by a form of :data:`.provider_ids.FORMS`, in order of trust
+_FORM_CLAIMS = ((BY_PROVIDER, Field.PROVIDER_ID), (BY_UUID_LABEL, Field.UUID_LABEL))
 # ``hosts_named`` is asked for this and a UID to find the machine of that UID: no name
 # has a colon, so a Host named like a UID cannot answer for it
 UID = "uid:"
@@ -59,11 +64,11 @@ def host_of(
     ``hoststate.io/host`` label names a Host of ("": none).
     """
     how = claim_of(node, by_hostname=by_hostname)
-    if how == BY_PROVIDER:
-        named = _provider_key(node)
-        if named is not None:
-            return named if named in hosts_named(named.partition("/")[2]) else None
-        with_uid = list(hosts_named(UID + _provider_uid(node)))
+    named = _named(node, how)
+    if named is not None:
+        if named.key:
+            return named.key if named.key in hosts_named(named.key.partition("/")[2]) else None
+        with_uid = list(hosts_named(UID + named.uid))
         return with_uid[0] if len(with_uid) == 1 else None
     if how == BY_LABEL:
         key = label_key(node.host_label, home)
@@ -75,11 +80,26 @@ def host_of(
 
 def claim_of(node: NodeSignals, *, by_hostname: bool = False) -> str:
     """Which claim decides the Node's Host: the first it makes ("" for none)."""
-    if _provider_key(node) is not None or _provider_uid(node):
-        return BY_PROVIDER
+    for how, field in _FORM_CLAIMS:
+        if named_by(node, field) is not None:
+            return how
     if node.host_label:
         return BY_LABEL
     return BY_HOSTNAME if by_hostname else ""
+
+
+# the claims a kubelet may write itself (its Node's labels): label and value
+_LABEL_CLAIMS: dict[str, tuple[str, Callable[[NodeSignals], str]]] = {
+    BY_UUID_LABEL: (METAL3_UUID_LABEL, lambda node: node.metal3_uuid),
+    BY_LABEL: (HOST_LABEL, lambda node: node.host_label),
+}
+
+
+def label_claim(node: NodeSignals, *, by_hostname: bool = False) -> tuple[str, str]:
+    """The label (name, value) the Node's link rests on, where it rests on a label its
+    own kubelet may have written; ("", "") where it rests on something else."""
+    label, value_of = _LABEL_CLAIMS.get(claim_of(node, by_hostname=by_hostname), ("", None))
+    return (label, value_of(node)) if value_of is not None else ("", "")
 
 
 def label_key(label: str, home: str) -> str:
@@ -107,32 +127,19 @@ def link_problem(node: NodeSignals, home: str) -> str:
 def names_read(node: NodeSignals, *, by_hostname: bool = False) -> set[str]:
     """The Host names whose coming or going can change what :func:`host_of` answers."""
     names = {node.hostname or node.name} if by_hostname else set()
-    named = _provider_key(node)
-    if named is not None:
-        names.add(named.partition("/")[2])
-    uid = _provider_uid(node)
-    if uid:
-        names.add(UID + uid)
+    for _, field in _FORM_CLAIMS:
+        named = named_by(node, field)
+        if named is not None:
+            names.add(named.key.partition("/")[2] if named.key else UID + named.uid)
     if node.host_label:
         names.add(node.host_label.rpartition("/")[2])
     return names
 
 
-def _provider_uid(node: NodeSignals) -> str:
-    """The BareMetalHost UID of cluster-api-provider-metal3's older ``metal3://<uid>``."""
-    rest = node.provider_id[len("metal3://") :]
-    if node.provider_id.startswith("metal3://") and rest and "/" not in rest:
-        return rest
-    return ""
-
-
-def _provider_key(node: NodeSignals) -> str | None:
-    for prefix in PROVIDER_PREFIXES:
-        if node.provider_id.startswith(prefix):
-            parts = node.provider_id[len(prefix) :].split("/")
-            if len(parts) >= 2 and parts[0] and parts[1]:
-                return f"{parts[0]}/{parts[1]}"
-    return None
+def _named(node: NodeSignals, how: str) -> Named | None:
+    """What the claim ``how`` names, where it is one of the table's forms."""
+    field = dict(_FORM_CLAIMS).get(how)
+    return named_by(node, field) if field is not None else None
 
 
 def _kept_or_unique(keys: Iterable[str], current: str | None) -> str | None:

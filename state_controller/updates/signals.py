@@ -41,6 +41,8 @@ CORDONED_FOR = OWN + "cordoned-for"
 HOST_LABEL = OWN + "host"  # names the Host: its name (a label value cannot hold a '/')
 HOST_NAMESPACE_LABEL = OWN + "host-namespace"  # ...and its namespace (updates/links.py)
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# the BareMetalHost UID cluster-api-provider-metal3 has kubeadm label a Node with (updates/links.py)
+METAL3_UUID_LABEL = "metal3.io/uuid"
 
 ANNOTATIONS = (
     MCO_DESIRED_CONFIG,
@@ -175,6 +177,7 @@ class NodeSignals:
     # Changes with ``ready`` only, so a heartbeat still leaves the signals as they were.
     ready_since: float | None = None
     mcn: MachineConfigNodeSignals | None = None  # its MachineConfigNode, where there is one
+    metal3_uuid: str = ""  # its metal3.io/uuid label: a BareMetalHost's UID
 
     @property
     def pool(self) -> str:
@@ -244,6 +247,7 @@ def node_signals(node: Mapping[str, Any], pool_label: str = DEFAULT_POOL_LABEL) 
         host_label=_host_label(labels),
         hostname=str(labels.get(HOSTNAME_LABEL, "")),
         provider_id=str(spec.get("providerID", "")),
+        metal3_uuid=str(labels.get(METAL3_UUID_LABEL, "")),
         unschedulable=bool(spec.get("unschedulable", False)) and CORDONED_FOR not in annotations,
         ready=ready,
         ready_since=ready_since,

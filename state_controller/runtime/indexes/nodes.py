@@ -14,7 +14,9 @@ that appears or goes away can change a link; :meth:`NodeIndex.relink` answers
 the keys whose books gain or lose their Node.
 
 A kubelet may write its own Node's labels (NodeRestriction does not stop it), so a
-link by the ``hoststate.io/host`` label is only as good as whoever wrote it last. The
+link by the ``hoststate.io/host`` label, or by cluster-api-provider-metal3's
+``metal3.io/uuid`` (which its kubeadm templates have the kubelet write), is only as good
+as whoever wrote it last. The
 index keeps the label a Node's first link by label was made with: a Node whose label
 changed after that, moving it to another Host, is still followed there, but
 :meth:`NodeIndex.link_doubt` says why that Host must not be power-cycled on the Node's
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from ...api.objects import Obj
-from ...updates.links import BY_LABEL, claim_of, host_of, link_problem, names_read
+from ...updates.links import host_of, label_claim, link_problem, names_read
 from ...updates.pool_summary import down
 from ...updates.signals import (
     DEFAULT_POOL_LABEL,
@@ -71,7 +73,8 @@ class NodeIndex:
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
-        self._first_label: dict[str, str] = {}  # node -> the label its first label link had
+        # node -> the label (name, value) its first link by a label was made with
+        self._first_label: dict[str, tuple[str, str]] = {}
         self._pool_sizes: Tally[str] = Tally()  # pool -> its Nodes
         self._pool_not_ready: Tally[str] = Tally()  # pool -> its Nodes not Ready
         self._pool_down: Tally[str] = Tally()  # pool -> its Nodes not Ready or cordoned
@@ -162,8 +165,9 @@ class NodeIndex:
         if link is not None:
             self._nodes_of.setdefault(link, set()).add(name)
             signals = self._signals[name]
-            if claim_of(signals, by_hostname=self._by_hostname) == BY_LABEL:
-                self._first_label.setdefault(name, signals.host_label)
+            claimed = label_claim(signals, by_hostname=self._by_hostname)
+            if claimed[0]:
+                self._first_label.setdefault(name, claimed)
 
     def _count_locked(self, signals: NodeSignals | None, by: int) -> None:
         if signals is not None:
@@ -195,20 +199,21 @@ class NodeIndex:
 
     def link_doubt(self, name: str) -> str:
         """Why the Host a Node is linked to must not be power-cycled on that Node's word
-        ("" when nothing speaks against it): the link rests on a ``hoststate.io/host``
-        label changed after the Node's first link by label was made."""
+        ("" when nothing speaks against it): the link rests on a label its kubelet may
+        write (``hoststate.io/host``, ``metal3.io/uuid``) changed after the Node's first
+        link by label was made."""
         with self._lock:
             signals, link = self._signals.get(name), self._links.get(name)
             first = self._first_label.get(name)
             if signals is None or link is None or first is None:
                 return ""
-            if claim_of(signals, by_hostname=self._by_hostname) != BY_LABEL:
+            label, value = label_claim(signals, by_hostname=self._by_hostname)
+            if not label or (label, value) == first:
                 return ""
-            if signals.host_label == first:
-                return ""
+        was = repr(first[1]) if first[0] == label else f"{first[0]}={first[1]}"
         return (
-            f"linked to Node {name} only by its hoststate.io/host label, which changed after "
-            f"the Node's first link was made (from {first!r} to {signals.host_label!r}); a "
+            f"linked to Node {name} only by its {label} label, which changed after "
+            f"the Node's first link was made (from {was} to {value!r}); a "
             "kubelet may write its own Node's labels, so that word alone power-cycles "
             "nothing: link the Node by spec.providerID, or set the label back"
         )

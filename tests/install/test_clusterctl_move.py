@@ -181,7 +181,8 @@ def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFac
     observed = {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
                 "name": "rack2-node-01", "uid": bmh_uid}  # fmt: skip
     apply(source, hoststate("rack2-node-01", observed, {"bareMetalHost": "rack2-node-01"}))
-    write_status(source, "hoststates.hoststate.io", "rack2-node-01", HISTORY)
+    shown = {**HISTORY, "source": "BareMetalHost"}
+    write_status(source, "hoststates.hoststate.io", "rack2-node-01", shown)
     node_uid = get(source, "nodes", "worker-9", "")["metadata"]["uid"]  # type: ignore[index]
     node = {"apiVersion": "v1", "kind": "Node", "name": "worker-9", "uid": node_uid}
     apply(source, hoststate("worker-9", node, {"host": "", "node": "worker-9"}))

@@ -20,13 +20,14 @@ import yaml
 
 from state_controller.bootstrap.hostsfile import HostsFileError, apply_hosts_file, read_hosts_file
 from state_controller.cluster.embedded import EmbeddedCluster
-from state_controller.cluster.interface import HOSTS
+from state_controller.cluster.interface import HOSTS, Cluster
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from testbed import samples
 from testbed.kube import metal3_crds
 from testbed.processes import CLI, cli
 from testbed.scenarios import wait_all_in
+from tests.conftest import SCENARIO_NAMESPACE
 
 GUIDE = Path(__file__).parent / "metal3_user_guide"
 
@@ -203,3 +204,32 @@ def test_the_user_guides_live_iso_and_oci_hosts_provision_on_simulated_hardware(
     assert images["live-iso-booted-node"]["url"] == "http://1.2.3.4/image.iso"
     assert images["host-2"]["url"] == "oci://registry.example.com/project/myimage:1.2.3"
     assert not images["host-2"].get("checksum")
+
+
+def test_every_converted_host_is_taken_by_the_api_server(cluster: Cluster) -> None:
+    """The Hosts of every sample, created on the embedded store and on a real
+    kube-apiserver with hoststate's CRD (its CEL rules included), come back as converted.
+    Moved into the test namespace, each name led by its file's number (two of
+    baremetal-operator's examples name the same host)."""
+    for number, path in enumerate([*bmo_samples(), *guide_samples()]):
+        for host in read_hosts_file(path, secrets_in_cluster=True).hosts:
+            meta = {
+                "name": f"f{number}-{host['metadata']['name']}",
+                "namespace": SCENARIO_NAMESPACE,
+            }
+            cluster.create(HOSTS, {**host, "metadata": meta})
+            stored = cluster.get(HOSTS, SCENARIO_NAMESPACE, meta["name"])["spec"]
+            assert holds(stored, host["spec"]), (path.name, stored, host["spec"])
+
+
+def holds(stored: object, given: object) -> bool:
+    """Whether ``stored`` says all that ``given`` says (the server adds its defaults)."""
+    if isinstance(given, dict):
+        return isinstance(stored, dict) and all(holds(stored.get(k), v) for k, v in given.items())
+    if isinstance(given, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(given)
+            and all(holds(a, b) for a, b in zip(stored, given, strict=True))
+        )
+    return stored == given

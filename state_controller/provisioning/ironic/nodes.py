@@ -200,12 +200,11 @@ def instance_info(image: Mapping[str, Any] | None) -> dict[str, Any]:
     ``boot_iso``, with no source or checksum, for the ``ramdisk`` deploy
     (:func:`deploy_patch`), which boots it as virtual media where the BMC has it.
 
-    The URL of a checksum file goes in ``image_checksum`` whatever its type: Ironic
-    fetches a URL only from there, and takes ``image_os_hash_value`` literally (and
-    before ``image_checksum``; Ironic 39, ``checksum_utils.get_checksum_and_algo``),
-    then tells sha256 from sha512 by the length of what it fetched. An md5 (or
-    unspecified) checksum goes in ``image_checksum`` too; a sha256 or sha512 one in
-    ``image_os_hash_algo``/``_value``.
+    A checksum file's URL goes in ``image_checksum`` whatever its type: Ironic fetches a
+    URL only from there, takes ``image_os_hash_value`` literally and first (Ironic 39,
+    ``checksum_utils.get_checksum_and_algo``), and tells sha256 from sha512 by the length
+    of what it fetched. So does an md5 (or unspecified) checksum; a sha256 or sha512 one
+    goes in ``image_os_hash_algo``/``_value``.
     """
     info: dict[str, Any] = {}
     image = image or {}
@@ -239,9 +238,8 @@ def deploy_patch(
     booted instead of written.
     """
     info = instance_info(host.image)
-    pull = host.data.image_pull_secret if host.data is not None else None
-    if pull and "image_source" in info:  # read only for an oci:// image (runtime.hosts.data)
-        info["image_pull_secret"] = pull  # as baremetal-operator; Ironic 33.0 or newer
+    if (pull := host.data.image_pull_secret if host.data else None) and "image_source" in info:
+        info["image_pull_secret"] = pull  # read for an oci:// image only; as BMO sends it
     ops: PatchOps = [{"op": "add", "path": "/instance_info", "value": info}]
     if host.custom_deploy:
         ops.append({"op": "add", "path": "/deploy_interface", "value": CUSTOM_DEPLOY_INTERFACE})

@@ -6,7 +6,10 @@ PAUSED = PREFIX + "paused"
 """Present: do nothing and write nothing (used while moving objects between clusters)."""
 
 DETACHED = PREFIX + "detached"
-"""Present: forget the host in the backend without deprovisioning; removing it resumes."""
+"""Present: forget the host in the backend without deprovisioning; removing it resumes.
+Its value, as baremetal-operator's: ``{"deleteAction": "delete"|"delay", "force": bool}``;
+without ``force`` a host mid-operation is forgotten once at rest
+(:mod:`..provisioning.power_requests`)."""
 
 STATUS = PREFIX + "status"
 """A JSON copy of ``Host.status``; restores the status when the status is empty."""
@@ -21,7 +24,8 @@ INSPECT = PREFIX + "inspect"
 """``disabled``: skip inspection. Any other value (or empty): inspect again when idle."""
 
 REBOOT = PREFIX + "reboot"
-"""Present: power-cycle the host once, then the controller removes the annotation."""
+"""Present: power-cycle the host once, then the controller removes the annotation.
+Its value: ``{"mode": "soft"|"hard"}`` (hard unless it says soft)."""
 
 INSPECT_DISABLED = "disabled"
 

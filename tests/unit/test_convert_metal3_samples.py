@@ -233,3 +233,18 @@ def holds(stored: object, given: object) -> bool:
             and all(holds(a, b) for a, b in zip(stored, given, strict=True))
         )
     return stored == given
+
+
+def test_bootstrap_says_the_same_notes_before_it_starts(tmp_path: Path) -> None:
+    """``bootstrap --hosts`` on baremetal-operator's demo-hosts.yaml: the notes convert
+    prints, on stderr, before the bootstrap runs (here until its --timeout: three of the
+    hosts wait for a user data Secret the file does not hold)."""
+    examples = metal3_crds().parent / "examples"
+    args = ("bootstrap", "--hosts", str(examples / "demo-hosts.yaml"), "--state-dir",
+            str(tmp_path / "boot"), "--no-table", "--exit-when-settled", "--timeout", "20",
+            "--metrics-bind-address", "127.0.0.1:0")  # fmt: skip
+    done = cli(*args, timeout=120)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    converted = cli("convert", "--hosts", str(examples / "demo-hosts.yaml"))
+    for note in converted.stderr.splitlines():
+        assert note in done.stderr.splitlines()

@@ -101,6 +101,7 @@ SLOW = (PIVOT, *KUBECTL, *KUBECTL_WAIT)
 BY_TESTS = {
     "adopt-dry-run": "tests/ironic/test_adopt_on_ironic.py",
     "adopt": "tests/ironic/test_adopt_on_ironic.py",
+    "adopt-retire": "tests/ironic/test_retire_on_ironic.py",
     "kubectl-wait-failed": "tests/cluster/test_kubectl_wait.py",
     "convert-demo-hosts": "tests/unit/test_convert_metal3_samples.py",
 }

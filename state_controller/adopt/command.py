@@ -13,6 +13,7 @@ from ..cluster.interface import BAREMETALHOSTS, ApiError, NotFound, unreachable
 from ..cluster.kube import KubeCluster
 from ..provisioning.ironic import IronicSettings
 from .handover import Handover, Outcome, Verdict
+from .retire import retirement
 
 
 @dataclass
@@ -63,6 +64,34 @@ def run_adopt(opts: AdoptOptions) -> int:
         cluster.close()
     print(summary(outcomes), file=sys.stderr)
     return 1 if any(o.verdict == "refused" for o in outcomes) else 0
+
+
+def run_retire(
+    namespace: str, names: list[str], kubeconfig: str | None, context: str | None
+) -> int:
+    """Print, for each BareMetalHost handed over, the commands that delete it with nothing
+    done to the machine (:mod:`.retire`); write nothing. 0 when every one named can be
+    retired, 1 when any is refused (one line saying why), 2 when it could not begin."""
+    try:
+        cluster = KubeCluster.from_kubeconfig(kubeconfig, context)
+    except (ConfigException, OSError, yaml.YAMLError, ValueError, TypeError) as err:
+        print(f"--kubeconfig {kubeconfig or '(default)'}: not usable ({err})", file=sys.stderr)
+        return 2
+    try:
+        every = names or _every_bmh(cluster, namespace)
+        if every is None:
+            return 2
+        told = [retirement(cluster, namespace, name) for name in every]
+    except Exception as err:
+        if not isinstance(err, ApiError) and not unreachable(err):
+            raise
+        print(f"adopt --retire stopped: {err}", file=sys.stderr)
+        return 1
+    finally:
+        cluster.close()
+    for one in told:
+        print(one.text(), file=sys.stderr if one.refusal else sys.stdout, flush=True)
+    return 1 if any(one.refusal for one in told) else 0
 
 
 def _every_bmh(cluster: KubeCluster, namespace: str) -> list[str] | None:

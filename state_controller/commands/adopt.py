@@ -29,12 +29,22 @@ def add(p: argparse.ArgumentParser) -> None:
         help="take hosts with a spec.consumerRef too (cluster-api-provider-metal3 goes on "
         "writing their BareMetalHost, and nothing of it reaches the machine any more)",
     )
+    p.add_argument(
+        "--retire",
+        action="store_true",
+        help="write nothing: print the commands that delete each handed-over BareMetalHost "
+        "with nothing done to its machine, or say why one is not to be deleted yet "
+        "(needs no --ironic-url)",
+    )
     provisioner_flags(p)
 
 
 def main(args: argparse.Namespace) -> int:
     from ..adopt import AdoptOptions, run_adopt
+    from ..adopt.command import run_retire
 
+    if args.retire:
+        return run_retire(args.namespace, args.names, args.kubeconfig, args.context)
     try:
         ironic = ironic_settings(args)
     except ValueError as err:

@@ -51,3 +51,9 @@ def prometheus_operator_crds() -> Path:
     """The directory of prometheus-operator's own CRDs (with their schema):
     ``monitoring.coreos.com_servicemonitors.yaml`` and ``..._prometheusrules.yaml``."""
     return _cached("prometheus-operator/crds.sh", timeout=600)
+
+
+def alertmanager() -> Path:
+    """Prometheus' Alertmanager (pinned in tools/alertmanager/build.sh), ``amtool`` beside
+    it: for the inhibition docs/alerts.md gives beside the Machine Config Operator's."""
+    return _cached("alertmanager/build.sh", timeout=1800)

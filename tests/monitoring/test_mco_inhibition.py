@@ -14,11 +14,19 @@ openshift-machine-config-operator``, which must never be matched on.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from testbed import tools
+from testbed.processes import ServerProcess, free_port, http_probe
+from tests.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "alerts.md"
@@ -86,3 +94,95 @@ def test_only_the_keys_alertmanager_reads_are_used() -> None:
     form is deprecated beside ``source_matchers`` (docs/configuration.md, <inhibit_rule>)."""
     for rule in sample()["inhibit_rules"]:
         assert set(rule) == {"source_matchers", "target_matchers", "equal"}, rule
+
+
+def first_firing(alert: str) -> dict[str, str]:
+    """The labels promtool expects ``alert`` to fire with, first case."""
+    for test in yaml.safe_load(UNIT_TESTS.read_text())["tests"]:
+        for case in test.get("alert_rule_test") or ():
+            if case["alertname"] == alert and case.get("exp_alerts"):
+                labels: dict[str, str] = case["exp_alerts"][0]["exp_labels"]
+                return {"alertname": alert, **labels}
+    raise AssertionError(f"{alert} is never tested firing")
+
+
+def ours(alert: str, node: str) -> dict[str, str]:
+    labels = first_firing(alert)
+    labels.update({k: node for k in ("node", "exported_node") if k in labels})
+    return labels
+
+
+# The operator's alerts as its rules make them (labels set by the rule, then the
+# metric's and the target's; see the module docstring): the drained node of
+# MCCDrainError is exported_node, its node the controller's own.
+MCO = "openshift-machine-config-operator"
+THEIRS = [
+    {"alertname": "MCDRebootError", "node": "worker-1", "namespace": MCO, "severity": "critical"},
+    {"alertname": "MCCDrainError", "exported_node": "worker-2", "node": "master-0",
+     "namespace": MCO, "severity": "warning"},
+    {"alertname": "MCDPivotError", "node": "worker-3", "namespace": MCO, "severity": "warning"},
+]  # fmt: skip
+
+
+def test_alertmanager_silences_ours_for_the_same_node_only(tmp_path: Path) -> None:
+    """The sample in a real Alertmanager (tools/alertmanager/build.sh), on loopback:
+    ``amtool check-config`` takes it, and of
+    hoststate's alerts only those of a node the operator already alerts on are
+    suppressed, the drain alert of the controller's own node (MCCDrainError's ``node``)
+    not among them."""
+    binary = tools.alertmanager()
+    config = tmp_path / "alertmanager.yml"
+    receiver = {"route": {"receiver": "nobody"}, "receivers": [{"name": "nobody"}]}
+    config.write_text(yaml.safe_dump({**receiver, **sample()}))
+    checked = subprocess.run(
+        [str(binary.with_name("amtool")), "check-config", str(config)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    port = free_port()
+    server = ServerProcess("alertmanager", tmp_path / "alertmanager.log", stop_timeout=10)
+    server.start(
+        [str(binary), f"--config.file={config}",
+         f"--storage.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
+         "--cluster.listen-address="],
+        tmp_path,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    suppressed = {
+        ("NodeRebootStuck", "worker-1"): True,
+        ("NodeRebootStuck", "worker-9"): False,
+        ("NodeDrainStuck", "worker-2"): True,
+        ("NodeDrainStuck", "master-0"): False,  # MCCDrainError's node: the controller's
+        ("NodeUpdateDegraded", "worker-3"): True,
+        ("NodeUpdateDegraded", "worker-1"): False,  # worker-1's trouble is a reboot
+    }
+    try:
+        server.wait_ready(http_probe(f"{base}/-/ready", timeout=2), timeout=60, not_ready="ready")
+        now = datetime.now(UTC)
+        alerts = [*THEIRS, *(ours(alert, node) for alert, node in suppressed)]
+        body = json.dumps([
+            {"labels": labels, "startsAt": now.isoformat(),
+             "endsAt": (now + timedelta(hours=1)).isoformat()}
+            for labels in alerts
+        ]).encode()  # fmt: skip
+        request = urllib.request.Request(
+            f"{base}/api/v2/alerts", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 200
+
+        def states() -> dict[tuple[str, str], bool] | None:
+            with urllib.request.urlopen(f"{base}/api/v2/alerts", timeout=30) as response:
+                listed = json.load(response)
+            seen = {
+                (a["labels"]["alertname"], a["labels"]["node"]): a["status"]["state"]
+                for a in listed
+                if a["labels"]["alertname"].startswith("Node")
+            }
+            if len(seen) < len(suppressed):
+                return None
+            return {key: state == "suppressed" for key, state in seen.items()}
+
+        wait_for(lambda: states() == suppressed, timeout=60, what="each alert's inhibition")
+    finally:
+        server.stop()

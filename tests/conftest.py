@@ -49,6 +49,7 @@ LONGEST_FIRST = (
     "tests/image/test_image.py",  # 101 s (the image built with buildah)
     "tests/unit/test_cli.py",  # 100 s
     "tests/ironic/test_ironic_outages.py",  # 95 s
+    "tests/ironic/test_retire_on_ironic.py",  # 70 s (the garbage collector's 30 s resync)
     "tests/unit/test_demo_screen.py",  # 62 s
     "tests/scenarios/test_nodes.py",  # 61 s
     "tests/monitoring/test_prometheus.py",  # 59 s
@@ -56,6 +57,7 @@ LONGEST_FIRST = (
     "tests/cluster/test_manifests.py",  # 56 s
     "tests/scenarios/test_sharded_provisioning.py",  # 49 s
     "tests/cluster/test_observe_install.py",  # 44 s alone (its own control plane)
+    "tests/unit/test_convert_metal3_samples.py",  # 40 s (convert and bootstrap run as users do)
     "tests/install/test_upgrade.py",  # 40 s alone (its own control plane, three controllers)
     "tests/ironic/test_refusals.py",  # 42 s
     "tests/ironic/test_lifecycle_on_ironic.py",  # 42 s
@@ -66,6 +68,7 @@ LONGEST_FIRST = (
     "tests/ironic/test_failures.py",  # 35 s
     "tests/cluster/test_controller.py",  # 34 s
     "tests/unit/test_docs.py",  # 31 s
+    "tests/install/test_clusterctl_move.py",  # 30 s (two control planes)
 )
 
 

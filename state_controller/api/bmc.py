@@ -14,22 +14,60 @@ from dataclasses import dataclass
 from functools import _CacheInfo, lru_cache
 from urllib.parse import urlsplit
 
+BMO = "baremetal-operator v0.13.2, pkg/hardwareutils/bmc/"
+
+
+@dataclass(frozen=True)
+class BMCType:
+    """One BMC type baremetal-operator registers (``RegisterFactory``): the Ironic
+    hardware type it drives, the boot interface it asks for (None: Ironic's default for
+    that hardware type), whether it also takes ``+http``/``+https``, and where it is
+    registered."""
+
+    name: str
+    driver: str
+    boot_interface: str | None
+    transports: bool
+    source: str
+
+
+# Every type baremetal-operator v0.13.2 accepts, and nothing else: the Host speaks its
+# BareMetalHost's addresses as they are. Each +http/+https form is the same type over
+# that transport (access.go RegisterFactory: "<name>+<scheme>").
+BMC_TYPES: tuple[BMCType, ...] = (
+    BMCType("ipmi", "ipmi", None, False, BMO + "ipmi.go:9"),
+    BMCType("libvirt", "ipmi", None, False, BMO + "ipmi.go:10"),
+    BMCType("redfish", "redfish", None, True, BMO + "redfish.go:11"),
+    BMCType("ilo5-redfish", "redfish", None, True, BMO + "redfish.go:12"),
+    BMCType("idrac-redfish", "idrac", None, True, BMO + "redfish.go:13"),
+    BMCType("redfish-virtualmedia", "redfish", "redfish-virtual-media", True,
+            BMO + "redfish_virtualmedia.go:9"),
+    BMCType("ilo5-virtualmedia", "redfish", "redfish-virtual-media", True,
+            BMO + "redfish_virtualmedia.go:10"),
+    BMCType("idrac-virtualmedia", "idrac", "idrac-redfish-virtual-media", True,
+            BMO + "idrac_virtualmedia.go:15"),
+    BMCType("redfish-uefihttp", "redfish", "redfish-https", True, BMO + "redfish_https.go:10"),
+)  # fmt: skip
+
+# scheme -> its type: the name, and name+http and name+https where the type takes them
+TYPE_OF: dict[str, BMCType] = {
+    scheme: kind
+    for kind in BMC_TYPES
+    for scheme in (
+        (kind.name, f"{kind.name}+http", f"{kind.name}+https") if kind.transports else (kind.name,)
+    )
+}
 # scheme -> default port (None: the protocol's usual HTTPS port is implied)
 BMC_SCHEMES: dict[str, int | None] = {
-    "ipmi": 623,
-    "redfish": None,
-    "redfish+http": None,
-    "redfish+https": None,
-    "redfish-virtualmedia": None,
-    "redfish-virtualmedia+http": None,
-    "redfish-virtualmedia+https": None,
-    "idrac": None,
-    "idrac-redfish": None,
-    "idrac-virtualmedia": None,
-    "ilo4": None,
-    "ilo5": None,
-    "ilo5-redfish": None,
-    "irmc": None,
+    scheme: 623 if kind.driver == "ipmi" else None for scheme, kind in TYPE_OF.items()
+}
+# Types earlier baremetal-operator releases registered and v0.13.2 does not (their
+# Ironic hardware types are gone from Ironic): what to write instead.
+REMOVED: dict[str, str] = {
+    "ilo4": "redfish:// (or ipmi://)",
+    "ilo5": "ilo5-redfish://",
+    "irmc": "redfish:// (or ipmi://)",
+    "idrac": "idrac-redfish://",
 }
 
 _SHAPE = r"^[a-z0-9][a-z0-9+.-]*://[^\s/]+(/\S*)?$"
@@ -57,9 +95,14 @@ class BMCAddress:
     path: str
 
     @property
-    def protocol(self) -> str:
-        """``ipmi``, ``redfish``, …: the scheme without transport or media suffixes."""
-        return self.scheme.split("+", 1)[0].replace("-virtualmedia", "")
+    def kind(self) -> BMCType:
+        """The BMC type the scheme names (the parse took only known schemes)."""
+        return TYPE_OF[self.scheme]
+
+    @property
+    def transport(self) -> str:
+        """``http`` for a ``+http`` scheme, else ``https``."""
+        return "http" if self.scheme.endswith("+http") else "https"
 
 
 CACHE_SIZE = 1024  # addresses kept
@@ -98,6 +141,12 @@ def _parse(address: str) -> BMCAddress:
         )
     parts = urlsplit(address)
     scheme = parts.scheme
+    if scheme.split("+", 1)[0] in REMOVED:
+        instead = REMOVED[scheme.split("+", 1)[0]]
+        raise BMCAddressError(
+            f"spec.bmc.address uses BMC type {scheme!r}, which baremetal-operator v0.13.2 "
+            f"and Ironic no longer have; write {instead} for the same machine"
+        )
     if scheme not in BMC_SCHEMES:
         known = ", ".join(sorted(BMC_SCHEMES))
         raise BMCAddressError(

@@ -46,21 +46,6 @@ NODE_FIELDS = ",".join(
     )
 )
 
-_HARDWARE_TYPES = {  # BMC protocol -> Ironic hardware type
-    "ipmi": "ipmi",
-    "redfish": "redfish",
-    "idrac": "idrac",
-    "idrac-redfish": "idrac",
-    "ilo4": "ilo",
-    "ilo5": "ilo5",
-    "ilo5-redfish": "redfish",
-    "irmc": "irmc",
-}
-_VIRTUAL_MEDIA_BOOT = {
-    "redfish": "redfish-virtual-media",
-    "idrac": "idrac-redfish-virtual-media",
-}
-
 
 def node_name(host: HostView) -> str:
     """The Ironic node name of a host: ``{namespace}~{name}``."""
@@ -90,7 +75,7 @@ def new_node(
         properties["cpu_arch"] = host.architecture
     body: Node = {
         "name": node_name(host),
-        "driver": driver or _HARDWARE_TYPES.get(host.bmc.protocol, host.bmc.protocol),
+        "driver": driver or host.bmc.kind.driver,
         "driver_info": driver_info(host),
         "properties": properties,
         "automated_clean": host.automated_cleaning,
@@ -100,10 +85,8 @@ def new_node(
     ramdisk_network = host.data.ramdisk_network_data if host.data is not None else None
     if ramdisk_network is not None:
         body["network_data"] = ramdisk_network
-    if driver is None and "virtualmedia" in host.bmc.scheme:
-        boot = _VIRTUAL_MEDIA_BOOT.get(body["driver"])
-        if boot:
-            body["boot_interface"] = boot
+    if driver is None and host.bmc.kind.boot_interface:
+        body["boot_interface"] = host.bmc.kind.boot_interface
     body.update(interfaces)
     if overrides is not None:
         body.update(overrides(host))
@@ -114,35 +97,17 @@ def driver_info(host: HostView) -> dict[str, Any]:
     """The node's ``driver_info`` from the BMC address and credentials (passwords included:
     this goes only into request bodies)."""
     bmc, creds = host.bmc, host.credentials
-    protocol = bmc.protocol
     verify = not host.disable_certificate_verification
-    if protocol == "ipmi":
+    if bmc.kind.driver == "ipmi":  # ipmi and libvirt (a virtual BMC) alike
         return {
             "ipmi_address": bmc.host,
             "ipmi_port": bmc.port or 623,
             "ipmi_username": creds.username,
             "ipmi_password": creds.password,
         }
-    if protocol in ("ilo4", "ilo5"):
-        return {
-            "ilo_address": bmc.host,
-            "ilo_username": creds.username,
-            "ilo_password": creds.password,
-            "ilo_verify_ca": verify,
-        }
-    if protocol == "irmc":
-        info: dict[str, Any] = {
-            "irmc_address": bmc.host,
-            "irmc_username": creds.username,
-            "irmc_password": creds.password,
-        }
-        if bmc.port:
-            info["irmc_port"] = bmc.port
-        return info
-    transport = "http" if bmc.scheme.endswith("+http") else "https"
     port = f":{bmc.port}" if bmc.port else ""
     info = {
-        "redfish_address": f"{transport}://{bmc.host}{port}",
+        "redfish_address": f"{bmc.transport}://{bmc.host}{port}",
         "redfish_username": creds.username,
         "redfish_password": creds.password,
         "redfish_verify_ca": verify,

@@ -14,8 +14,8 @@ from state_controller.api.base import DNS_SUBDOMAIN
 from state_controller.api.bmc import ADDRESS_FIX, ADDRESS_PATTERN
 from state_controller.api.columns import HOST_COLUMNS, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from state_controller.api.host import (
-    CHECKSUM_REQUIRED,
     CHECKSUM_MESSAGE,
+    CHECKSUM_REQUIRED,
     IMAGE_URL_FIX,
     IMAGE_URL_PATTERN,
     MAC_FIX,

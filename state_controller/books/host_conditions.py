@@ -57,25 +57,28 @@ def _manageable(cursor: Cursor, detached: bool) -> Cond:
 
 def _available(cursor: Cursor, manageable: Cond) -> Cond:
     """Whether the host is registered, inspected and prepared, and runs nothing."""
+    # baremetal-operator v0.13.2 (internal/controller/metal3.io/baremetalhost_controller.go,
+    # computeConditions) says NotAvailable in every state but ready/available: its
+    # NotManageableReason and InspectingReason are declared, never set.
     if manageable.status != "True":
-        return Cond("False", "NotManageable", manageable.message or manageable.reason)
+        return Cond("False", "NotAvailable", manageable.message or manageable.reason)
     if cursor.state == S.AVAILABLE:
         return Cond("True", "Available")
-    if cursor.state == S.INSPECTING:
-        return Cond("False", "Inspecting", cursor.error_message)
     return Cond("False", "NotAvailable", cursor.error_message or cursor.state.value)
 
 
 def _provisioned(cursor: Cursor) -> Cond:
-    """Whether the host runs its image (the goal ``kubectl wait`` waits for)."""
-    if cursor.state == S.PROVISIONED:
+    """Whether the host runs its image (the goal ``kubectl wait`` waits for).
+
+    baremetal-operator v0.13.2 (computeConditions) has two reasons here: Provisioned for
+    provisioned and externally provisioned alike, NotProvisioned for every other state,
+    deploying included. ProvisioningFailed is hoststate's own, so that a script waiting
+    on the condition can tell a failed deploy from one under way (docs/hosts.md).
+    """
+    if cursor.state in RUNNING_AN_IMAGE:
         return Cond("True", "Provisioned")
-    if cursor.state == S.EXTERNALLY_PROVISIONED:
-        return Cond("True", "ExternallyProvisioned")
     if cursor.error_type == ErrorType.PROVISIONING and cursor.state in DEPLOYING:
         return Cond("False", "ProvisioningFailed", cursor.error_message)
-    if cursor.state == S.PROVISIONING:
-        return Cond("False", "Provisioning")
     return Cond("False", "NotProvisioned", cursor.state.value)
 
 
@@ -89,7 +92,7 @@ def _ready(cursor: Cursor, detached: bool) -> Cond:
     if status == OperationalStatus.SERVICING:
         return Cond("False", "Servicing", "its firmware, settings or RAID are changing")
     if cursor.state in RUNNING_AN_IMAGE:
-        return Cond("True", camel(cursor.state.value))
+        return Cond("True", "Provisioned")  # both states, as baremetal-operator v0.13.2
     return Cond("False", "NotProvisioned", cursor.state.value)
 
 

@@ -57,12 +57,14 @@ STATES: dict[str, S] = {
     "deleting": S.DELETING,
 }
 
-# The moves BMO's state machine makes in one step (its host_state_machine.go); deletion
-# may begin from anywhere, and registration again after lost credentials.
-_ANYWHERE = frozenset({S.REGISTERING, S.POWERING_OFF_BEFORE_DELETE, S.DELETING})
+# The moves BMO's state machine makes in one step (v0.13.2,
+# internal/controller/metal3.io/host_state_machine.go); deletion may begin from anywhere.
+# Registering is entered only from none and unmanaged (handleNone, handleUnmanaged): after
+# lost credentials ensureRegistered registers again in place, the state unchanged.
+_ANYWHERE = frozenset({S.POWERING_OFF_BEFORE_DELETE, S.DELETING})
 NEXT: dict[S, frozenset[S]] = {
-    S.NONE: frozenset({S.UNMANAGED}),
-    S.UNMANAGED: frozenset(),
+    S.NONE: frozenset({S.UNMANAGED, S.REGISTERING}),
+    S.UNMANAGED: frozenset({S.REGISTERING}),
     S.REGISTERING: frozenset({S.INSPECTING, S.PREPARING, S.AVAILABLE, S.EXTERNALLY_PROVISIONED}),
     S.INSPECTING: frozenset({S.PREPARING, S.AVAILABLE}),
     S.PREPARING: frozenset({S.AVAILABLE}),

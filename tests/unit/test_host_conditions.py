@@ -37,7 +37,7 @@ def test_a_new_host_is_registering() -> None:
     assert [c["type"] for c in host_conditions(book)] == TYPES
     assert shown(book) == {
         "Manageable": ("False", "Registering"),
-        "AvailableForProvisioning": ("False", "NotManageable"),
+        "AvailableForProvisioning": ("False", "NotAvailable"),
         "Provisioned": ("False", "NotProvisioned"),
         "Ready": ("False", "NotProvisioned"),
         "Progressing": ("True", "Registering"),
@@ -60,7 +60,7 @@ def test_inspecting_then_available() -> None:
     book.move(S.INSPECTING, now=T0 + 3, reason="Registered")
     got = shown(book)
     assert got["Manageable"] == ("True", "Manageable")
-    assert got["AvailableForProvisioning"] == ("False", "Inspecting")
+    assert got["AvailableForProvisioning"] == ("False", "NotAvailable")
     assert got["Progressing"] == ("True", "Inspecting")
     assert got["BMCAccessible"] == ("True", "Accessible")
     book.move(S.PREPARING, now=T0 + 5, reason="Inspected")
@@ -90,7 +90,7 @@ def test_provisioning_then_provisioned_then_deprovisioning() -> None:
     book = available(T0)
     book.move(S.PROVISIONING, now=T0 + 10, reason="ImageSet")
     got = shown(book)
-    assert got["Provisioned"] == ("False", "Provisioning")
+    assert got["Provisioned"] == ("False", "NotProvisioned")
     assert got["AvailableForProvisioning"] == ("False", "NotAvailable")
     assert got["Progressing"] == ("True", "Provisioning")
     book.move(S.PROVISIONED, now=T0 + 20, reason="Deployed")
@@ -149,7 +149,8 @@ def test_bmc_credentials_error() -> None:
         "RegistrationFailed",
     )
     assert conds["BMCAccessible"]["message"] == message
-    assert conds["AvailableForProvisioning"]["reason"] == "NotManageable"
+    assert conds["AvailableForProvisioning"]["reason"] == "NotAvailable"
+    assert conds["AvailableForProvisioning"]["message"] == message
     book.note(now=T0 + 5, credentials=("bmc-secret", "8"))
     book.recover(now=T0 + 5, reason="Registered", message="the BMC accepted the credentials")
     assert shown(book)["BMCAccessible"] == ("True", "Accessible")
@@ -176,8 +177,8 @@ def test_an_unreachable_backend_leaves_the_bmc_unknown() -> None:
 def test_detached_and_externally_provisioned() -> None:
     book = available(T0)
     book.move(S.EXTERNALLY_PROVISIONED, now=T0 + 10, reason="Adopted")
-    assert shown(book)["Provisioned"] == ("True", "ExternallyProvisioned")
-    assert shown(book)["Ready"] == ("True", "ExternallyProvisioned")
+    assert shown(book)["Provisioned"] == ("True", "Provisioned")
+    assert shown(book)["Ready"] == ("True", "Provisioned")
     book.transition(now=T0 + 20, reason="Detached", status=OperationalStatus.DETACHED)
     got = shown(book)
     assert got["Ready"] == ("False", "Detached")
@@ -190,9 +191,10 @@ def test_last_transition_time_changes_only_when_the_status_does() -> None:
     times = {c["type"]: c["lastTransitionTime"] for c in host_conditions(book)}
     book.move(S.PROVISIONING, now=T0 + 100, reason="ImageSet")
     after = {c["type"]: c for c in host_conditions(book)}
-    # Provisioned stays False (reason NotProvisioned -> Provisioning): same time
+    # Provisioned stays False, reason NotProvisioned, the message the new state
     assert after["Provisioned"]["lastTransitionTime"] == times["Provisioned"]
-    assert after["Provisioned"]["reason"] == "Provisioning"
+    assert after["Provisioned"]["reason"] == "NotProvisioned"
+    assert after["Provisioned"]["message"] == "provisioning"
     assert after["Progressing"]["lastTransitionTime"] != times["Progressing"]
     book.move(S.PROVISIONED, now=T0 + 200, reason="Deployed")
     done = {c["type"]: c for c in host_conditions(book)}
@@ -228,3 +230,30 @@ def test_a_long_message_is_cut_and_the_status_fits_the_schema() -> None:
     crd = crds.generate()["hoststate.io_hosts.yaml"]
     schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     assert prune(status, schema["properties"]["status"]) == status
+
+
+# baremetal-operator v0.13.2, internal/controller/metal3.io/baremetalhost_controller.go,
+# computeConditions (lines 2259-2312): per state, (AvailableForProvisioning, Provisioned,
+# Ready) reasons of a host with nothing wrong.
+BMO_V0_13_2_REASONS = {
+    S.INSPECTING: ("NotAvailable", "NotProvisioned", "NotProvisioned"),
+    S.PREPARING: ("NotAvailable", "NotProvisioned", "NotProvisioned"),
+    S.AVAILABLE: ("Available", "NotProvisioned", "NotProvisioned"),
+    S.PROVISIONING: ("NotAvailable", "NotProvisioned", "NotProvisioned"),
+    S.PROVISIONED: ("NotAvailable", "Provisioned", "Provisioned"),
+    S.EXTERNALLY_PROVISIONED: ("NotAvailable", "Provisioned", "Provisioned"),
+    S.DEPROVISIONING: ("NotAvailable", "NotProvisioned", "NotProvisioned"),
+}
+
+
+@pytest.mark.parametrize("state", list(BMO_V0_13_2_REASONS), ids=lambda s: s.value)
+def test_reasons_are_baremetal_operators(state: S) -> None:
+    """Each state gives the reasons baremetal-operator v0.13.2's computeConditions sets:
+    no Provisioning or ExternallyProvisioned reason on Provisioned or Ready, and no
+    Inspecting on AvailableForProvisioning."""
+    book = available(T0)
+    if state != S.AVAILABLE:
+        book.move(state, now=T0 + 10, reason="x")
+    got = shown(book)
+    reasons = tuple(got[t][1] for t in ("AvailableForProvisioning", "Provisioned", "Ready"))
+    assert reasons == BMO_V0_13_2_REASONS[state]

@@ -215,3 +215,19 @@ def test_a_paused_baremetalhost_is_told_as_paused_not_progressing() -> None:
 def test_every_error_type_has_a_sentence_of_its_own() -> None:
     sentences = {error_sentence(e) for e in ErrorType}
     assert len(sentences) == len(ErrorType)
+
+
+def test_a_host_seen_back_in_registering_is_a_jump() -> None:
+    """baremetal-operator v0.13.2 never moves a host back to registering
+    (internal/controller/metal3.io/host_state_machine.go: only handleNone and
+    handleUnmanaged set it; lost credentials are registered again in place), so a
+    provisioned host seen in registering is marked as a jump, not a move it made."""
+    book = Book(KEY, now=T0)
+    observe(book, bmh("provisioned"), T0)
+    observe(book, bmh("registering"), T0 + 10)
+    [_, back] = book.history
+    assert (back.from_state, back.to_state, back.reason) == ("provisioned", "registering", JUMP)
+    unmanaged = Book(KEY, now=T0)
+    observe(unmanaged, bmh("unmanaged"), T0)
+    observe(unmanaged, bmh("registering"), T0 + 10)
+    assert unmanaged.history[-1].reason == OBSERVED

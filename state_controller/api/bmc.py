@@ -132,8 +132,35 @@ def cache_clear() -> None:
     _parse_cached.cache_clear()
 
 
+_SCHEME_OPAQUE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(?!/)(.*)$")
+
+
+def as_baremetal_operator_reads(address: str) -> str:
+    """The URL baremetal-operator v0.13.2 makes of an address written without ``://``
+    (pkg/hardwareutils/bmc/access.go, GetParsedURL, lines 99-145): a bare host, IP:port
+    or [IPv6]:port is IPMI (``192.0.2.10:623`` is ``ipmi://192.0.2.10:623``), and
+    ``type:host`` is ``type://host``. What Go's url.Parse takes for a scheme (a letter
+    first, then letters, digits, ``+``, ``-``, ``.``, then ``:``) is one here too, so
+    ``bmc.example:623`` is the unknown type ``bmc.example`` in both. A Host names the
+    type; ``convert`` writes this form for a BareMetalHost's bare address."""
+    if "://" in address:
+        return address
+    opaque = _SCHEME_OPAQUE.match(address)
+    if opaque:
+        return f"{opaque[1]}://{opaque[2]}"
+    if ":/" in address or not address:
+        return address
+    return "ipmi://" + address
+
+
 def _parse(address: str) -> BMCAddress:
     example = "e.g. ipmi://192.0.2.10:623 or redfish://bmc.example.com/redfish/v1/Systems/1"
+    read_as = as_baremetal_operator_reads(address)
+    if read_as != address and _ADDRESS_RE.match(read_as) and urlsplit(read_as).scheme in TYPE_OF:
+        raise BMCAddressError(
+            f"spec.bmc.address {address!r} is not a <type>://<host> URL; write {read_as!r}, "
+            "which is how baremetal-operator v0.13.2 reads it"
+        )
     if not _ADDRESS_RE.match(address):
         raise BMCAddressError(
             f"spec.bmc.address {address!r} is not of the form <type>://<host>[:port][/path]; "

@@ -78,3 +78,39 @@ def test_a_type_baremetal_operator_no_longer_has_is_refused_with_what_to_write(
 def test_an_ipmi_address_without_a_port_gets_ipmis() -> None:
     assert parse_bmc_address("libvirt://192.0.2.10").port == 623
     assert parse_bmc_address("redfish://192.0.2.10").port is None
+
+
+@pytest.mark.parametrize(
+    ("written", "read_as"),
+    [
+        ("192.0.2.10:623", "ipmi://192.0.2.10:623"),
+        ("192.0.2.10", "ipmi://192.0.2.10"),
+        ("[2001:db8::10]:623", "ipmi://[2001:db8::10]:623"),
+        ("bmc-0.example.com", "ipmi://bmc-0.example.com"),
+        ("ipmi:192.0.2.10:6233", "ipmi://192.0.2.10:6233"),
+        ("redfish:bmc.example/redfish/v1/Systems/1", "redfish://bmc.example/redfish/v1/Systems/1"),
+    ],
+)
+def test_an_address_without_a_type_is_refused_with_what_baremetal_operator_reads(
+    written: str, read_as: str
+) -> None:
+    """baremetal-operator v0.13.2 (pkg/hardwareutils/bmc/access.go, GetParsedURL) reads a
+    bare host or host:port as IPMI and ``type:host`` as ``type://host``; its
+    access_test.go (lines 34, 44, 86, 96, 122, 132) has ``192.168.122.1``,
+    ``my.favoritebmc.com``, ``192.168.122.1:6233``, ``[fe80::...]:6233`` and
+    ``ipmi:192.168.122.1:6233`` as ipmi. A Host names
+    the type, so the address is refused with that URL to write, and the URL parses."""
+    assert bmc.as_baremetal_operator_reads(written) == read_as
+    with pytest.raises(BMCAddressError) as refused:
+        parse_bmc_address(written)
+    message = str(refused.value)
+    assert message.startswith("spec.bmc.address") and repr(read_as) in message
+    assert parse_bmc_address(read_as).host in read_as
+
+
+def test_a_hostname_and_port_is_a_type_for_baremetal_operator_too() -> None:
+    """Go's url.Parse takes ``bmc.example:623`` as scheme ``bmc.example``; so does
+    baremetal-operator v0.13.2 (an unknown BMC type), and so does the Host."""
+    assert bmc.as_baremetal_operator_reads("bmc.example:623") == "bmc.example://623"
+    with pytest.raises(BMCAddressError, match=r"^spec\.bmc\.address"):
+        parse_bmc_address("bmc.example:623")

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .bmc import as_baremetal_operator_reads
 from .host import HostSpec
 from .objects import Obj
 
@@ -120,6 +121,8 @@ def host_spec(
     out: dict[str, Any] = {k: spec[k] for k in kept if spec.get(k) not in (None, "")}
     if isinstance(out.get("bmc"), dict):
         out["bmc"] = {k: v for k, v in out["bmc"].items() if k in _BMC}
+        if isinstance(out["bmc"].get("address"), str):  # a bare host:port is IPMI there
+            out["bmc"]["address"] = as_baremetal_operator_reads(out["bmc"]["address"])
     image = image_of(spec.get("image"))
     if image is None:
         out.pop("image", None)

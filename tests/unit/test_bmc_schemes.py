@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from state_controller.api import bmc
+from state_controller.api.baremetalhost import host_spec
 from state_controller.api.bmc import BMCAddressError, parse_bmc_address
 from state_controller.provisioning.ironic.nodes import driver_info, new_node
 from tests.ironic.helpers import view_of
@@ -114,3 +115,21 @@ def test_a_hostname_and_port_is_a_type_for_baremetal_operator_too() -> None:
     assert bmc.as_baremetal_operator_reads("bmc.example:623") == "bmc.example://623"
     with pytest.raises(BMCAddressError, match=r"^spec\.bmc\.address"):
         parse_bmc_address("bmc.example:623")
+
+
+def test_convert_writes_a_bare_address_as_baremetal_operator_reads_it() -> None:
+    """A BareMetalHost's ``192.0.2.10:623`` becomes the Host's ``ipmi://192.0.2.10:623``
+    (convert, bootstrap --hosts and adopt read a BareMetalHost's spec through host_spec)."""
+    bmh = {
+        "apiVersion": "metal3.io/v1alpha1",
+        "kind": "BareMetalHost",
+        "metadata": {"name": "worker-9", "namespace": "metal"},
+        "spec": {
+            "bmc": {"address": "192.0.2.10:623", "credentialsName": "worker-9-bmc"},
+            "bootMACAddress": "52:54:00:00:00:09",
+            "online": True,
+        },
+    }
+    spec, why = host_spec(bmh)
+    assert why == "" and spec is not None, why
+    assert spec["bmc"]["address"] == "ipmi://192.0.2.10:623"

@@ -11,8 +11,15 @@ import pytest
 
 from state_controller.api.objects import Obj
 from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import SECRETS
 from state_controller.runtime.machinery.informer import Informer
-from testbed.watch_outage import WatchOutage, missed, secrets_informer, told_what_was_missed
+from testbed.watch_outage import (
+    WatchOutage,
+    missed,
+    secret,
+    secrets_informer,
+    told_what_was_missed,
+)
 from tests.conftest import wait_for
 
 NS = "ns"
@@ -47,3 +54,20 @@ def test_what_happened_while_the_watch_was_down_reaches_the_handlers(
     told_what_was_missed(cluster, NS, informer, seen)
     # beyond the history only a new list could know: the store said 410 Gone
     assert informer.relists == relists + (1 if writes > 20 else 0)
+
+
+def test_an_answer_to_a_write_made_before_a_deletion_brings_no_ghost_back(
+    setup: tuple[EmbeddedCluster, WatchOutage, Informer, list[tuple[str, Obj | None]]],
+) -> None:
+    """A reconcile writes an object, the object is deleted, the watch tells the deletion,
+    and only then does the reconcile put the server's answer into the cache: the cache
+    must not hold the deleted object again (a HostState so cached was never created
+    again: its next status write found nothing and ended quietly)."""
+    cluster, _, informer, _ = setup
+    answer = cluster.get(SECRETS, NS, "a")  # the answer to our own write
+    cluster.delete(SECRETS, NS, "a")
+    wait_for(lambda: informer.get(f"{NS}/a") is None, what="the deletion told")
+    informer.mutate(answer)
+    assert informer.get(f"{NS}/a") is None
+    cluster.create(SECRETS, secret(NS, "a"))  # created again: newer, cached as usual
+    wait_for(lambda: informer.get(f"{NS}/a") is not None, what="the new one cached")

@@ -57,6 +57,7 @@ def _rv(obj: Obj | None) -> int:
 # (resourceVersion, JSON deflated with a preset dictionary, that dictionary)
 _Entry = tuple[int, bytes, bytes]
 ZDICT_MAX = 32 * 1024  # deflate reads no further back
+DELETED_KEPT = 4096  # deletions remembered against late answers to our own writes
 
 
 def _without_managed_fields(obj: Obj) -> Obj:
@@ -80,6 +81,10 @@ class Informer:
 
     def __post_init__(self) -> None:
         self._cache: dict[str, _Entry] = {}
+        # key -> the resourceVersion at which it was seen deleted, so that an answer to our
+        # own write made before the deletion cannot bring the object back (bounded: such
+        # an answer arrives within one reconcile of the deletion)
+        self._deleted: dict[str, int] = {}
         self._lock = threading.Lock()
         self._zdict = b""  # the largest object's JSON so far: new entries' dictionary
         self._synced = threading.Event()
@@ -145,12 +150,22 @@ class Informer:
         entry = self._entry(obj)
         with self._lock:
             known = self._cache.get(key)
+            if known is None and entry[0] <= self._deleted.get(key, 0):
+                return  # written before its deletion, which the watch already told
             if known is None or entry[0] > known[0]:
                 self._cache[key] = entry
+                self._deleted.pop(key, None)
 
     def forget(self, key: str) -> None:
         with self._lock:
             self._cache.pop(key, None)
+
+    def _remember_deleted(self, key: str, version: int) -> None:
+        """Note a deletion seen at ``version`` (the lock held); the oldest notes go first."""
+        self._deleted.pop(key, None)
+        self._deleted[key] = version
+        if len(self._deleted) > DELETED_KEPT:
+            del self._deleted[next(iter(self._deleted))]
 
     # -- running ------------------------------------------------------------------------
 
@@ -245,6 +260,7 @@ class Informer:
                 before = self._cache.get(key)
                 if event.type == "DELETED":
                     self._cache.pop(key, None)
+                    self._remember_deleted(key, version_seen)
                 elif before is None or entry[0] > before[0]:
                     self._cache[key] = entry
                 else:

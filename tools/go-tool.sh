@@ -1,5 +1,5 @@
 # Sourced by the scripts that build a tool from a Go module pinned in their folder
-# (tools/k8s, tools/helm, tools/olm): the one way they keep Go's environment, key
+# (tools/k8s, tools/helm, tools/olm, tools/clusterctl, tools/alertmanager): the one way they keep Go's environment, key
 # their cache, serialise concurrent builds and publish a build, so that a fix to
 # one (a lock left by a killed build, a toolchain fetched behind our back) is a fix
 # to all. Each script says what it builds and how; this file is the cache around it.
@@ -9,11 +9,7 @@
 #   go_tool_env NAME                        # cache_root, log, die, Go's environment
 #   key="$({ echo "recipe=… go=${goversion} platform=${platform}"; go_pinned go.mod go.sum; } \
 #     | sha256sum | cut -c1-16)"
-#   out="${cache_root}/${key}"
-#   ready() { [[ -x "${out}/bin/tool" ]]; }
-#   if ready; then echo …; exit 0; fi
-#   go_tool_lock ready
-#   if [[ -z "${tmp}" ]]; then echo …; exit 0; fi   # built meanwhile by another run
+#   go_tool_cached "$out_of_bin" tool [other …]  # exits printing it if built, else locks
 #   … build into "${tmp}/bin" …
 #   go_tool_publish
 #
@@ -72,6 +68,37 @@ go_tool_lock() {
   trap 'rm -rf "${tmp}"' EXIT
   mkdir -p "${tmp}/bin"
   chmod 755 "${tmp}"
+}
+
+# The cache entry for ${key}: sets out, and bin to ${out}/bin/$2 (or ${out}/bin when $2
+# is empty, for a tool of several binaries). When ${out}/bin holds every binary named
+# ($2 …), or a concurrent run built them while we waited for the lock, prints $1 (the
+# script's answer: "bin" or "dir") and ends the calling script; else leaves the lock
+# held and ${tmp} to build into.
+go_tool_cached() {
+  local answer="$1"
+  shift
+  out="${cache_root}/${key}"
+  bin="${out}/bin${1:+/$1}"
+  go_tool_binaries=("$@")
+  [[ -n "$1" ]] || go_tool_binaries=("${@:2}")
+  if go_tool_built; then
+    go_tool_answer "${answer}"
+  fi
+  go_tool_lock go_tool_built
+  if [[ -z "${tmp}" ]]; then
+    go_tool_answer "${answer}"
+  fi
+}
+go_tool_built() {
+  local b
+  for b in "${go_tool_binaries[@]}"; do
+    [[ -x "${out}/bin/${b}" ]] || return 1
+  done
+}
+go_tool_answer() {
+  if [[ "$1" == dir ]]; then echo "${out}/bin"; else echo "${bin}"; fi
+  exit 0
 }
 
 # Publish atomically: ${out} either is absent or holds the whole build.

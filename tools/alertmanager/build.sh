@@ -28,19 +28,7 @@ export GOFLAGS="-modcacherw"  # no main module: the module's own go.sum decides
 
 key="$(echo "recipe=${RECIPE} version=${VERSION} go=${goversion} platform=${platform}" \
   | sha256sum | cut -c1-16)"
-out="${cache_root}/${key}"
-bin="${out}/bin/alertmanager"
-
-ready() { [[ -x "${bin}" && -x "${out}/bin/amtool" ]]; }
-if ready; then
-  echo "${bin}"
-  exit 0
-fi
-go_tool_lock ready
-if [[ -z "${tmp}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+go_tool_cached bin alertmanager amtool
 
 log "cache miss: building alertmanager ${VERSION} into ${out} (${goversion}, ${platform})"
 GOBIN="${tmp}/bin" go install -trimpath -ldflags "-s -w" \

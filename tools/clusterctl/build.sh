@@ -38,19 +38,7 @@ key="$(
     go_pinned go.mod go.sum
   } | sha256sum | cut -c1-16
 )"
-out="${cache_root}/${key}"
-bin="${out}/bin/clusterctl"
-
-ready() { [[ -x "${bin}" ]]; }
-if ready; then
-  echo "${bin}"
-  exit 0
-fi
-go_tool_lock ready
-if [[ -z "${tmp}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+go_tool_cached bin clusterctl
 
 capi_version="$(cd "${here}" && go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
 log "cache miss: building clusterctl ${capi_version} into ${out} (${goversion}, ${platform})"

@@ -36,19 +36,7 @@ key="$(
     go_pinned go.mod go.sum
   } | sha256sum | cut -c1-16
 )"
-out="${cache_root}/${key}"
-bin="${out}/bin/helm"
-
-ready() { [[ -x "${bin}" ]]; }
-if ready; then
-  echo "${bin}"
-  exit 0
-fi
-go_tool_lock ready
-if [[ -z "${tmp}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+go_tool_cached bin helm
 
 helm_version="$(cd "${here}" && go list -m -f '{{.Version}}' helm.sh/helm/v3)"
 log "cache miss: building helm ${helm_version} into ${out} (${goversion}, ${platform})"

@@ -33,26 +33,9 @@ key="$(
     go_pinned go.mod go.sum etcd/go.mod etcd/go.sum
   } | sha256sum | cut -c1-16
 )"
-out="${cache_root}/${key}"
-bin="${out}/bin"
 binaries=(etcd kube-apiserver kube-controller-manager kubectl)
-
-complete() {
-  local b
-  for b in "${binaries[@]}"; do
-    [[ -x "${bin}/${b}" ]] || return 1
-  done
-}
-
-if complete; then
-  echo "${bin}"
-  exit 0
-fi
-go_tool_lock complete
-if [[ -z "${tmp}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+go_tool_cached dir "" "${binaries[@]}"
+bin="${out}/bin"
 
 log "cache miss: building into ${out} (${goversion}, ${platform})"
 

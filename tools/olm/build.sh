@@ -57,19 +57,7 @@ key="$(
     done
   } | sha256sum | cut -c1-16
 )"
-out="${cache_root}/${key}"
-bin="${out}/bin/validate-bundle"
-
-ready() { [[ -x "${bin}" ]]; }
-if ready; then
-  echo "${bin}"
-  exit 0
-fi
-go_tool_lock ready
-if [[ -z "${tmp}" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+go_tool_cached bin validate-bundle
 
 versions="$(cd "${here}" && go list -m -f '{{.Path}} {{.Version}}' \
   github.com/operator-framework/api github.com/operator-framework/operator-registry)"

@@ -1,6 +1,6 @@
 # Sourced by the scripts that build a tool from a Go module pinned in their folder
-# (tools/k8s, tools/helm, tools/olm, tools/clusterctl, tools/alertmanager): the one way they keep Go's environment, key
-# their cache, serialise concurrent builds and publish a build, so that a fix to
+# (tools/k8s, tools/helm, tools/olm, tools/clusterctl, tools/alertmanager): the one way
+# they keep Go's environment, key their cache, serialise concurrent builds and publish a build, so that a fix to
 # one (a lock left by a killed build, a toolchain fetched behind our back) is a fix
 # to all. Each script says what it builds and how; this file is the cache around it.
 #
@@ -9,7 +9,8 @@
 #   go_tool_env NAME                        # cache_root, log, die, Go's environment
 #   key="$({ echo "recipe=… go=${goversion} platform=${platform}"; go_pinned go.mod go.sum; } \
 #     | sha256sum | cut -c1-16)"
-#   go_tool_cached "$out_of_bin" tool [other …]  # exits printing it if built, else locks
+#   go_tool_cached bin tool [other …]   # prints the binary and exits if built, else locks
+#                                       # (dir "" a b …: prints the bin dir, for several)
 #   … build into "${tmp}/bin" …
 #   go_tool_publish
 #

@@ -92,6 +92,8 @@ def sharder(cluster: Cluster) -> Iterator[Sharder]:
     running.start()
     try:
         wait_for(lambda: placed_by(THREE, cluster), what="every host on the ring of a, b, c")
+        # the labels show before the round that wrote them ends and counts its writes
+        wait_for(lambda: running.written >= HOSTS_N, what="the first labels counted")
         yield running
     finally:
         running.stop()
@@ -217,7 +219,7 @@ def test_a_flip_to_another_live_shard_is_put_back_at_once_with_one_patch_not_dra
     other = next(s for s in "abc" if s != owner)
     written = sharder.written
     drained = False
-    for _ in range(10):
+    for flip in range(1, 11):
         cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"labels": {SHARD_LABEL: other}}})
 
         def back() -> bool:
@@ -227,6 +229,10 @@ def test_a_flip_to_another_live_shard_is_put_back_at_once_with_one_patch_not_dra
             return now == (owner, False)
 
         wait_for(back, what="the label put back")
+        counted = written + flip
+        wait_for(lambda: sharder.written >= counted, what="the put-back counted")
+    rounds = sharder.rounds
+    wait_for(lambda: sharder.rounds >= rounds + 2, what="two more rounds")
     assert not drained
     assert sharder.written - written == 10
     assert owners(cluster) == before

@@ -236,9 +236,9 @@ class Sharder:
         self._judged_health = health
         if every:
             self._judged_all_at = began
-        self.rounds += 1
         self.judged += len(hosts)
         self.written += len(done)
+        self.rounds += 1  # last: a round counted has its writes counted
         return done
 
     def _take(self, shard: Shard) -> bool:

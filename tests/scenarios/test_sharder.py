@@ -229,8 +229,7 @@ def test_a_flip_to_another_live_shard_is_put_back_at_once_with_one_patch_not_dra
             return now == (owner, False)
 
         wait_for(back, what="the label put back")
-        counted = written + flip
-        wait_for(lambda: sharder.written >= counted, what="the put-back counted")
+        wait_for(lambda n=written + flip: sharder.written >= n, what="the put-back counted")
     rounds = sharder.rounds
     wait_for(lambda: sharder.rounds >= rounds + 2, what="two more rounds")
     assert not drained

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ..api import annotations as ann
 from ..api.servicing import SERVICE_ACTIVE
 from ..api.states import ProvisioningState as S
+from .forced_reboot import forced_view, note_restart
 from .provisioner import HostView
 from .results import Result
 from .servicing_steps import serve
@@ -64,7 +65,8 @@ def registering(run: StepContext) -> Verdict:
 
 
 def inspecting(run: StepContext) -> Verdict:
-    result = run.prov.inspect(run.view(), restart=False)
+    result = run.prov.inspect(forced_view(run), restart=False)
+    note_restart(run, result, "the inspection")
     return run.work(result) or inspected(run, result)
 
 
@@ -119,7 +121,8 @@ def provisioning(run: StepContext) -> Verdict:
         return changed
     if stop := run.refuse_bad_data():
         return stop
-    result = run.prov.provision(run.view())
+    result = run.prov.provision(forced_view(run))
+    note_restart(run, result, "the deploy")
     return run.work(result) or provisioned(run, result)
 
 

@@ -13,11 +13,14 @@ A value may be empty or JSON ``{"mode": "soft"|"hard", "force": true|false}``
 apis/metal3.io/v1alpha1/baremetalhost_types.go): soft asks the OS to restart or shut
 down (ACPI), hard switches the power. As in baremetal-operator the default is soft for
 ``reboot.metal3.io``, and any hard request wins; ``hoststate.io/reboot`` keeps its
-meaning from before modes existed: hard unless it says soft. ``force`` asks
-baremetal-operator to restart the deploy ramdisk of an inspection or a deploy that
-waits on it (``hasRebootAnnotation(info, true)`` in
-internal/controller/metal3.io/baremetalhost_controller.go); a Host reboots only at rest,
-so ``"force": true`` is read and named as a problem saying so.
+meaning from before modes existed: hard unless it says soft.
+
+``"force": true`` (on any of them) restarts the deploy ramdisk an inspection or a deploy
+waits on, as baremetal-operator v0.13.2 does (baremetalhost_controller.go in
+internal/controller/metal3.io: ``actionInspecting`` and ``actionProvisioning`` hand
+``hasRebootAnnotation(info, true)`` to the provisioner as ``forceReboot``); see
+:mod:`.forced_reboot`. Anywhere else a forced reboot is a reboot: a Host reboots at
+rest, and an operation under way (preparing, deprovisioning) finishes first.
 
 ``hoststate.io/detached`` may carry ``{"deleteAction": "delete"|"delay", "force":
 true|false}``, as baremetal-operator's ``DetachedAnnotationArguments``: ``delete`` (the
@@ -59,13 +62,6 @@ class PowerRequests:
     problems: dict[str, str] = field(default_factory=dict)  # annotation -> what is wrong
 
 
-FORCED_REBOOT = (
-    'annotation {name}: "force": true asks baremetal-operator to restart the deploy ramdisk '
-    "of an inspection or a deploy under way; a Host reboots only at rest, so this reboot "
-    'waits until the host is; remove "force" (or, to start a deploy over, change spec.image)'
-)
-
-
 def _parsed(value: str) -> dict[str, object] | None:
     """The annotation's JSON object ({} when empty); None when it is not one."""
     if not value.strip():
@@ -83,8 +79,6 @@ def _mode(name: str, value: str, default: Mode, problems: dict[str, str]) -> tup
     mode = parsed.get("mode", default) if parsed is not None else None
     force = parsed.get("force", False) if parsed is not None else None
     if mode in ("soft", "hard") and isinstance(force, bool):
-        if force:
-            problems[name] = FORCED_REBOOT.format(name=name)
         return mode, force
     problems[name] = (
         f'annotation {name}: the value must be empty or {{"mode": "soft"}} or '

@@ -126,6 +126,9 @@ class HostView:
     architecture: str | None = None  # spec.architecture, given at registration
     disable_power_off: bool = False  # never power off: reboot instead
     custom_deploy: str | None = None  # a deploy step of the ramdisk, instead of an image
+    # a reboot annotation says "force": inspect() and provision() restart a deploy
+    # ramdisk they wait on (.forced_reboot)
+    force_reboot: bool = False
 
     @property
     def key(self) -> str:

@@ -51,6 +51,9 @@ class Result:
     firmware: dict[str, Any] | None = None
     service_step: ServiceStep | None = None
     service_done: int = 0
+    # inspect() or provision() with HostView.force_reboot: the deploy ramdisk the work
+    # waited on was restarted, and the work starts over (.forced_reboot)
+    restarted: bool = False
 
     @property
     def done(self) -> bool:

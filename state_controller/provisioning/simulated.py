@@ -28,6 +28,8 @@ from .provisioner import HostView
 from .results import Result, complete, continuing, failed, retry_after, transient
 from .simulated_machines import Machine, SimulatedMachines, inventory, registered_with
 
+RAMDISK_WORK = ("inspect", "provision")  # waits on the deploy ramdisk while busy
+
 
 @dataclass(frozen=True)
 class Timings:
@@ -317,6 +319,11 @@ class SimulatedProvisioner:
         # still inspecting as busy, so a new owner that missed the start (its status
         # not yet written when the old owner died) never starts it twice
         if machine.busy is not None and machine.busy[0] == operation:
+            if now < machine.busy[1] and host.force_reboot and operation in RAMDISK_WORK:
+                # the ramdisk restarted (.forced_reboot): the work starts over, a hang ends
+                machine.started[operation] += 1
+                machine.busy = (operation, now + self.timings.of(operation))
+                return continuing(machine.busy[1] - now, restarted=True)
             if now < machine.busy[1]:
                 return continuing(machine.busy[1] - now)
             machine.busy = None

@@ -64,3 +64,33 @@ def test_a_node_waiting_on_its_deploy_ramdisk_is_detached(
     assert done.outcome is Outcome.COMPLETE, done
     assert api.node(view.provider_id) is None
     assert prov.actions[(f"force~{view.name}", "deleted")] == 0  # not deprovisioned
+
+
+def test_a_forced_reboot_deploys_a_node_waiting_on_its_ramdisk_again(
+    ironic: IronicServer, api: IronicAPI, image_url: str
+) -> None:
+    """``"force": true`` in a reboot annotation (``HostView.force_reboot``) tears a deploy
+    waiting on its ramdisk down and deploys it again (baremetal-operator v0.13.2:
+    ``Provision`` with ``forceReboot``, pkg/provisioner/ironic/ironic.go)."""
+    prov = provisioner(ironic.url, {"host-0001": {"deploy_interface": "direct"}})
+    image = {"url": image_url, "checksum": "0" * 64, "checksumType": "sha256"}
+    view = registered(prov, replace(view_of("reboot", 1), image=image, automated_cleaning=False))
+    name = f"reboot~{view.name}"
+
+    def waiting() -> bool:
+        prov.provision(view)  # polled, as the controller polls it
+        node = api.node(view.provider_id)
+        return node is not None and node["provision_state"] == "wait call-back"
+
+    eventually(waiting, what="the deploy waiting on its ramdisk")
+    restarted = prov.provision(replace(view, force_reboot=True))
+    assert restarted.restarted and restarted.outcome is Outcome.CONTINUING, restarted
+    assert prov.actions[(name, "deleted")] == 1
+
+    def deployed_again() -> bool:
+        prov.provision(view)
+        return prov.actions[(name, "active")] == 2
+
+    eventually(deployed_again, what="the deploy started again")
+    eventually(waiting, what="the second deploy waiting on its ramdisk")
+    settled(lambda: prov.detach(view), "detached")

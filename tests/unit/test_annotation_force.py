@@ -4,9 +4,8 @@ baremetal-operator v0.13.2 (apis/metal3.io/v1alpha1/baremetalhost_types.go:
 ``RebootAnnotationArguments{mode, force}``, ``DetachedAnnotationArguments{deleteAction,
 force}``; internal/controller/metal3.io/host_state_machine.go ``checkDetachedHost``):
 a host is detached only in provisioned, externally provisioned, ready or available
-unless ``force`` is true, the operation under way finishing first; a forced reboot
-restarts the deploy ramdisk of an inspection or deploy, which a Host does not do (it
-reboots at rest), so it is named as a problem saying so.
+unless ``force`` is true, the operation under way finishing first. A forced reboot is
+read here and carried out in tests/unit/test_forced_reboot.py.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ def test_force_is_read_from_either_annotation() -> None:
     assert problem.startswith(f"annotation {ann.DETACHED}: the value must be empty or ")
     asks = power_requests({"reboot.metal3.io": '{"mode": "hard", "force": true}'})
     assert (asks.reboot, asks.forced) == ("hard", ("reboot.metal3.io",))
-    assert "a Host reboots only at rest" in asks.problems["reboot.metal3.io"]
+    assert asks.problems == {}  # understood, and carried out (.forced_reboot)
     assert power_requests({"reboot.metal3.io/remediation": '{"force": false}'}).forced == ()
     assert annotation_problems({"reboot.metal3.io": '{"mode": "soft", "force": false}'}) == {}
 

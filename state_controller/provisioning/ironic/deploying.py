@@ -10,6 +10,8 @@ side because they meet at the same states (``available``, ``active``, ``deploy f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..results import Outcome, Result, complete, failed
 from .attempt import Attempt
 from .faults import adopted_message
@@ -23,6 +25,10 @@ def provision(work: NodeWork, at: Attempt) -> Result:
     state = node["provision_state"]
     if state == "active":
         return complete(powered_on=powered(node))
+    if state == "wait call-back" and at.host.force_reboot:  # ..forced_reboot
+        # torn down, then deployed again once available (as baremetal-operator v0.13.2,
+        # pkg/provisioner/ironic/ironic.go, Provision)
+        return replace(work.started(at, node, "deleted"), restarted=True)
     if state in BUSY_STATES:
         return busy(node, work.poll_delay)
     if state == "available":

@@ -9,6 +9,8 @@ side because they walk the same stretch of Ironic's states (``enroll`` → ``man
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..results import Result, complete, continuing, failed
 from .attempt import Attempt
 from .faults import registration_message
@@ -51,8 +53,15 @@ def inspect(work: NodeWork, at: Attempt, restart: bool) -> Result:
     uuid, state = node["uuid"], node["provision_state"]
     if restart and state not in BUSY_STATES:
         work.memory.inspection_started(uuid, node.get("inspection_finished_at"))
+    if state == "inspect wait" and at.host.force_reboot:  # ..forced_reboot
+        return replace(work.started(at, node, "abort"), restarted=True)
     if state in BUSY_STATES:
         return busy(node, work.poll_delay)
+    if state == "inspect failed" and "aborted" in str(node.get("last_error") or ""):
+        # aborted (as just above, or by anyone): started again, as baremetal-operator
+        # v0.13.2 does (pkg/provisioner/ironic/inspecthardware.go, InspectHardware)
+        work.memory.inspection_started(uuid, node.get("inspection_finished_at"))
+        return work.started(at, node, "inspect")
     if state == "inspect failed":
         return work.failed_then_retry(at, node, "inspecting the hardware", "inspect")
     if state == "manageable":

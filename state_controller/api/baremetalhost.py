@@ -114,8 +114,8 @@ def host_spec(
 ) -> tuple[dict[str, Any] | None, str]:
     """The Host spec for this BareMetalHost and "", or None and why not (the field).
     ``with_data``: carry the user, network and meta data references too; ``with_raid``:
-    carry ``spec.raid`` (a new Host applies it at its preparation, as baremetal-operator
-    does)."""
+    carry ``spec.raid`` (a Host applies it to its provisioned machine by servicing, as
+    ``spec.servicingPolicy`` allows, not at preparation as baremetal-operator does)."""
     spec = dict(bmh.get("spec") or {})
     kept = _carried(with_data, with_raid)
     out: dict[str, Any] = {k: spec[k] for k in kept if spec.get(k) not in (None, "")}

@@ -298,7 +298,8 @@ class HostSpec(SpecModel):
     servicing_policy: ServicingPolicy = Field(
         default=ServicingPolicy.NEVER,
         description="When firmware settings, updates and RAID may be applied to a "
-        "provisioned host: unset, never (at the next preparation); onReboot, at the next "
+        "provisioned host: unset, never (nor at preparation, where baremetal-operator "
+        "applies them); onReboot, at the next "
         "reboot asked by annotation; rolling, as soon as its pool has a free servicing "
         "slot (its Node cordoned and drained first).",
     )

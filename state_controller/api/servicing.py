@@ -12,10 +12,11 @@ rather than in objects beside it (one per host, no shared schema object to conte
   built by the RAID controller, or ``softwareRAIDVolumes`` built by Linux md from the
   agent ramdisk (one or two; the first, where the OS is written, a mirror);
 * ``spec.servicingPolicy`` — when they may be applied to a provisioned host: not at all
-  (the default: at the next preparation, as baremetal-operator does without a
-  HostUpdatePolicy), ``onReboot`` (the next reboot asked by annotation services the host
-  instead, as a HostUpdatePolicy of ``onReboot``), or ``rolling`` (as soon as the host's
-  pool has a free servicing slot).
+  (the default; baremetal-operator without a HostUpdatePolicy applies them at the next
+  preparation, a Host does not apply them at preparation: docs/servicing.md, Not yet),
+  ``onReboot`` (the next reboot asked by annotation services the host instead, as a
+  HostUpdatePolicy of ``onReboot``), or ``rolling`` (as soon as the host's pool has a
+  free servicing slot).
 
 A servicing run is a chapter of the host's book, its steps recorded like a node update's.
 """
@@ -39,7 +40,7 @@ VOLUMES_MAX = 16
 
 
 class ServicingPolicy(StrEnum):
-    NEVER = ""  # applied at the next preparation, never to a provisioned host
+    NEVER = ""  # never applied (a Host applies them only by servicing, not at preparation)
     ON_REBOOT = "onReboot"  # the next reboot asked by annotation services the host instead
     ROLLING = "rolling"  # as soon as the host's pool has a free servicing slot
 

@@ -77,7 +77,10 @@ def waiting_for(run: StepContext, plan: ServicePlan) -> str:
     """Why the run may not start now ("" when it may)."""
     policy = run.spec().servicing_policy
     if policy == ServicingPolicy.NEVER:
-        return "spec.servicingPolicy is not set: applied at the next preparation only"
+        return (
+            "spec.servicingPolicy is not set: not applied (a Host applies them only by "
+            "servicing, not at preparation); set it to onReboot or rolling"
+        )
     if policy == ServicingPolicy.ON_REBOOT:
         asks = power_requests(run.host.annotations)
         if asks.reboot is None:

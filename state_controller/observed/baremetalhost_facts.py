@@ -40,14 +40,17 @@ from ..books.records import BareMetalHostFacts, ForeignCondition, cut
 
 EVENT_REASON_MAX = 128  # events.k8s.io/v1's limit for an Event's reason
 
-# The reasons BMO gives its conditions (internal/controller/metal3.io, computeConditions)
+# The reasons baremetal-operator v0.13.2 gives its conditions (computeConditions and
+# setConditionsProgressing, internal/controller/metal3.io/baremetalhost_controller.go)
 # that restate the provisioning state or operational status: recorded already as
-# transitions, so a condition moving to one of them is not told again.
+# transitions, so a condition moving to one of them is not told again. Its own news
+# (PowerFailure, the Healthy reasons) is not here. NotManageableReason is declared in
+# apis/metal3.io/v1alpha1/baremetalhost_types.go but never set, so it is not here either:
+# a BareMetalHost showing it was written by something else, which is told.
 RESTATED = frozenset(
     {
         "Manageable",
         "NotManaged",
-        "NotManageableReason",
         "Registering",
         "RegistrationFailed",
         "Provisioned",

@@ -14,10 +14,24 @@ from state_controller.books.journal import Notice
 from state_controller.books.projections import CONDITION_ORDER, hoststate_status
 from state_controller.books.stuck import StuckPolicy
 from state_controller.observed.baremetalhost import observe
-from state_controller.observed.baremetalhost_facts import consumer_of
+from state_controller.observed.baremetalhost_facts import RESTATED, consumer_of
 from testbed.bmo import bmo_conditions
 from testbed.clocks import T0
 from tests.unit.test_observed_baremetalhost import KEY, bmh
+
+BMO_STATES = (
+    "",
+    "unmanaged",
+    "registering",
+    "inspecting",
+    "preparing",
+    "available",
+    "provisioning",
+    "provisioned",
+    "externally provisioned",
+    "deprovisioning",
+    "deleting",
+)  # and powering off before delete, which testbed.bmo does not play
 
 M3M = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "Metal3Machine"}
 
@@ -204,3 +218,27 @@ def test_a_condition_this_version_does_not_know_is_told_by_its_own_words() -> No
             "baremetal-operator reports example.com/Cooling False (FanFailed): fan 2 stopped",
         )
     ]
+
+
+def test_what_is_restated_is_what_bmo_sets_for_a_state_or_a_status() -> None:
+    """RESTATED holds every reason baremetal-operator v0.13.2's computeConditions sets for
+    a provisioning state or an operational status (testbed.bmo plays it), and nothing it
+    never sets: its declared NotManageableReason, seen False, is told."""
+    statuses = ("OK", "error", "servicing", "detached")
+    set_by_bmo = {
+        c["reason"]
+        for state in BMO_STATES
+        for status in statuses
+        for c in bmo_conditions(state, operational_status=status, at=T0)
+        if c["type"] != "Healthy"
+    }
+    assert set_by_bmo | {"PoweringOffBeforeDelete"} == RESTATED
+    book = Book(KEY, now=T0)
+    observe(book, shown("available"), T0)
+    start = book.journal.end
+    other = shown("available", at=T0 + 5)
+    for cond in other["status"]["conditions"]:
+        if cond["type"] == "Manageable":
+            cond.update(status="False", reason="NotManageableReason")
+    observe(book, other, T0 + 5)
+    assert [n[:2] for n in notices(book, start)] == [("Warning", "ManageableNotManageableReason")]

@@ -111,20 +111,37 @@ class EventRoutes:
 
     def on_node(self, name: str, node: Obj | None) -> None:
         """Only a change of what a book reads from a Node goes further than this."""
+        was = self.node_index.pool(name) if self.node_index.key_of(name) else None
         keys = self.node_index.observe(name, node)
         if not keys:
             return  # a heartbeat: not even the cordon changed
         for key in keys:
             self.add(self.queue_key(key))
-        if self.remediator is not None and node is not None:
-            for held in self.remediator.held_in(self.node_index.pool(name)):
-                self.queue.add(held)
+        self.wake_held(name, was, gone=node is None)
         cordoned = node is not None and bool((node.get("spec") or {}).get("unschedulable"))
         self.drains.follow(name, cordoned)
 
     def on_mcn(self, name: str, mcn: Obj | None) -> None:
-        for key in self.node_index.observe_machine_config_node(name, mcn):
+        """A MachineConfigNode's ``spec.pool.name`` is its Node's pool: a change of it
+        moves the Node between pools as a change of its role labels does."""
+        was = self.node_index.pool(name) if self.node_index.key_of(name) else None
+        keys = self.node_index.observe_machine_config_node(name, mcn)
+        for key in keys:
             self.add(self.queue_key(key))
+        if keys:
+            self.wake_held(name, was, gone=False)
+
+    def wake_held(self, name: str, was: str | None, *, gone: bool) -> None:
+        """Queue the hosts remediation holds in the pool of a Node that changed, and in
+        the pool it left (``was``): its change may free them (:meth:`.Remediator.held_in`)."""
+        if self.remediator is None:
+            return
+        pools = [] if gone else [self.node_index.pool(name)]
+        if was is not None and was not in pools:
+            pools.append(was)
+        for pool in pools:
+            for held in self.remediator.held_in(pool):
+                self.queue.add(held)
 
     def on_mcp(self, name: str, mcp: Obj | None) -> None:
         self.add(pool_key(name))  # the NodePool of the same name shows its counts

@@ -3,7 +3,15 @@
 PREFIX = "hoststate.io/"
 
 PAUSED = PREFIX + "paused"
-"""Present: do nothing and write nothing (used while moving objects between clusters)."""
+"""Present: do nothing and write nothing (used while moving objects between clusters), but
+keep the HostState's status in its :data:`STATUS` annotation, for a move to carry."""
+
+DELETE_FOR_MOVE = "clusterctl.cluster.x-k8s.io/delete-for-move"
+"""Set by ``clusterctl move`` on each source object just before it deletes it (Cluster API
+v1.14.2, ``cmd/clusterctl/api/v1alpha3/annotations.go``, ``DeleteForMoveAnnotation``;
+``cmd/clusterctl/client/cluster/mover.go``, ``deleteSourceObject``). The object lives on in
+the target: a Host carrying it is left alone, never deprovisioned, and its finalizer is
+released with nothing done to the machine."""
 
 DETACHED = PREFIX + "detached"
 """Present: forget the host in the backend without deprovisioning; removing it resumes.
@@ -12,7 +20,9 @@ without ``force`` a host mid-operation is forgotten once at rest
 (:mod:`..provisioning.power_requests`)."""
 
 STATUS = PREFIX + "status"
-"""A JSON copy of ``Host.status``; restores the status when the status is empty."""
+"""A JSON copy of ``Host.status``; restores the status when the status is empty. On a
+HostState, a JSON copy of its status that the controller keeps while the host is paused
+(:mod:`..runtime.writing.saved_status`), for a move that drops statuses (clusterctl)."""
 
 MOVED_FROM = PREFIX + "moved-from"
 """Set by ``pivot`` on the Host it creates, naming where it comes from, until the move ends."""

@@ -24,13 +24,14 @@ that its pause taken away is told (:mod:`.handed_over`).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ...api import annotations as ann
-from ...api.baremetalhost import API_VERSION, KIND
+from ...api.baremetalhost import API_VERSION, KIND, PAUSED
 from ...api.objects import Obj
 from ...api.states import ProvisioningState
 from ...books.book import Book
@@ -42,9 +43,12 @@ from ..machinery.results import DONE, ReconcileResult
 from ..nodes.reconciler import NodeFollower
 from ..writing.book_writer import BookWriter, hoststate_body
 from ..writing.delivery import Delivery
+from ..writing.saved_status import SavedStatus
 from .handed_over import UnpauseWatch
 
 log = logging.getLogger(__name__)
+
+STATUS = "baremetalhost.metal3.io/status"  # baremetal-operator's StatusAnnotation (v0.13.2)
 
 
 class BareMetalHostReconciler:
@@ -67,25 +71,30 @@ class BareMetalHostReconciler:
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
         self.unpaused = UnpauseWatch(writer.reporter, clock)
+        self.saved = SavedStatus(writer.cluster, hoststates, writer.statuses)
 
     def reconcile(self, key: str) -> ReconcileResult:
         bmh = self.bmhs.get(key)
         if self.hosts is not None:  # a handed-over one unpaused: two controllers, one machine
             self.unpaused.look(key, bmh, self.hosts.get(key))
-        if bmh is None or not self._tells(key):
+        if bmh is None or not self._tells(key) or self._not_now(key, bmh):
             self.books.pop(key, None)
             self.deliveries.pop(key, None)
             return DONE  # gone (its HostState goes with it), or a Host of ours tells it
         now = self.clock()
         book, delivery = self._open(key, now)
-        observe(book, bmh, now)
+        observe(book, as_restored(bmh), now)
         _log_bmo_words(key, bmh, delivery, bmo_words(bmh))
         book.note(now=now, observed_generation=_generation(bmh))
         book.note_seen(now=now, goal=goal_of(bmh))
         if self.nodes is not None:  # its Node's updates: chapters of the same story
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
         self.writer.notice_stuck(book, delivery, now)
-        self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
+        state = self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
+        if PAUSED in (bmh["metadata"].get("annotations") or {}):
+            self.saved.keep(key)  # the HostState's status, for a move that drops it
+        else:
+            self.saved.drop_spent(key, state)
         self.writer.report(bmh, book, delivery)
         return ReconcileResult(None, False, self.writer.wake_after(book, now))
 
@@ -97,10 +106,20 @@ class BareMetalHostReconciler:
         state = self.hoststates.get(key)
         return state is None or bool((state.get("spec") or {}).get("bareMetalHost"))
 
+    def _not_now(self, key: str, bmh: Obj) -> bool:
+        """Not told while clusterctl deletes it from this cluster (it lives on in the
+        target), nor while it is paused with no HostState here: a paused host's HostState
+        is never created, as one arriving by a move is on its way with its history, and
+        one deleted for a move must not come back."""
+        notes = bmh["metadata"].get("annotations") or {}
+        if ann.DELETE_FOR_MOVE in notes:
+            return True
+        return PAUSED in notes and self.hoststates.get(key) is None
+
     def _open(self, key: str, now: float) -> tuple[Book, Delivery]:
         book, delivery = self.books.get(key), self.deliveries.get(key)
         state = self.hoststates.get(key)
-        stored = state.get("status") if state else None
+        stored = self.saved.status_of(key, state)  # its own, or what a move carried
         # a HostState that holds more than this book was written by another (a Host it
         # was handed over to, and handed back from): its story goes on from there
         if book is not None and delivery is not None and confirmed_seq(stored) <= book.last_seq:
@@ -117,6 +136,23 @@ class BareMetalHostReconciler:
         delivery = Delivery(confirmed_seq=confirmed_seq(stored), reported=book.journal.end)
         self.books[key], self.deliveries[key] = book, delivery
         return book, delivery
+
+
+def as_restored(bmh: Obj) -> Obj:
+    """The BareMetalHost as baremetal-operator will restore it: one with no status (none
+    has its ``lastUpdated``: ``hostHasStatus``) read from its
+    ``baremetalhost.metal3.io/status`` annotation, as ``reconcileHostData`` restores it
+    (v0.13.2, ``internal/controller/metal3.io/baremetalhost_controller.go``); Cluster API
+    Provider Metal3 writes that annotation as it pauses the host for a move. Else a host
+    just moved in would read as one with no state at all."""
+    if (bmh.get("status") or {}).get("lastUpdated"):
+        return bmh
+    raw = (bmh["metadata"].get("annotations") or {}).get(STATUS)
+    try:
+        saved = json.loads(raw) if raw else None
+    except ValueError:
+        return bmh
+    return {**bmh, "status": saved} if isinstance(saved, dict) else bmh
 
 
 def _log_bmo_words(key: str, bmh: Obj, delivery: Delivery, said: str) -> None:

@@ -25,7 +25,10 @@ from ...api.host import HostSpec
 from ...api.host_status import HardwareDetails, HostStatus
 from ...api.objects import Obj
 from ...api.reach import Reach
+from ...books.book import Book
+from ...books.journal import INVALID_ANNOTATION
 from ...provisioning.inputs import HostInput, SpecProblem
+from ...provisioning.power_requests import annotation_problems as power_annotation_problems
 from ...provisioning.provisioner import Credentials
 from .data import DataRead, read_host_data
 
@@ -300,3 +303,22 @@ def gather(
         data_problem=read.problem,
         data_problem_field=read.problem_field,
     )
+
+
+def notice_annotation_problems(book: Book, annotations: dict[str, str], now: float) -> None:
+    """A Warning in the book for each annotation of the Host that is refused, told once
+    per change of what is wrong with it."""
+    problems: dict[str, str] = {}
+    _, hw_problem = hardware_details(annotations)
+    if hw_problem:
+        problems[ann.HARDWARE_DETAILS] = hw_problem
+    _, status_problem = status_annotation(annotations)
+    if status_problem:
+        problems[ann.STATUS] = status_problem
+    problems.update(power_annotation_problems(annotations))
+    before = book.seen.annotation_problems
+    if problems != before:
+        for name, message in problems.items():
+            if before.get(name) != message:
+                book.notice("Warning", INVALID_ANNOTATION, message, now=now)
+        book.note_seen(now=now, annotation_problems=problems)

@@ -35,7 +35,6 @@ from ...api.servicing import SERVICE_ACTIVE
 from ...api.states import ProvisioningState
 from ...books.book import Book
 from ...books.chapters import BOOTSTRAP_CHAPTER
-from ...books.journal import INVALID_ANNOTATION
 from ...books.projections import host_status, host_status_differs
 from ...books.restore import confirmed_seq, restore
 from ...cluster.interface import (
@@ -48,7 +47,6 @@ from ...cluster.interface import (
     Resource,
 )
 from ...provisioning.machine import HostMachine
-from ...provisioning.power_requests import annotation_problems as power_annotation_problems
 from ...remediation.policy import Action
 from ..config import ControllerConfig
 from ..machinery.informer import Informer, InformerSet
@@ -60,12 +58,13 @@ from ..servicing.slots import ServiceSlots
 from ..shards.member import Ownership, claimed_by, decline, let_go, ownership
 from ..writing.book_writer import BookWriter, hoststate_of_host
 from ..writing.delivery import Delivery
+from ..writing.saved_status import SavedStatus
 from .data import is_host_data
 from .inputs import (
     SpecCache,
     gather,
-    hardware_details,
     is_bmc_credentials,
+    notice_annotation_problems,
     status_annotation,
 )
 from .remediator import Remediator
@@ -109,6 +108,7 @@ class HostReconciler:
         self.slots = slots  # None: servicing runs are not limited per pool (tests)
         self.drainer = drainer  # None: a serviced host's Node is not drained (tests)
         self.writer = BookWriter(cluster, hoststates, config, reporter)
+        self.saved = SavedStatus(cluster, hoststates, self.writer.statuses)
         self.clock = clock
         self.books: dict[str, Book] = {}
         self.deliveries: dict[str, Delivery] = {}
@@ -136,10 +136,13 @@ class HostReconciler:
                     self.hosts.mutate(gone)
                 return DONE
         annotations: dict[str, str] = meta.get("annotations") or {}
-        if ann.PAUSED in annotations:
-            return DONE
         finalizers: list[str] = meta.get("finalizers") or []
         deleting = bool(meta.get("deletionTimestamp"))
+        if ann.DELETE_FOR_MOVE in annotations:  # it lives on in the target: hands off
+            return self._moved_away(key, host, deleting=deleting)
+        if ann.PAUSED in annotations:
+            self.saved.keep(key)  # the HostState's status, for a move that drops it
+            return DONE
         if deleting and ann.FINALIZER not in finalizers:
             return DONE  # not ours to clean up (or already cleaned up)
         if not deleting and ann.FINALIZER not in finalizers:
@@ -157,7 +160,7 @@ class HostReconciler:
         now = self.clock()
         book, delivery, from_annotation = self._open(key, host, now)
         inputs = gather(host, self.specs, self._secret, self._data_secret)
-        self._notice_annotation_problems(book, annotations, now)
+        notice_annotation_problems(book, annotations, now)
         node = self.nodes.nodes.node_on(key) if self.nodes is not None else None
         remedy, pool = self.remediator, node.pool if node is not None else ""
         asks: dict[str, Any] = {}  # what the runtime lends the machine: one copy of the inputs
@@ -187,9 +190,10 @@ class HostReconciler:
 
         host = owner = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host
-            self.writer.write_hoststate(
+            state = self.writer.write_hoststate(
                 key, book, delivery, now, lambda: hoststate_of_host(owner, self.config.shard)
             )
+            self.saved.drop_spent(key, state)
         self.writer.report(host, book, delivery)
 
         removals = set(decision.remove_annotations)
@@ -204,6 +208,21 @@ class HostReconciler:
 
         wake = _sooner(self.writer.wake_after(book, now), Remediator.wake_after(verdict, now))
         return ReconcileResult(decision.requeue_after, decision.rate_limited, wake)
+
+    def _moved_away(self, key: str, host: Obj, *, deleting: bool) -> ReconcileResult:
+        """A Host clusterctl is deleting from this cluster after copying it to another:
+        nothing is done to its machine or written about it, and once deleted its finalizer
+        is released without deprovisioning. Checked before the finalizer is ever added,
+        so none is added between clusterctl's mark and its delete."""
+        self._forget(key)
+        if deleting and ann.FINALIZER in (host["metadata"].get("finalizers") or []):
+            kept = [f for f in host["metadata"]["finalizers"] if f != ann.FINALIZER]
+            try:
+                self._patch(HOSTS, host, {"finalizers": kept}, precondition=True)
+            except Conflict:
+                return ReconcileResult(rate_limited=True)
+            log.info("%s: moved away by clusterctl; finalizer released, not deprovisioned", key)
+        return DONE
 
     @staticmethod
     def _log_backend_words(key: str, book: Book, delivery: Delivery, said: str) -> None:
@@ -294,7 +313,7 @@ class HostReconciler:
             # one created just before its Host (a pivot writes it, then unpauses the Host)
             # must not be taken for a lost one
             state = self._from_server(self.hoststates, HOSTSTATES, key)
-        state_status = state.get("status") if state else None
+        state_status = self.saved.status_of(key, state)  # its own, or what a move carried
         node = str(((state or {}).get("spec") or {}).get("node") or "")
         book = restore(key, status, state_status, now=now, limits=self.config.limits, node=node)
         delivery = Delivery(confirmed_seq=confirmed_seq(state_status), reported=book.journal.end)
@@ -339,24 +358,6 @@ class HostReconciler:
                 chapter=BOOTSTRAP_CHAPTER,
             )
         book.note(now=now, mode=mode.value)
-
-    def _notice_annotation_problems(
-        self, book: Book, annotations: dict[str, str], now: float
-    ) -> None:
-        problems: dict[str, str] = {}
-        _, hw_problem = hardware_details(annotations)
-        if hw_problem:
-            problems[ann.HARDWARE_DETAILS] = hw_problem
-        _, status_problem = status_annotation(annotations)
-        if status_problem:
-            problems[ann.STATUS] = status_problem
-        problems.update(power_annotation_problems(annotations))
-        before = book.seen.annotation_problems
-        if problems != before:
-            for name, message in problems.items():
-                if before.get(name) != message:
-                    book.notice("Warning", INVALID_ANNOTATION, message, now=now)
-            book.note_seen(now=now, annotation_problems=problems)
 
     # -- writing ------------------------------------------------------------------------
 

@@ -199,3 +199,71 @@ def test_inspection_disabled_with_invalid_hardware_details(
                 condition(cluster.get(HOSTSTATES, NS, "host-0000"), "Degraded")["status"] == "False"
             )
         )
+
+
+def test_a_paused_hosts_hoststate_keeps_its_status_for_a_move(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """clusterctl move creates the HostState anew, and the API server drops its status: while
+    the Host is paused the status is kept in the HostState's annotation, a HostState found
+    with it and no status gets the status back, and the annotation goes once unpaused."""
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        wait_for(running.controller.idle)
+        annotate(cluster, "host-0000", paused="")
+        wait_for(lambda: ann.STATUS in _notes(cluster), what="the status kept")
+        state = cluster.get(HOSTSTATES, NS, "host-0000")
+        assert json.loads(_notes(cluster)[ann.STATUS]) == state["status"]
+        history = state["status"]["history"]
+        assert [h["to"] for h in history][-1] == "provisioned"
+        # as clusterctl leaves it in the target: the annotation, and no status
+        cluster.update_status(HOSTSTATES, {**state, "status": {}})
+        wait_for(
+            lambda: cluster.get(HOSTSTATES, NS, "host-0000")["status"].get("history") == history,
+            what="the history restored from the annotation while paused",
+        )
+        annotate(cluster, "host-0000", paused=None)
+        wait_for(lambda: ann.STATUS not in _notes(cluster), what="the spent annotation removed")
+        assert cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"][: len(history)] == (
+            history
+        )
+        assert sim.machine(ADDRESS0).started["provision"] == 1  # nothing done again
+
+
+def _notes(cluster: Cluster, name: str = "host-0000") -> dict[str, str]:
+    return cluster.get(HOSTSTATES, NS, name)["metadata"].get("annotations") or {}
+
+
+def test_a_host_clusterctl_deletes_for_a_move_is_not_deprovisioned(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """clusterctl v1.14.2 marks each source object delete-for-move with a JSON patch that
+    replaces its annotations (the pause goes), deletes it, then removes its finalizers
+    (cmd/clusterctl/client/cluster/mover.go, deleteSourceObject): the machine lives on in
+    the target, so nothing is done to it here, and the finalizer is released untouched."""
+    sim = SimulatedProvisioner()
+    with run_controller(cluster, sim) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+        annotate(cluster, "host-0000", paused="")
+        wait_reconciled(running.controller, cluster, NS, "host-0000")
+        marked = {ann.PAUSED: None, ann.DELETE_FOR_MOVE: ""}
+        cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"annotations": marked}})
+        seen = wait_reconciled(running.controller, cluster, NS, "host-0000")  # unpaused, marked
+        assert (
+            cluster.get(HOSTS, NS, "host-0000")["metadata"]["resourceVersion"]
+            == (seen["metadata"]["resourceVersion"])
+        )  # nothing written
+        cluster.delete(HOSTS, NS, "host-0000")
+        wait_for(lambda: state_of(cluster, "host-0000") == "<gone>", what="finalizer released")
+        machine = sim.machine(ADDRESS0)
+        assert machine.node_id != "" and machine.disk_image is not None and machine.powered_on
+        # one never reconciled before it was marked gets no finalizer between mark and delete
+        fresh = host_manifest(NS, 1)
+        fresh["metadata"]["annotations"] = {ann.DELETE_FOR_MOVE: ""}
+        cluster.create(SECRETS_RESOURCE, secret_manifest(NS, "host-0001-bmc", "admin", "pw"))
+        cluster.create(HOSTS, fresh)
+        wait_reconciled(running.controller, cluster, NS, "host-0001")
+        assert not cluster.get(HOSTS, NS, "host-0001")["metadata"].get("finalizers")

@@ -22,8 +22,12 @@ provider, no controller runs: what moves is what clusterctl's object graph selec
 - No hoststate kind is moved by force: a Host without the label stays with its HostState,
   and a node-only HostState (owned by its Node, which no move takes) stays.
 - What arrives has no status: clusterctl creates each object, and the API server drops a
-  created custom resource's status where the status subresource is on (HostState's
-  history with it). The Host's ``hoststate.io/status`` annotation is what survives.
+  created custom resource's status where the status subresource is on. Metadata survives:
+  the Host's ``hoststate.io/status`` annotation, and the HostState's, which the controller
+  keeps while the host is paused (its own code, runtime/writing/saved_status.py, run here
+  against the source, the Host paused by its user and the BareMetalHost as Cluster API
+  Provider Metal3 pauses it); the same code run against the target, as the controller
+  runs it for a paused host, gives each moved HostState its history back.
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ import yaml
 
 from state_controller.api import annotations as ann
 from state_controller.api import crds
+from state_controller.cluster.interface import HOSTSTATES
+from state_controller.cluster.kube import KubeCluster
+from state_controller.runtime.machinery.informer import Informer
+from state_controller.runtime.machinery.reporting import NoReporter
+from state_controller.runtime.writing.saved_status import SavedStatus
+from state_controller.runtime.writing.status_writer import StatusWriter
 from testbed.control_plane import ControlPlane
 from testbed.kube import k8s_bin_dir, metal3_crds
 from testbed.tools import cluster_api_crds, clusterctl
@@ -139,6 +149,27 @@ HISTORY = {
 }  # fmt: skip
 
 
+def keep_paused_hoststates(plane: ControlPlane, *names: str) -> None:
+    """What the controller does for each paused host's HostState (SavedStatus.keep, as
+    both reconcilers call it while paused): in the source the status is copied into the
+    annotation; in the target, one that arrived without status gets it back from there."""
+    cluster = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+    try:
+        informer = Informer(cluster, HOSTSTATES, namespace=NS)  # primed, not watching
+        saved = SavedStatus(cluster, informer, StatusWriter(cluster, NoReporter()))
+        for name in names:
+            informer.mutate(cluster.get(HOSTSTATES, NS, name))
+            saved.keep(f"{NS}/{name}")
+    finally:
+        cluster.close()
+
+
+MOVING = ("rack1-node-01", "rack2-node-01")  # the HostStates that move
+
+
+BMH_HISTORY = {**HISTORY, "source": "BareMetalHost"}
+
+
 @pytest.fixture(scope="module")
 def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFactory) -> str:
     """The source as a user leaves it before a move (one Host paused, labelled to move,
@@ -172,21 +203,24 @@ def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFac
     bmh = {
         "apiVersion": "metal3.io/v1alpha1",
         "kind": "BareMetalHost",
-        "metadata": {"name": "rack2-node-01", "namespace": NS},
+        "metadata": {"name": "rack2-node-01", "namespace": NS,
+                     # as Cluster API Provider Metal3 pauses it once its Cluster is paused
+                     # (v1.13.2, baremetal/metal3machine_manager.go, SetPauseAnnotation)
+                     "annotations": {"baremetalhost.metal3.io/paused": "metal3.io/capm3"}},
         "spec": {"online": True, "bootMACAddress": "52:54:00:20:00:01"},
-    }
+    }  # fmt: skip
     apply(source, bmh)
     bmh_uid = get(source, "baremetalhosts.metal3.io", "rack2-node-01")["metadata"]["uid"]  # type: ignore[index]
     # as the controller owns it (runtime/baremetalhosts/reconciler.py)
     observed = {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
                 "name": "rack2-node-01", "uid": bmh_uid}  # fmt: skip
     apply(source, hoststate("rack2-node-01", observed, {"bareMetalHost": "rack2-node-01"}))
-    shown = {**HISTORY, "source": "BareMetalHost"}
-    write_status(source, "hoststates.hoststate.io", "rack2-node-01", shown)
+    write_status(source, "hoststates.hoststate.io", "rack2-node-01", BMH_HISTORY)
     node_uid = get(source, "nodes", "worker-9", "")["metadata"]["uid"]  # type: ignore[index]
     node = {"apiVersion": "v1", "kind": "Node", "name": "worker-9", "uid": node_uid}
     apply(source, hoststate("worker-9", node, {"host": "", "node": "worker-9"}))
     write_status(source, "nodepools.hoststate.io", "worker", {"machineCount": 1})
+    keep_paused_hoststates(source, *MOVING)  # rack1-node-02 is not paused: nothing kept
 
     home = tmp_path_factory.mktemp("clusterctl-home")
     env = {
@@ -200,6 +234,13 @@ def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFac
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"clusterctl move:\n{done.stdout}{done.stderr}"
     return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def arrived(planes: tuple[ControlPlane, ...], moved: str) -> dict[str, dict[str, Any] | None]:
+    """The moved HostStates as clusterctl left them in the target, before the controller."""
+    _, target = planes
+    return {name: get(target, "hoststates.hoststate.io", name) for name in MOVING}
 
 
 def test_clusterctl_reads_the_hosts_and_hoststates_crds_only(
@@ -246,19 +287,32 @@ def test_the_hoststate_of_a_baremetalhost_moves_with_it(
     (owner,) = state["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["uid"]) == ("BareMetalHost", bmh["metadata"]["uid"])
     assert state["spec"]["bareMetalHost"] == "rack2-node-01"
-    assert not state.get("status", {}).get("history")  # dropped on create
     assert get(source, "hoststates.hoststate.io", "rack2-node-01") is None
 
 
-def test_what_arrives_has_no_status(planes: tuple[ControlPlane, ...], moved: str) -> None:
-    """The API server drops a created object's status: HostState's history stays behind,
-    and only the Host's status annotation carries what the controller restores from."""
+def test_what_arrives_has_no_status_but_the_annotations_that_hold_it(
+    planes: tuple[ControlPlane, ...], arrived: dict[str, dict[str, Any] | None], moved: str
+) -> None:
+    """The API server drops a created object's status; the annotations the controller and
+    the user wrote in the source are what carries it."""
     _, target = planes
-    state = get(target, "hoststates.hoststate.io", "rack1-node-01")
     new_host = get(target, "hosts.hoststate.io", "rack1-node-01")
-    assert state is not None and new_host is not None, moved
-    assert not state.get("status", {}).get("history")
-    assert not new_host.get("status")
+    assert new_host is not None and not new_host.get("status"), moved
+    for name, shown in (("rack1-node-01", HISTORY), ("rack2-node-01", BMH_HISTORY)):
+        state = arrived[name]
+        assert state is not None and not state.get("status"), f"{name}:\n{moved}"
+        assert json.loads(state["metadata"]["annotations"][ann.STATUS]) == shown
+
+
+def test_a_moved_hoststate_gets_its_history_back(
+    planes: tuple[ControlPlane, ...], arrived: dict[str, dict[str, Any] | None]
+) -> None:
+    """The controller's restore, run against the target as it runs it for a paused host."""
+    _, target = planes
+    keep_paused_hoststates(target, *MOVING)
+    for name, shown in (("rack1-node-01", HISTORY), ("rack2-node-01", BMH_HISTORY)):
+        state = get(target, "hoststates.hoststate.io", name)
+        assert state is not None and state["status"] == shown, name
 
 
 def test_nothing_else_moves(planes: tuple[ControlPlane, ...], moved: str) -> None:

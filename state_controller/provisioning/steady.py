@@ -36,8 +36,9 @@ def keep_steady(run: StepContext) -> Stopped:
     asks = power_requests(run.host.annotations)
     held = asks.hold_off is not None and not spec.disable_power_off
     online = spec.online and not held
+    hard = run.book.cursor.error_type == ErrorType.POWER_MANAGEMENT  # see after_failure
     if online != facts.powered_on:
-        soft = held and asks.hold_off == "soft"
+        soft = held and asks.hold_off == "soft" and not hard
         view = run.view()
         switched = run.prov.power(view, on=online, soft=soft)
         if stop := run.work(switched, ErrorType.POWER_MANAGEMENT):
@@ -53,20 +54,31 @@ def keep_steady(run: StepContext) -> Stopped:
         run.book.recover(now=run.now, reason="Recovered")
     stand_in = asks.hold_off is not None and spec.disable_power_off
     if stand_in != run.book.seen.hold_off_rebooted:
-        if stand_in and (stop := reboot(run, asks.hold_off or "hard", ())):
+        mode = after_failure(asks.hold_off or "hard", hard)
+        if stand_in and (stop := reboot(run, mode, ())):
             return stop
         run.book.note_seen(now=run.now, hold_off_rebooted=stand_in)
     taken = set(asks.reboot_annotations) <= run.remove_annotations  # by servicing
     if (
         asks.reboot is not None
         and not taken
-        and (stop := reboot(run, asks.reboot, asks.reboot_annotations))
+        and (stop := reboot(run, after_failure(asks.reboot, hard), asks.reboot_annotations))
     ):
         return stop
     cycle = run.host.power_cycle and run.book.facts.powered_on
     if cycle and (stop := power_cycle(run, run.host.power_cycle)):
         return stop
     return run.rest()
+
+
+def after_failure(mode: str, failed: bool) -> str:
+    """The mode of a power-off or reboot: hard once a power action failed (the host in a
+    power management error), as baremetal-operator v0.13.2 does (``manageHostPower``,
+    internal/controller/metal3.io/baremetalhost_controller.go, passes ``PowerOff`` the
+    ``force`` of a PowerManagementError; pkg/provisioner/ironic/ironic.go ``PowerOff``
+    then goes straight to a hard power off): an OS that did not answer the ACPI request
+    is not asked again."""
+    return "hard" if failed else mode
 
 
 def power_cycle(run: StepContext, why: str) -> Stopped | None:

@@ -2,15 +2,18 @@
 deploy waits on, and that work starts over (baremetal-operator v0.13.2:
 internal/controller/metal3.io/baremetalhost_controller.go ``actionInspecting`` and
 ``actionProvisioning`` with ``hasRebootAnnotation(info, true)``); on the simulated
-backend the whole of a busy inspection or deploy is the ramdisk's wait."""
+backend the whole of a busy inspection or deploy is the ramdisk's wait. And, as there, a
+soft reboot after a failed power action is made hard."""
 
 from __future__ import annotations
 
 import pytest
 
 from state_controller.api import annotations as ann
+from state_controller.api.states import ErrorType
 from state_controller.api.states import ProvisioningState as S
 from state_controller.books.book import Book
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.machine import HostMachine
 from state_controller.provisioning.simulated import SimulatedProvisioner, Timings
 from testbed.clocks import Clock
@@ -74,3 +77,21 @@ def test_a_forced_hold_off_is_answered_and_a_plain_one_stays() -> None:
     keyed = {"reboot.metal3.io/a": '{"force": true}', "reboot.metal3.io/b": ""}
     decision = machine.step(book, host_input(with_image(), annotations=keyed), clock())
     assert decision.remove_annotations == {"reboot.metal3.io/a"}
+
+
+def test_a_soft_reboot_after_a_failed_power_action_is_hard() -> None:
+    """As baremetal-operator v0.13.2 (``manageHostPower`` hands ``PowerOff`` the force of a
+    PowerManagementError): an OS that did not answer is not asked again."""
+    plan = FaultPlan({"ns/h": [Fault("power", times=1)]})
+    sim = SimulatedProvisioner(faults=plan)
+    machine, book = HostMachine(sim), Book("ns/h", now=0)
+    machine.step(book, host_input(with_image(online=True)), 1)
+    assert book.cursor.state == S.PROVISIONED and book.facts.powered_on
+    soft = host_input(with_image(online=True), annotations={"reboot.metal3.io": ""})
+    decision = machine.step(book, soft, 2)
+    assert book.cursor.error_type == ErrorType.POWER_MANAGEMENT
+    assert decision.requeue_after is not None and sim.machine(ADDRESS).reboots == []
+    decision = machine.step(book, soft, 2 + decision.requeue_after)
+    assert sim.machine(ADDRESS).reboots == ["hard"]
+    assert decision.remove_annotations == {"reboot.metal3.io"}
+    assert book.history[-1].message == "rebooted (hard) as reboot.metal3.io asked"

@@ -2,10 +2,12 @@
 its story told in a HostState of its own (owned by it), the BareMetalHost never
 written; its goal read from its spec as baremetal-operator reads it; a restart records
 nothing new; a Host of the same name tells the story instead; baremetal-operator's error
-text reaches the operator's log once per change and never the HostState."""
+text reaches the operator's log once per change and never the HostState; its story kept
+across a clusterctl move."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -203,3 +205,87 @@ BMC = {"address": "redfish://bmc.example/redfish/v1/Systems/1"}
 )  # fmt: skip
 def test_the_goal_is_where_baremetal_operator_takes_the_host(obj: Obj, goal: S) -> None:
     assert goal_of(obj) == goal
+
+
+PAUSED_BY_CAPM3 = {"baremetalhost.metal3.io/paused": "metal3.io/capm3"}
+
+
+def test_a_baremetalhost_moved_by_clusterctl_keeps_its_story(
+    cluster: EmbeddedCluster, observers: list[Observer]
+) -> None:
+    """Paused as Cluster API Provider Metal3 pauses it for a move (v1.13.2,
+    SetPauseAnnotation: the paused annotation and its status in
+    baremetalhost.metal3.io/status), its HostState keeps its status in an annotation;
+    created anew without status (as clusterctl leaves both in the target), the
+    BareMetalHost is read as baremetal-operator will restore it and the HostState gets
+    its history back, nothing recorded twice; unpaused, the annotation goes."""
+    clock = Clock()
+    bmo = provisioned(cluster)
+    source = observer(cluster, observers, clock)
+    source.sees(bmo.obj)
+    source.reconciler.reconcile(KEY)
+    bmo_status = {k: v for k, v in bmo.obj["status"].items() if k != "hardware"}
+    notes = {**PAUSED_BY_CAPM3, "baremetalhost.metal3.io/status": json.dumps(bmo_status)}
+    paused = cluster.patch(BAREMETALHOSTS, NS, "worker-0", {"metadata": {"annotations": notes}})
+    source.sees(paused)
+    clock.advance(5)
+    source.reconciler.reconcile(KEY)
+    kept = cluster.get(HOSTSTATES, NS, "worker-0")
+    assert json.loads(kept["metadata"]["annotations"][ann.STATUS]) == kept["status"]
+    history = kept["status"]["history"]
+
+    # the move: both deleted here and created anew, metadata and spec only
+    for resource in (HOSTSTATES, BAREMETALHOSTS):
+        cluster.delete(resource, NS, "worker-0")
+    target = observer(cluster, observers, clock)
+    new_bmh = cluster.create(BAREMETALHOSTS, {k: v for k, v in paused.items() if k != "status"}
+                             | {"metadata": _new(paused)})  # fmt: skip
+    target.sees(new_bmh)
+    target.reconciler.reconcile(KEY)  # its HostState not here yet: none is created
+    with pytest.raises(NotFound):
+        cluster.get(HOSTSTATES, NS, "worker-0")
+    owner = {**kept["metadata"]["ownerReferences"][0], "uid": new_bmh["metadata"]["uid"]}
+    body = {k: v for k, v in kept.items() if k != "status"}
+    created = cluster.create(HOSTSTATES, {**body, "metadata": {**_new(kept),
+                                          "ownerReferences": [owner]}})  # fmt: skip
+    target.hoststates.mutate(created)
+    clock.advance(5)
+    target.reconciler.reconcile(KEY)
+    restored = cluster.get(HOSTSTATES, NS, "worker-0")
+    assert restored["status"]["history"] == history  # back, and nothing recorded again
+    assert ann.STATUS in restored["metadata"]["annotations"]  # paused still: kept
+
+    unpaused = cluster.patch(
+        BAREMETALHOSTS, NS, "worker-0",
+        {"metadata": {"annotations": {"baremetalhost.metal3.io/paused": None}}},
+    )  # fmt: skip
+    target.sees(unpaused)
+    target.reconciler.reconcile(KEY)
+    done = cluster.get(HOSTSTATES, NS, "worker-0")
+    assert ann.STATUS not in (done["metadata"].get("annotations") or {})
+    assert done["status"]["history"] == history
+
+
+def test_a_baremetalhost_deleted_for_a_move_is_not_told(
+    cluster: EmbeddedCluster, observers: list[Observer]
+) -> None:
+    """clusterctl marks what it deletes from the source (delete-for-move): the host lives on
+    in the target, so its HostState here is left as it is and nothing is reported."""
+    bmo = provisioned(cluster)
+    one = observer(cluster, observers, Clock())
+    one.sees(bmo.obj)
+    one.reconciler.reconcile(KEY)
+    before = cluster.get(HOSTSTATES, NS, "worker-0")
+    reports = len(one.reporter.reports)
+    marked = {"metadata": {"annotations": {ann.DELETE_FOR_MOVE: ""}}}
+    one.sees(cluster.patch(BAREMETALHOSTS, NS, "worker-0", marked))
+    one.reconciler.reconcile(KEY)
+    assert cluster.get(HOSTSTATES, NS, "worker-0") == before
+    assert len(one.reporter.reports) == reports and KEY not in one.reconciler.books
+
+
+def _new(obj: Obj) -> Obj:
+    """An object's metadata as clusterctl creates it elsewhere: what its users wrote."""
+    meta = obj["metadata"]
+    keep = ("name", "namespace", "labels", "annotations", "ownerReferences")
+    return {k: meta[k] for k in keep if k in meta}

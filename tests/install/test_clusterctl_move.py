@@ -159,7 +159,7 @@ def keep_paused_hoststates(plane: ControlPlane, *names: str) -> None:
         saved = SavedStatus(cluster, informer, StatusWriter(cluster, NoReporter()))
         for name in names:
             informer.mutate(cluster.get(HOSTSTATES, NS, name))
-            saved.keep(f"{NS}/{name}")
+            saved.keep(f"{NS}/{name}", {})
     finally:
         cluster.close()
 

@@ -91,8 +91,9 @@ class BareMetalHostReconciler:
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
         self.writer.notice_stuck(book, delivery, now)
         state = self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
-        if PAUSED in (bmh["metadata"].get("annotations") or {}):
-            self.saved.keep(key)  # the HostState's status, for a move that drops it
+        notes = bmh["metadata"].get("annotations") or {}
+        if PAUSED in notes:
+            self.saved.keep(key, notes)  # the HostState's status, for a move that drops it
         else:
             self.saved.drop_spent(key, state)
         self.writer.report(bmh, book, delivery)

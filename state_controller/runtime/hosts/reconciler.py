@@ -141,7 +141,7 @@ class HostReconciler:
         if ann.DELETE_FOR_MOVE in annotations:  # it lives on in the target: hands off
             return self._moved_away(key, host, deleting=deleting)
         if ann.PAUSED in annotations:
-            self.saved.keep(key)  # the HostState's status, for a move that drops it
+            self.saved.keep(key, annotations)  # its HostState's status, for a move
             return DONE
         if deleting and ann.FINALIZER not in finalizers:
             return DONE  # not ours to clean up (or already cleaned up)

@@ -55,12 +55,15 @@ class SavedStatus:
         self._told: dict[str, str] = {}  # key -> the warning last logged for it
         self._lock = threading.Lock()
 
-    def keep(self, key: str) -> None:
+    def keep(self, key: str, host_notes: dict[str, str]) -> None:
         """While the host is paused: the HostState's status copied into the annotation
         when it differs, or, for one that has no status, restored from it. A HostState
-        not there is not created (what a paused host's controller adds is nothing new)."""
+        not there is not created (what a paused host's controller adds is nothing new).
+        ``host_notes``: the host's annotations; one that ``state-controller pivot`` is
+        moving here (``hoststate.io/moved-from``) is left to it, as it copies the whole
+        status itself and writes it over what it created."""
         state = self.hoststates.get(key)
-        if state is None or leaving(state):
+        if state is None or leaving(state) or ann.MOVED_FROM in host_notes:
             return
         status = state.get("status") or {}
         if not has_status(status):

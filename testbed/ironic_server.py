@@ -168,6 +168,10 @@ SERVICING_CONFIG: dict[str, str] = {
 #: Defaults valid for both hardware types, kept when redfish is enabled.
 _SHARED_DEFAULTS = ("network", "storage")
 
+#: Put first on Ironic's ``PYTHONPATH``: its sitecustomize remembers PBKDF2's answers
+#: (that module's docstring says why; Ironic's behaviour is unchanged).
+IRONIC_SITE = Path(__file__).resolve().parent / "ironic_site"
+
 _READY_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0
 # Log lines after which the service will never answer: the cotyledon master
@@ -258,11 +262,12 @@ class IronicServer(LoopbackServer):
     def _start_once(self) -> None:
         argv = [str(self.venv / "bin" / "ironic"), "--config-file", str(self.config_path)]
         path = os.pathsep.join([*map(str, self.tool_dirs), os.environ.get("PATH", "")])
+        site = os.pathsep.join(filter(None, [str(IRONIC_SITE), os.environ.get("PYTHONPATH")]))
         self._process.start(
             argv,
             self.workdir,
             banner=f"starting ironic on {self.url}",
-            env={**os.environ, "PATH": path},
+            env={**os.environ, "PATH": path, "PYTHONPATH": site},
         )
         try:
             self._wait_ready()
@@ -284,7 +289,20 @@ class IronicServer(LoopbackServer):
         self.start()
 
     def create_schema(self) -> None:
-        """``ironic-dbsync create_schema`` on the configured SQLite file."""
+        """An empty Ironic database at the configured SQLite file: a copy of the one
+        ``ironic-dbsync create_schema`` made for this venv, or made now and kept beside
+        the venv (the schema depends on Ironic's version alone, which the venv's cache
+        key pins; the command costs seconds of CPU at every Ironic start)."""
+        kept = self.venv.parent / f"{self.venv.name}.schema.sqlite"
+        if kept.is_file():
+            shutil.copyfile(kept, self.db_path)
+            return
+        self._dbsync_create_schema()
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}")
+        shutil.copyfile(self.db_path, partial)
+        os.replace(partial, kept)  # whole or absent: another worker may be reading it
+
+    def _dbsync_create_schema(self) -> None:
         self.write_config()
         cmd = [
             str(self.venv / "bin" / "ironic-dbsync"),

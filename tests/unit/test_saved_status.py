@@ -4,9 +4,20 @@
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from state_controller.api import annotations as ann
 from state_controller.books.saved_status import ANNOTATIONS_MAX, fit, read, room_for
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTSTATES
+from state_controller.cluster.schema import validators
+from state_controller.runtime.machinery.informer import Informer
+from state_controller.runtime.machinery.reporting import NoReporter
+from state_controller.runtime.writing.book_writer import hoststate_body
+from state_controller.runtime.writing.saved_status import SavedStatus
+from state_controller.runtime.writing.status_writer import StatusWriter
 from testbed.worst_case import endless_error_statuses
 
 AT = "2026-11-28T10:00:00.000Z"
@@ -72,3 +83,30 @@ def test_a_bad_annotation_is_refused_in_one_line() -> None:
         assert said in problem and "\n" not in problem
         assert problem.startswith(f"annotation {ann.STATUS} on the HostState")
         assert problem.endswith("fix or remove it (the HostState's status is left as it is)")
+
+
+def test_a_hoststate_with_a_bad_annotation_is_left_as_it_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Arrived without status and with an annotation that is refused: nothing is written,
+    the annotation stays for its user to fix, and the reason is logged once."""
+    cluster = EmbeddedCluster(validators=validators())
+    try:
+        owner = {"apiVersion": "hoststate.io/v1alpha1", "kind": "Host", "name": "h", "uid": "u"}
+        body = hoststate_body("metal", "h", spec={"host": "h", "node": ""},
+                              label=ann.HOST_LABEL, owner=owner)  # fmt: skip
+        body["metadata"]["annotations"] = {ann.STATUS: json.dumps({**STATUS, "lastSeq": 1})}
+        created = cluster.create(HOSTSTATES, body)
+        informer = Informer(cluster, HOSTSTATES, "metal")
+        informer.mutate(created)
+        saved = SavedStatus(cluster, informer, StatusWriter(cluster, NoReporter()))
+        with caplog.at_level(logging.WARNING):
+            for _ in range(3):
+                saved.keep("metal/h", {ann.PAUSED: ""})
+                saved.drop_spent("metal/h", informer.get("metal/h"))
+        assert cluster.get(HOSTSTATES, "metal", "h") == created  # nothing written
+        (warning,) = [r.getMessage() for r in caplog.records]
+        assert warning.endswith("has its transitions out of order; fix or remove it "
+                                "(the HostState's status is left as it is)")  # fmt: skip
+    finally:
+        cluster.close()

@@ -16,6 +16,11 @@ the same book, HostState, metrics, Events and stuck detection as a driven Host:
    chapters of the same history.
 4. The HostState (same namespace and name, owned by the BareMetalHost so it goes with
    it) is written when its projection differs; Events are told about the BareMetalHost.
+5. For ``clusterctl move``: while the BareMetalHost is paused its HostState's status is
+   kept in the HostState's annotation, and none is created for it
+   (:mod:`..writing.saved_status`); one that arrived with no status is read from
+   baremetal-operator's status annotation (:func:`as_restored`); one clusterctl is
+   deleting from here (``delete-for-move``) is not told: it lives on elsewhere.
 
 A Host of the same namespace and name is driven by this controller, and its story is
 the Host's: the BareMetalHost is then not reported on (a handover in progress), except

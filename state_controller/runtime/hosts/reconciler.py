@@ -2,8 +2,11 @@
 
 The order of work is deliberate:
 
-1. A paused host is left alone entirely (nothing is read into a book,
-   nothing is written).
+1. A paused host is left alone (nothing is read into a book, nothing is
+   written but its HostState's status kept in the HostState's annotation, for a
+   move that drops statuses: :mod:`..writing.saved_status`). One that
+   ``clusterctl move`` deletes from here (``delete-for-move``) is left alone too,
+   and its finalizer released with nothing deprovisioned: it lives on elsewhere.
 2. The finalizer is added before the backend is ever asked to act, so a
    deleted host is always deprovisioned.
 3. After the step, Host.status is written first (it is the machine-facing
@@ -37,15 +40,7 @@ from ...books.book import Book
 from ...books.chapters import BOOTSTRAP_CHAPTER
 from ...books.projections import host_status, host_status_differs
 from ...books.restore import confirmed_seq, restore
-from ...cluster.interface import (
-    HOSTS,
-    HOSTSTATES,
-    SECRETS,
-    Cluster,
-    Conflict,
-    NotFound,
-    Resource,
-)
+from ...cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Conflict, NotFound, Resource
 from ...provisioning.machine import HostMachine
 from ...remediation.policy import Action
 from ..config import ControllerConfig

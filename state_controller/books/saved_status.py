@@ -51,6 +51,22 @@ class Saved:
     dropped_chapters: int = 0
 
 
+def host_text(status: dict[str, Any] | None) -> str | None:
+    """A Host's status as its ``hoststate.io/status`` annotation holds it, in the form the
+    Host's restore reads (:func:`..runtime.hosts.inputs.status_annotation`); None for one
+    with no provisioning state, which that restore would take for no status at all.
+
+    Without what the restore leaves out anyway (the backend ID, the credentials checked):
+    the copy tells no more than the move needs. Host.status holds no secret (the
+    credentials by name and version, the host data by digest), and neither does this.
+    """
+    if not ((status or {}).get("provisioning") or {}).get("state"):
+        return None
+    kept = {k: v for k, v in (status or {}).items() if k != "goodCredentials"}
+    kept["provisioning"] = {k: v for k, v in kept["provisioning"].items() if k != "id"}
+    return _text(kept)
+
+
 def has_status(status: dict[str, Any] | None) -> bool:
     """Whether a HostState's status holds a story (an empty one: created, not written)."""
     status = status or {}

@@ -9,6 +9,7 @@ from state_controller.api import annotations as ann
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, Cluster
 from state_controller.cluster.interface import SECRETS as SECRETS_RESOURCE
 from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.runtime.hosts.inputs import status_annotation
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from testbed.scenarios import condition, events_for, state_of, writes
 from tests.conftest import wait_for, wait_reconciled
@@ -28,7 +29,9 @@ def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_contr
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
         annotate(cluster, "host-0000", paused="")
-        wait_reconciled(running.controller, cluster, NS, "host-0000")  # the pause seen
+        # the pause seen: the one write it brings, the Host's status kept for a move
+        wait_for(lambda: ann.STATUS in _host_notes(cluster), what="the Host's status kept")
+        wait_reconciled(running.controller, cluster, NS, "host-0000")
         before = writes(cluster)
         cluster.patch(HOSTS, NS, "host-0000", {"spec": {"online": False}})
         # a reconcile read the change and, the host being paused, did nothing with it
@@ -206,14 +209,27 @@ def test_a_paused_hosts_hoststate_keeps_its_status_for_a_move(
 ) -> None:
     """clusterctl move creates the HostState anew, and the API server drops its status: while
     the Host is paused the status is kept in the HostState's annotation, a HostState found
-    with it and no status gets the status back, and the annotation goes once unpaused."""
+    with it and no status gets the status back, and the annotation goes once unpaused. The
+    Host's own status is kept the same way in the Host's annotation, in the form its
+    restore reads, without a secret; unpaused here, it goes and nothing is redone."""
     sim = SimulatedProvisioner()
     with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
         wait_for(running.controller.idle)
+        started = dict(sim.machine(ADDRESS0).started)
         annotate(cluster, "host-0000", paused="")
         wait_for(lambda: ann.STATUS in _notes(cluster), what="the status kept")
+        wait_for(lambda: ann.STATUS in _host_notes(cluster), what="the Host's status kept")
+        host = cluster.get(HOSTS, NS, "host-0000")
+        kept = _host_notes(cluster)[ann.STATUS]
+        restored, problem = status_annotation({ann.STATUS: kept})
+        assert problem is None and restored is not None
+        assert restored["provisioning"]["state"] == "provisioned"
+        assert restored["hardware"] == host["status"]["hardware"]
+        assert "goodCredentials" not in json.loads(kept)  # what the restore leaves out
+        assert "id" not in json.loads(kept)["provisioning"]
+        assert "pw-0" not in kept and "admin" not in kept  # no secret in it
         state = cluster.get(HOSTSTATES, NS, "host-0000")
         assert json.loads(_notes(cluster)[ann.STATUS]) == state["status"]
         history = state["status"]["history"]
@@ -226,14 +242,21 @@ def test_a_paused_hosts_hoststate_keeps_its_status_for_a_move(
         )
         annotate(cluster, "host-0000", paused=None)
         wait_for(lambda: ann.STATUS not in _notes(cluster), what="the spent annotation removed")
-        assert cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"][: len(history)] == (
-            history
-        )
-        assert sim.machine(ADDRESS0).started["provision"] == 1  # nothing done again
+        wait_for(lambda: ann.STATUS not in _host_notes(cluster), what="the Host's removed")
+        wait_for(running.controller.idle)
+        after = cluster.get(HOSTSTATES, NS, "host-0000")["status"]["history"]
+        assert after[: len(history)] == history
+        assert "Pivoted" not in {h["reason"] for h in after[len(history) :]}  # not "moved here"
+        assert state_of(cluster, "host-0000") == "provisioned"
+        assert dict(sim.machine(ADDRESS0).started) == started  # nothing done again
 
 
 def _notes(cluster: Cluster, name: str = "host-0000") -> dict[str, str]:
     return cluster.get(HOSTSTATES, NS, name)["metadata"].get("annotations") or {}
+
+
+def _host_notes(cluster: Cluster, name: str = "host-0000") -> dict[str, str]:
+    return cluster.get(HOSTS, NS, name)["metadata"].get("annotations") or {}
 
 
 def test_a_host_clusterctl_deletes_for_a_move_is_not_deprovisioned(

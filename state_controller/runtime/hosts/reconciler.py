@@ -3,8 +3,8 @@
 The order of work is deliberate:
 
 1. A paused host is left alone (nothing is read into a book, nothing is
-   written but its HostState's status kept in the HostState's annotation, for a
-   move that drops statuses: :mod:`..writing.saved_status`). One that
+   written but its status kept in its own annotation and its HostState's in the
+   HostState's, for a move that drops statuses: :mod:`..writing.saved_status`). One that
    ``clusterctl move`` deletes from here (``delete-for-move``) is left alone too,
    and its finalizer released with nothing deprovisioned: it lives on elsewhere.
 2. The finalizer is added before the backend is ever asked to act, so a
@@ -135,8 +135,9 @@ class HostReconciler:
         deleting = bool(meta.get("deletionTimestamp"))
         if ann.DELETE_FOR_MOVE in annotations:  # it lives on in the target: hands off
             return self._moved_away(key, host, deleting=deleting)
-        if ann.PAUSED in annotations:
-            self.saved.keep(key, annotations)  # its HostState's status, for a move
+        if ann.PAUSED in annotations:  # its status and its HostState's kept, for a move
+            self.saved.keep_host(key, host, self.hosts)
+            self.saved.keep(key, annotations)
             return DONE
         if deleting and ann.FINALIZER not in finalizers:
             return DONE  # not ours to clean up (or already cleaned up)

@@ -14,6 +14,12 @@ is, nothing overwritten. As baremetal-operator v0.13.2 does with a BareMetalHost
 the annotation is removed once the host is not paused and the status is there; the
 module :mod:`..books.saved_status` has the sources and the size bound.
 
+A Host's own status goes the same way into the Host's ``hoststate.io/status`` while it is
+paused (:meth:`SavedStatus.keep_host`), in the form its restore reads, written only when
+it differs: what Cluster API Provider Metal3 v1.13.2 does for a BareMetalHost
+(``SetPauseAnnotation``). The Host's reconciler restores a Host with no status from it
+and removes it once the status is there.
+
 A HostState being deleted, or marked by clusterctl for deletion
 (``clusterctl.cluster.x-k8s.io/delete-for-move``), is never written: its copy is in the
 target already.
@@ -27,8 +33,8 @@ from typing import Any
 
 from ...api import annotations as ann
 from ...api.objects import Obj
-from ...books.saved_status import fit, has_status, read, room_for
-from ...cluster.interface import HOSTSTATES, Cluster, NotFound
+from ...books.saved_status import fit, has_status, host_text, read, room_for
+from ...cluster.interface import HOSTS, HOSTSTATES, Cluster, NotFound, Resource
 from ..machinery.informer import Informer, InformerSet
 from .status_writer import StatusWriter
 
@@ -44,7 +50,8 @@ def leaving(obj: Obj) -> bool:
 
 
 class SavedStatus:
-    """The one place that reads and writes a HostState's saved-status annotation."""
+    """The one place that reads and writes the saved-status annotations (a HostState's,
+    and the paused Host's own)."""
 
     def __init__(
         self, cluster: Cluster, hoststates: Informer | InformerSet, statuses: StatusWriter
@@ -87,7 +94,27 @@ class SavedStatus:
                 "within the API server's 256 KiB of annotations",
             )
         if notes.get(ann.STATUS) != saved.value:
-            self._annotate(state, saved.value)
+            self._annotate(HOSTSTATES, self.hoststates, state, saved.value)
+
+    def keep_host(self, key: str, host: Obj, hosts: Informer | InformerSet) -> None:
+        """While a Host is paused: its status copied into its own annotation when it
+        differs. Not for one leaving this cluster, one ``state-controller pivot`` is
+        moving in (pivot writes it), or one with no status yet (one that has just arrived
+        by a move carries its status there: it is left as it came)."""
+        notes: dict[str, str] = host["metadata"].get("annotations") or {}
+        if leaving(host) or ann.MOVED_FROM in notes:
+            return
+        text = host_text(host.get("status"))
+        if text is None or notes.get(ann.STATUS) == text:
+            return
+        if len(text.encode()) > room_for(notes):
+            self._tell(
+                key,
+                f"the status of Host {key} does not fit in its {ann.STATUS} annotation: "
+                "a clusterctl move would not carry it",
+            )
+            return
+        self._annotate(HOSTS, hosts, host, text)
 
     def status_of(self, key: str, state: Obj | None) -> dict[str, Any] | None:
         """The HostState's status to open a book from: its own, or, for one that arrived
@@ -121,16 +148,18 @@ class SavedStatus:
             return
         raw = (state["metadata"].get("annotations") or {}).get(ann.STATUS)
         if raw is not None and read(raw)[1] is None:
-            self._annotate(state, None)
+            self._annotate(HOSTSTATES, self.hoststates, state, None)
 
-    def _annotate(self, state: Obj, value: str | None) -> None:
-        meta = state["metadata"]
+    def _annotate(
+        self, resource: Resource, cache: Informer | InformerSet, obj: Obj, value: str | None
+    ) -> None:
+        meta = obj["metadata"]
         patch = {"metadata": {"annotations": {ann.STATUS: value}}}
         try:
-            patched = self.cluster.patch(HOSTSTATES, meta.get("namespace"), meta["name"], patch)
+            patched = self.cluster.patch(resource, meta.get("namespace"), meta["name"], patch)
         except NotFound:
             return
-        self.hoststates.mutate(patched)
+        cache.mutate(patched)
 
     def _tell(self, key: str, warning: str) -> None:
         """Log a warning once per key and text (every reconcile would repeat it)."""

@@ -18,16 +18,18 @@ provider, no controller runs: what moves is what clusterctl's object graph selec
 - A Host the user labelled ``clusterctl.cluster.x-k8s.io/move-hierarchy`` moves with the
   HostState it owns (the owner reference rebuilt onto the new Host's uid) and the BMC
   Secret labelled ``clusterctl.cluster.x-k8s.io/move``; metadata (paused, the status
-  annotation) comes along, and the source copies go.
+  annotation the controller kept) comes along, and the source copies go.
 - No hoststate kind is moved by force: a Host without the label stays with its HostState,
   and a node-only HostState (owned by its Node, which no move takes) stays.
 - What arrives has no status: clusterctl creates each object, and the API server drops a
   created custom resource's status where the status subresource is on. Metadata survives:
-  the Host's ``hoststate.io/status`` annotation, and the HostState's, which the controller
-  keeps while the host is paused (its own code, runtime/writing/saved_status.py, run here
-  against the source, the Host paused by its user and the BareMetalHost as Cluster API
-  Provider Metal3 pauses it); the same code run against the target, as the controller
-  runs it for a paused host, gives each moved HostState its history back.
+  the Host's ``hoststate.io/status`` annotation, and the HostState's, both of which the
+  controller keeps while the host is paused (its own code, runtime/writing/saved_status.py,
+  run here against the source, the Host paused by its user and the BareMetalHost as
+  Cluster API Provider Metal3 pauses it); the same code run against the target, as the
+  controller runs it for a paused host, gives each moved HostState its history back, and
+  the Host's restore (runtime/hosts/inputs.py, books/restore.py) reads the moved Host's
+  status from its annotation.
 """
 
 from __future__ import annotations
@@ -44,8 +46,11 @@ import yaml
 
 from state_controller.api import annotations as ann
 from state_controller.api import crds
-from state_controller.cluster.interface import HOSTSTATES
+from state_controller.books.projections import host_status
+from state_controller.books.restore import restore
+from state_controller.cluster.interface import HOSTS, HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
+from state_controller.runtime.hosts.inputs import status_annotation
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.runtime.machinery.reporting import NoReporter
 from state_controller.runtime.writing.saved_status import SavedStatus
@@ -164,7 +169,28 @@ def keep_paused_hoststates(plane: ControlPlane, *names: str) -> None:
         cluster.close()
 
 
+def keep_paused_host(plane: ControlPlane, name: str) -> None:
+    """What the controller does for a paused Host (SavedStatus.keep_host, as the Host's
+    reconciler calls it while paused): its status copied into its own annotation."""
+    cluster = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+    try:
+        hosts, states = Informer(cluster, HOSTS, namespace=NS), Informer(cluster, HOSTSTATES)
+        saved = SavedStatus(cluster, states, StatusWriter(cluster, NoReporter()))
+        host = cluster.get(HOSTS, NS, name)
+        hosts.mutate(host)
+        saved.keep_host(f"{NS}/{name}", host, hosts)
+    finally:
+        cluster.close()
+
+
 MOVING = ("rack1-node-01", "rack2-node-01")  # the HostStates that move
+HOST_STATUS = {
+    "operationalStatus": "OK",
+    "poweredOn": True,
+    "provisioning": {"state": "provisioned", "id": "6f0c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f",
+                     "bootMode": "UEFI"},
+    "goodCredentials": {"name": "rack1-node-01-bmc", "version": "1"},
+}  # fmt: skip
 
 
 BMH_HISTORY = {**HISTORY, "source": "BareMetalHost"}
@@ -172,16 +198,14 @@ BMH_HISTORY = {**HISTORY, "source": "BareMetalHost"}
 
 @pytest.fixture(scope="module")
 def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The source as a user leaves it before a move (one Host paused, labelled to move,
-    its status kept in the annotation; one Host not labelled; a node-only HostState; a
-    NodePool), then ``clusterctl move``; its output."""
+    """The source as a user leaves it before a move (one Host paused and labelled to move,
+    its status kept in its annotation by the controller's code; one Host not labelled; a
+    node-only HostState; a NodePool), then ``clusterctl move``; its output."""
     source, target = planes
     kubectl(source, "create", "namespace", NS)
-    saved = json.dumps({"provisioning": {"state": "provisioned"}})
     apply(
         source,
-        host("rack1-node-01", {crds.CLUSTERCTL_MOVE_HIERARCHY: ""},
-             {ann.PAUSED: "", ann.STATUS: saved}),
+        host("rack1-node-01", {crds.CLUSTERCTL_MOVE_HIERARCHY: ""}, {ann.PAUSED: ""}),
         host("rack1-node-02", {}, {}),
         *(
             {"apiVersion": "v1", "kind": "Secret",
@@ -220,6 +244,8 @@ def moved(planes: tuple[ControlPlane, ...], tmp_path_factory: pytest.TempPathFac
     node = {"apiVersion": "v1", "kind": "Node", "name": "worker-9", "uid": node_uid}
     apply(source, hoststate("worker-9", node, {"host": "", "node": "worker-9"}))
     write_status(source, "nodepools.hoststate.io", "worker", {"machineCount": 1})
+    write_status(source, "hosts.hoststate.io", "rack1-node-01", HOST_STATUS)
+    keep_paused_host(source, "rack1-node-01")
     keep_paused_hoststates(source, *MOVING)  # rack1-node-02 is not paused: nothing kept
 
     home = tmp_path_factory.mktemp("clusterctl-home")
@@ -261,7 +287,11 @@ def test_a_labelled_host_moves_with_its_hoststate_and_secret(
     assert new_host is not None, f"the Host did not move:\n{moved}"
     meta = new_host["metadata"]
     assert ann.PAUSED in meta["annotations"]
-    assert json.loads(meta["annotations"][ann.STATUS]) == {"provisioning": {"state": "provisioned"}}
+    # the Host's status as the controller kept it: less what its restore leaves out
+    kept = {**HOST_STATUS, "provisioning": {"state": "provisioned", "bootMode": "UEFI"}}
+    del kept["goodCredentials"]
+    assert json.loads(meta["annotations"][ann.STATUS]) == kept
+    assert "change-me" not in meta["annotations"][ann.STATUS]  # its Secret's data is not
     assert new_host["spec"]["bmc"]["credentialsName"] == "rack1-node-01-bmc"
     state = get(target, "hoststates.hoststate.io", "rack1-node-01")
     assert state is not None, f"the HostState did not move with its Host:\n{moved}"
@@ -313,6 +343,23 @@ def test_a_moved_hoststate_gets_its_history_back(
     for name, shown in (("rack1-node-01", HISTORY), ("rack2-node-01", BMH_HISTORY)):
         state = get(target, "hoststates.hoststate.io", name)
         assert state is not None and state["status"] == shown, name
+
+
+def test_the_moved_host_is_restored_from_its_annotation(
+    planes: tuple[ControlPlane, ...], moved: str
+) -> None:
+    """The Host's restore, as its reconciler opens the book of a Host that arrived with the
+    annotation and no status: provisioned, powered on, nothing to register or deploy."""
+    _, target = planes
+    new_host = get(target, "hosts.hoststate.io", "rack1-node-01")
+    assert new_host is not None and not new_host.get("status"), moved
+    status, problem = status_annotation(new_host["metadata"]["annotations"])
+    assert problem is None and status is not None
+    book = restore(f"{NS}/rack1-node-01", status, None, now=0.0)
+    shown = host_status(book, 0)
+    assert shown["provisioning"]["state"] == "provisioned"
+    assert shown["provisioning"]["bootMode"] == "UEFI"
+    assert (shown["poweredOn"], shown["operationalStatus"]) == (True, "OK")
 
 
 def test_nothing_else_moves(planes: tuple[ControlPlane, ...], moved: str) -> None:

@@ -135,9 +135,9 @@ class HostReconciler:
         deleting = bool(meta.get("deletionTimestamp"))
         if ann.DELETE_FOR_MOVE in annotations:  # it lives on in the target: hands off
             return self._moved_away(key, host, deleting=deleting)
-        if ann.PAUSED in annotations:  # its status and its HostState's kept, for a move
-            self.saved.keep_host(key, host, self.hosts)
-            self.saved.keep(key, annotations)
+        if ann.PAUSED in annotations:
+            self.saved.keep_host(key, host, self.hosts)  # its status, for a move
+            self.saved.keep(key, annotations)  # its HostState's
             return DONE
         if deleting and ann.FINALIZER not in finalizers:
             return DONE  # not ours to clean up (or already cleaned up)

@@ -37,38 +37,38 @@ from testbed.waiting import wait_for as wait_for  # where most tests import it f
 FAST_BACKOFF = Backoff(base=0.05, cap=0.4, jitter=0.0)
 
 # The files that take longest, longest first (seconds on one worker of a full
-# scripts/test run on two workers, 2026-11-28): scripts/test hands files to its workers
+# scripts/test run on four workers, 2026-11-28): scripts/test hands files to its workers
 # in collection order (--dist loadfile --no-loadscope-reorder), so these start first
 # and the many short files fill in around them; otherwise a worker may pick up a
 # minute-long file when the others have nothing left. A file not named here keeps its
 # place after them; a name here that no longer exists changes nothing.
 LONGEST_FIRST = (
-    "tests/cluster/test_shard_replicas.py",  # 147 s (replicas as processes, Leases dying)
-    "tests/ironic/test_redfish.py",  # 135 s
-    "tests/ironic/test_redfish_servicing.py",  # 123 s
-    "tests/image/test_image.py",  # 101 s (the image built with buildah)
-    "tests/unit/test_cli.py",  # 100 s
-    "tests/ironic/test_ironic_outages.py",  # 95 s
-    "tests/ironic/test_retire_on_ironic.py",  # 70 s (the garbage collector's 30 s resync)
-    "tests/unit/test_demo_screen.py",  # 62 s
-    "tests/scenarios/test_nodes.py",  # 61 s
-    "tests/monitoring/test_prometheus.py",  # 59 s
-    "tests/ironic/test_cli_on_ironic.py",  # 58 s
-    "tests/cluster/test_manifests.py",  # 56 s
-    "tests/scenarios/test_sharded_provisioning.py",  # 49 s
-    "tests/cluster/test_observe_install.py",  # 44 s alone (its own control plane)
-    "tests/unit/test_convert_metal3_samples.py",  # 40 s (convert and bootstrap run as users do)
-    "tests/install/test_upgrade.py",  # 40 s alone (its own control plane, three controllers)
-    "tests/ironic/test_refusals.py",  # 42 s
-    "tests/ironic/test_lifecycle_on_ironic.py",  # 42 s
-    "tests/cluster/test_outages.py",  # 39 s
-    "tests/unit/test_bootstrap.py",  # 37 s
-    "tests/cluster/test_bootstrap_pivot.py",  # 37 s
-    "tests/cluster/test_docs_samples.py",  # 35 s
-    "tests/ironic/test_failures.py",  # 35 s
-    "tests/cluster/test_controller.py",  # 34 s
-    "tests/unit/test_docs.py",  # 31 s
-    "tests/install/test_clusterctl_move.py",  # 30 s (two control planes)
+    "tests/cluster/test_shard_replicas.py",  # 174 s (replicas as processes, Leases dying)
+    "tests/unit/test_cli.py",  # 126 s
+    "tests/ironic/test_ironic_outages.py",  # 108 s
+    "tests/ironic/test_redfish.py",  # 106 s
+    "tests/unit/test_demo_screen.py",  # 101 s
+    "tests/image/test_image.py",  # 99 s (the image built with buildah)
+    "tests/scenarios/test_sharded_provisioning.py",  # 92 s
+    "tests/cluster/test_manifests.py",  # 83 s
+    "tests/ironic/test_retire_on_ironic.py",  # 67 s (the garbage collector's 30 s resync)
+    "tests/ironic/test_failures.py",  # 66 s
+    "tests/monitoring/test_prometheus.py",  # 63 s
+    "tests/ironic/test_lifecycle_on_ironic.py",  # 61 s
+    "tests/unit/test_convert_metal3_samples.py",  # 55 s (convert and bootstrap run as users do)
+    "tests/ironic/test_cli_on_ironic.py",  # 54 s
+    "tests/install/test_upgrade.py",  # 54 s alone (its own control plane, three controllers)
+    "tests/scenarios/test_rolling_update.py",  # 49 s
+    "tests/cluster/test_observe_install.py",  # 48 s alone (its own control plane)
+    "tests/ironic/test_redfish_servicing.py",  # 48 s
+    "tests/scenarios/test_nodes.py",  # 45 s
+    "tests/install/test_chart.py",  # 43 s
+    "tests/cluster/test_bootstrap_pivot.py",  # 43 s
+    "tests/unit/test_docs.py",  # 41 s
+    "tests/cluster/test_outages.py",  # 40 s
+    "tests/ironic/test_refusals.py",  # 39 s
+    "tests/cluster/test_docs_samples.py",  # 37 s
+    "tests/install/test_clusterctl_move.py",  # 35 s (two control planes)
 )
 
 

@@ -18,9 +18,11 @@ NS = "fleet"
 ADDRESS0 = "redfish://bmc-0000.demo.example/redfish/v1/Systems/1"
 
 
-def annotate(cluster: Cluster, name: str, **values: str | None) -> None:
+def annotate(cluster: Cluster, name: str, **values: str | None) -> str:
+    """The annotations patched; the resourceVersion the patch made."""
     mapped = {getattr(ann, k.upper()): v for k, v in values.items()}
-    cluster.patch(HOSTS, NS, name, {"metadata": {"annotations": mapped}})
+    patched = cluster.patch(HOSTS, NS, name, {"metadata": {"annotations": mapped}})
+    return str(patched["metadata"]["resourceVersion"])
 
 
 def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_controller: Any) -> None:
@@ -28,10 +30,13 @@ def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_contr
     with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
-        annotate(cluster, "host-0000", paused="")
-        # the pause seen: the one write it brings, the Host's status kept for a move
-        wait_for(lambda: ann.STATUS in _host_notes(cluster), what="the Host's status kept")
-        wait_reconciled(running.controller, cluster, NS, "host-0000")
+        paused = annotate(cluster, "host-0000", paused="")
+        # the pause seen: the one write it brings, the Host's status kept for a move, made
+        # by the reconcile that read the pause (the controller's own write is not
+        # reconciled again unless something else wakes the Host: not waited for)
+        wait_for(lambda: running.controller.reconciled(f"{NS}/host-0000", paused),
+                 what="a reconcile of the paused Host")  # fmt: skip
+        assert ann.STATUS in _host_notes(cluster), "the Host's status kept"
         before = writes(cluster)
         cluster.patch(HOSTS, NS, "host-0000", {"spec": {"online": False}})
         # a reconcile read the change and, the host being paused, did nothing with it
@@ -270,8 +275,11 @@ def test_a_host_clusterctl_deletes_for_a_move_is_not_deprovisioned(
     with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 1)
         wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
-        annotate(cluster, "host-0000", paused="")
-        wait_reconciled(running.controller, cluster, NS, "host-0000")
+        paused = annotate(cluster, "host-0000", paused="")
+        # the reconcile that read the pause wrote the Host's kept status: not waited for
+        # by its own resourceVersion, which nothing may reconcile again
+        wait_for(lambda: running.controller.reconciled(f"{NS}/host-0000", paused),
+                 what="a reconcile of the paused Host")  # fmt: skip
         marked = {ann.PAUSED: None, ann.DELETE_FOR_MOVE: ""}
         cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"annotations": marked}})
         seen = wait_reconciled(running.controller, cluster, NS, "host-0000")  # unpaused, marked

@@ -25,17 +25,21 @@ def annotate(cluster: Cluster, name: str, **values: str | None) -> str:
     return str(patched["metadata"]["resourceVersion"])
 
 
+def pause_provisioned(cluster: Cluster, controller: Any) -> None:
+    """One provisioned Host paused, and the reconcile that read the pause finished: it
+    wrote the Host's kept status, the controller's own write, which nothing may reconcile
+    again (so it is not waited for by its own resourceVersion)."""
+    wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
+    paused = annotate(cluster, "host-0000", paused="")
+    wait_for(lambda: controller.reconciled(f"{NS}/host-0000", paused),
+             what="a reconcile of the paused Host")  # fmt: skip
+
+
 def test_paused_host_is_neither_acted_on_nor_written(cluster: Cluster, run_controller: Any) -> None:
     sim = SimulatedProvisioner()
     with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 1)
-        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
-        paused = annotate(cluster, "host-0000", paused="")
-        # the pause seen: the one write it brings, the Host's status kept for a move, made
-        # by the reconcile that read the pause (the controller's own write is not
-        # reconciled again unless something else wakes the Host: not waited for)
-        wait_for(lambda: running.controller.reconciled(f"{NS}/host-0000", paused),
-                 what="a reconcile of the paused Host")  # fmt: skip
+        pause_provisioned(cluster, running.controller)
         assert ann.STATUS in _host_notes(cluster), "the Host's status kept"
         before = writes(cluster)
         cluster.patch(HOSTS, NS, "host-0000", {"spec": {"online": False}})
@@ -274,12 +278,7 @@ def test_a_host_clusterctl_deletes_for_a_move_is_not_deprovisioned(
     sim = SimulatedProvisioner()
     with run_controller(cluster, sim) as running:
         create_fleet(cluster, NS, 1)
-        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned")
-        paused = annotate(cluster, "host-0000", paused="")
-        # the reconcile that read the pause wrote the Host's kept status: not waited for
-        # by its own resourceVersion, which nothing may reconcile again
-        wait_for(lambda: running.controller.reconciled(f"{NS}/host-0000", paused),
-                 what="a reconcile of the paused Host")  # fmt: skip
+        pause_provisioned(cluster, running.controller)
         marked = {ann.PAUSED: None, ann.DELETE_FOR_MOVE: ""}
         cluster.patch(HOSTS, NS, "host-0000", {"metadata": {"annotations": marked}})
         seen = wait_reconciled(running.controller, cluster, NS, "host-0000")  # unpaused, marked

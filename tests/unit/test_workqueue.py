@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from state_controller.runtime.machinery.workqueue import QueueMetricsSink, WorkQueue
+from state_controller.runtime.machinery.workqueue import DUE_BURST, QueueMetricsSink, WorkQueue
 
 
 def drain(queue: WorkQueue[str]) -> list[str]:
@@ -124,6 +124,70 @@ def test_a_superseded_schedule_never_fires() -> None:
     queue.add_after("a", 1.0)  # the stale 0.1 entry must not deliver this one early
     assert queue.get(timeout=0.15) is None
     assert queue.get(timeout=2) == "a"
+    queue.shutdown()
+
+
+def ready(queue: WorkQueue[str], count: int) -> None:
+    """Wait (up to 5 s) until ``count`` items are ready: the timer moved the due ones in."""
+    deadline = time.monotonic() + 5
+    while len(queue) < count:
+        assert time.monotonic() < deadline, f"{len(queue)} ready, not {count}"
+        time.sleep(0.001)
+
+
+def test_due_polls_are_served_before_items_added_by_events() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    for i in range(3):
+        queue.add(f"event-{i}")
+    queue.add_after("poll-a", 0.001)
+    queue.add_after("poll-b", 0.002)
+    ready(queue, 5)
+    assert drain(queue) == ["poll-a", "poll-b", "event-0", "event-1", "event-2"]
+    queue.shutdown()
+
+
+def test_events_are_not_starved_by_a_run_of_due_polls() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("event-0")
+    queue.add("event-1")
+    for i in range(DUE_BURST * 2):
+        queue.add_after(f"poll-{i}", 0.001)
+    ready(queue, DUE_BURST * 2 + 2)
+    order = drain(queue)
+    assert order.index("event-0") == DUE_BURST
+    assert order.index("event-1") == 2 * DUE_BURST + 1
+    assert len(order) == DUE_BURST * 2 + 2
+
+
+def came_due(queue: WorkQueue[str]) -> None:
+    """Wait (up to 5 s) until the timer has moved every scheduled item in."""
+    deadline = time.monotonic() + 5
+    while queue._waiting:
+        assert time.monotonic() < deadline, "the timer never fired"
+        time.sleep(0.001)
+
+
+def test_an_item_waiting_for_an_event_moves_ahead_when_it_comes_due_and_stays_single() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("other")
+    queue.add("host")
+    queue.add_after("host", 0.001)
+    came_due(queue)
+    assert len(queue) == 2
+    assert drain(queue) == ["host", "other"]  # once, and first
+    queue.shutdown()
+
+
+def test_an_item_that_comes_due_while_processed_is_queued_as_due_when_done() -> None:
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("host")
+    assert queue.get(timeout=0) == "host"
+    queue.add("event-0")
+    queue.add_after("host", 0.001)
+    came_due(queue)
+    assert len(queue) == 1  # still one worker per item
+    queue.done("host")
+    assert drain(queue) == ["host", "event-0"]
     queue.shutdown()
 
 

@@ -12,9 +12,19 @@ three guarantees that make reconcile loops correct without extra locking:
 One lock with two conditions (ready items, timer) keeps the hot path to a few set and deque
 operations; a single timer thread, started on the first delayed add, moves due items in.
 
-Deviation from client-go: after :meth:`WorkQueue.shutdown`, :meth:`WorkQueue.get` returns
-``None`` at once even if items remain (client-go drains them first), so workers stop
-promptly when the controller stops.
+Two deviations from client-go:
+
+- Items whose time came (a delayed add, a poll of work under way on a machine) are served
+  before items added by events, in a lane of their own: a poll is due *now*, because the
+  machine moved on at that time, while an event's item only has to be reconciled soon. With
+  one FIFO, a burst of events (a thousand Hosts patched at once) held every due poll behind
+  it for seconds, and a step shorter than that wait never reached the history. So that
+  events are never starved, one event item is served after every :data:`DUE_BURST` due ones
+  while both wait. An item already waiting for an event that comes due moves to the due
+  lane (it is still queued once).
+- After :meth:`WorkQueue.shutdown`, :meth:`WorkQueue.get` returns ``None`` at once even if
+  items remain (client-go drains them first), so workers stop promptly when the controller
+  stops.
 """
 
 from __future__ import annotations
@@ -30,6 +40,9 @@ from typing import Generic, Protocol, TypeVar
 T = TypeVar("T", bound=Hashable)
 
 _MAX_BACKOFF_EXPONENT = 64  # beyond this, base * 2**n is above any sane max_delay anyway
+
+DUE, EVENT = 0, 1  # the lanes, in the order they are served
+DUE_BURST = 4  # due items served in a row while event items wait, before one of those
 
 
 class QueueMetricsSink(Protocol):
@@ -91,8 +104,12 @@ class WorkQueue(Generic[T]):
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._timer_wakeup = threading.Condition(self._lock)
-        self._queue: deque[T] = deque()
-        self._dirty: set[T] = set()
+        # each lane's entries; an entry is live while its item is dirty in that lane and not
+        # being processed (one moved to the due lane leaves a stale entry, skipped when met)
+        self._lanes: tuple[deque[T], deque[T]] = (deque(), deque())
+        self._ready_in = [0, 0]  # live entries, by lane
+        self._due_streak = 0  # due items served in a row while event items waited
+        self._dirty: dict[T, int] = {}  # item -> the lane it is (or will be) queued in
         self._processing: dict[T, float] = {}  # item -> when a worker took it
         self._added_at: dict[T, float] = {}  # item -> when it was first added (queue duration)
         self._waiting: dict[T, tuple[float, int]] = {}  # item -> (due, seq) of its live entry
@@ -107,41 +124,65 @@ class WorkQueue(Generic[T]):
     def add(self, item: T) -> None:
         """Queues ``item`` unless it is already waiting; while it is processed, marks it dirty."""
         with self._lock:
-            self._add_locked(item, time.monotonic())
+            self._add_locked(item, time.monotonic(), EVENT)
 
-    def _add_locked(self, item: T, now: float) -> None:
-        if self._shutting_down or item in self._dirty:
+    def _add_locked(self, item: T, now: float, lane: int) -> None:
+        if self._shutting_down:
             return
-        self._dirty.add(item)
+        queued_in = self._dirty.get(item)
+        if queued_in is not None:
+            if lane < queued_in:  # came due while waiting for an event: served sooner
+                self._dirty[item] = lane
+                if item not in self._processing:
+                    self._ready_in[queued_in] -= 1
+                    self._ready_in[lane] += 1
+                    self._lanes[lane].append(item)
+            return
+        self._dirty[item] = lane
         self._added_at.setdefault(item, now)
         if item in self._processing:
             return  # queued again by done()
-        self._queued(item)
+        self._queued(item, lane)
         self._ready.notify()
 
-    def _queued(self, item: T) -> None:
+    def _queued(self, item: T, lane: int) -> None:
         kind = self.kind_of(item)
-        self._queue.append(item)
+        self._lanes[lane].append(item)
+        self._ready_in[lane] += 1
         self._depths[kind] += 1
         self._metrics.added(kind, self._depths[kind])
+
+    def _take_locked(self) -> T:
+        """The next live entry: from the due lane, but an event's after each burst."""
+        due, events = self._ready_in
+        if due and (not events or self._due_streak < DUE_BURST):
+            lane, self._due_streak = DUE, self._due_streak + 1
+        else:
+            lane, self._due_streak = EVENT, 0
+        entries = self._lanes[lane]
+        while True:
+            item = entries.popleft()
+            if self._dirty.get(item) == lane and item not in self._processing:
+                self._ready_in[lane] -= 1
+                return item
 
     def get(self, timeout: float | None = None) -> T | None:
         """The next item, blocking; ``None`` on timeout or once the queue is shut down."""
         with self._lock:
             if not self._wait_ready(timeout):
                 return None
-            item = self._queue.popleft()
+            item = self._take_locked()
             kind = self.kind_of(item)
             self._depths[kind] -= 1
             now = time.monotonic()
-            self._dirty.discard(item)
+            del self._dirty[item]
             self._processing[item] = now
             self._metrics.got(kind, now - self._added_at.pop(item, now), self._depths[kind])
             return item
 
     def _wait_ready(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._queue and not self._shutting_down:
+        while not self.ready_count() and not self._shutting_down:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -154,19 +195,23 @@ class WorkQueue(Generic[T]):
             started = self._processing.pop(item, None)
             if started is not None:
                 self._metrics.finished(self.kind_of(item), time.monotonic() - started)
-            if item in self._dirty and not self._shutting_down:
-                self._queued(item)
+            lane = self._dirty.get(item)
+            if lane is not None and not self._shutting_down:
+                self._queued(item, lane)
                 self._ready.notify()
 
     def __len__(self) -> int:
         """Items ready to be processed (``workqueue_depth``)."""
-        return len(self._queue)
+        return self.ready_count()
+
+    def ready_count(self) -> int:
+        return self._ready_in[DUE] + self._ready_in[EVENT]
 
     def idle(self) -> bool:
         """No item ready and none being processed, read at one moment under the lock (a
         worker takes an item and marks it processing in one step)."""
         with self._lock:
-            return not self._queue and not self._processing
+            return not self.ready_count() and not self._processing
 
     # -- delays and rate limiting ----------------------------------------------------------
 
@@ -177,7 +222,7 @@ class WorkQueue(Generic[T]):
                 return
             now = time.monotonic()
             if delay_seconds <= 0:
-                self._add_locked(item, now)
+                self._add_locked(item, now, EVENT)  # asked again at once: a turn as any
                 return
             due = now + delay_seconds
             scheduled = self._waiting.get(item)
@@ -227,7 +272,7 @@ class WorkQueue(Generic[T]):
                     due, seq, item = heapq.heappop(self._heap)
                     if self._waiting.get(item) == (due, seq):
                         del self._waiting[item]
-                        self._add_locked(item, now)
+                        self._add_locked(item, now, DUE)
                 timeout = self._heap[0][0] - now if self._heap else None
                 self._timer_wakeup.wait(timeout)
 

@@ -51,6 +51,10 @@ class Result:
     firmware: dict[str, Any] | None = None
     service_step: ServiceStep | None = None
     service_done: int = 0
+    # service(), where the backend can tell: every step the run began, in order, as (tasks
+    # done, step, seconds before this answer it began), so that a step that began and
+    # ended between two polls is still recorded, at its own time
+    service_passed: tuple[tuple[int, ServiceStep, float], ...] = ()
     # inspect() or provision() with HostView.force_reboot: the deploy ramdisk the work
     # waited on was restarted, and the work starts over (.forced_reboot)
     restarted: bool = False

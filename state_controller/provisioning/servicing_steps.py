@@ -158,6 +158,8 @@ def answered(run: StepContext, result: Result, before: dict[str, object]) -> Sto
         failed = replace(cursor, step=ServiceStep.FAILED, message=message)
         service_to(run, failed, SERVICING_FAILED, message)
         return REST
+    caught_up(run, result)
+    cursor = run.book.service
     if result.outcome is Outcome.CONTINUING:
         step = result.service_step or cursor.step
         done = result.service_done
@@ -167,6 +169,20 @@ def answered(run: StepContext, result: Result, before: dict[str, object]) -> Sto
             service_to(run, moved, camel(step.value), label)
         return run.wait(result.delay)
     return verify(run, cursor, before)
+
+
+def caught_up(run: StepContext, result: Result) -> None:
+    """Record the steps the backend says the run began since the step the book shows, each
+    at the time it began (never before the book's step, never after now): a restart over
+    between two polls is still in the history, with its own duration."""
+    for done, step, ago in result.service_passed:
+        cursor = run.book.service
+        if done <= cursor.done:
+            continue
+        at = min(max(run.now - ago, cursor.entered_at), run.now)
+        label = _label(cursor, step, done)
+        moved = replace(cursor, step=step, done=done, message=label)
+        run.book.service_to(moved, now=at, reason=camel(step.value), message=label)
 
 
 def verify(run: StepContext, cursor: ServiceCursor, before: dict[str, object]) -> Stopped | None:

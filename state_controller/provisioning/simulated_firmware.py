@@ -66,17 +66,32 @@ class ServiceRun:
 
     def progress(self, now: float) -> tuple[int, ServiceStep, float]:
         """(tasks done, the step under way, seconds until the next change)."""
-        hang = self.fault.seconds if self.fault is not None and self.fault.kind == "hang" else 0
         elapsed = now - self.started
-        first = self.task_seconds + hang
-        ends = [first + self.task_seconds * i for i in range(len(self.steps))]
-        for done, end in enumerate(ends):
-            if elapsed < end:
-                return done, self.steps[done], end - elapsed
-        rebooted = (ends[-1] if ends else 0.0) + self.reboot_seconds
-        if elapsed < rebooted:
-            return len(self.steps), ServiceStep.REBOOTING, rebooted - elapsed
+        for done, step, _, ends in self._steps():
+            if elapsed < ends:
+                return done, step, ends - elapsed
         return len(self.steps), ServiceStep.SERVICED, 0.0
+
+    def passed(self, now: float) -> tuple[tuple[int, ServiceStep, float], ...]:
+        """Every step begun by ``now``: (tasks done, step, seconds ago it began)."""
+        elapsed = now - self.started
+        return tuple(
+            (done, step, elapsed - began)
+            for done, step, began, _ in self._steps()
+            if began <= elapsed
+        )
+
+    def _steps(self) -> list[tuple[int, ServiceStep, float, float]]:
+        """(tasks done, step, when it begins, when it ends), in seconds from the start:
+        each task, then the restart."""
+        hang = self.fault.seconds if self.fault is not None and self.fault.kind == "hang" else 0
+        out, began = [], 0.0
+        for done, step in enumerate(self.steps):
+            ends = began + self.task_seconds + (hang if done == 0 else 0)
+            out.append((done, step, began, ends))
+            began = ends
+        out.append((len(self.steps), ServiceStep.REBOOTING, began, began + self.reboot_seconds))
+        return out
 
 
 @dataclass(slots=True)
@@ -127,10 +142,13 @@ class SimulatedFirmware:
         if run.fault is not None and fault_strikes(run, done):
             run.ended, run.ended_at = failure(run.fault, host), now
             return run.ended
+        passed = run.passed(now)
         if step != ServiceStep.SERVICED:
-            return continuing(max(wait, 0.0), service_step=step, service_done=done)
+            return continuing(
+                max(wait, 0.0), service_step=step, service_done=done, service_passed=passed
+            )
         self._apply(plan)
-        run.ended, run.ended_at = complete(), now
+        run.ended, run.ended_at = complete(service_passed=passed), now
         return run.ended
 
     def _apply(self, plan: ServicePlan) -> None:

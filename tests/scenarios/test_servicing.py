@@ -147,6 +147,42 @@ def test_a_servicing_run_is_a_chapter_of_steps_and_what_it_applied_reads_back(
         assert firmware_of(sim).runs == 1
 
 
+def test_steps_begun_and_ended_between_two_polls_are_recorded_in_order_at_their_own_times(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """The machine goes through every task and its restart while the controller looks
+    away; the next answer names the steps it passed, and each one joins the history."""
+    clock = HoldableClock()
+    sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2), clock=clock)
+    with run_controller(cluster, sim) as running:
+        provisioned(cluster)
+        machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
+        wait_for(lambda: machine.busy is None, what="powered on")
+        clock.hold()
+        ask(cluster, **SERVICING)
+        wait_for(lambda: last_told(cluster) == "applying settings", timeout=30, what="started")
+        clock.advance(0.3 * 3 + 0.2)  # all three tasks and the restart, before any poll
+        clock.release()
+        wait_for(lambda: step(cluster) == "serviced", timeout=30, what="serviced")
+        wait_for(running.controller.idle)
+        history = hoststate(cluster, HOST)["status"]["history"]
+        started = next(i for i, h in enumerate(history) if h["reason"] == "ServicingStarted")
+        run = history[started:]
+        assert [h["to"] for h in run] == [
+            "applying settings",
+            "updating firmware",
+            "configuring RAID",
+            "service rebooting",
+            "verifying service",
+            "provisioned",
+        ]
+        assert [h["reason"] for h in run[1:4]] == [
+            "UpdatingFirmware", "ConfiguringRAID", "ServiceRebooting"
+        ]  # fmt: skip
+        times = [h["at"] for h in run]
+        assert times == sorted(times)  # RFC 3339 in UTC with milliseconds: ordered as text
+
+
 def test_a_setting_the_bmc_would_refuse_or_a_firmware_url_out_of_reach_is_never_sent(
     cluster: Cluster, run_controller: Any
 ) -> None:

@@ -7,7 +7,7 @@ import html
 import re
 from pathlib import Path
 
-from state_controller.screens.picture import drawn_by, screen_digest
+from state_controller.screens.picture import drawn_by, save_svg, screen_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 PICTURE = ROOT / "docs" / "images" / "demo.svg"
@@ -34,3 +34,17 @@ def test_the_picture_shows_a_rollout_with_nodes_that_need_attention() -> None:
 def test_the_readme_and_the_docs_show_it() -> None:
     assert "docs/images/demo.svg" in (ROOT / "README.md").read_text()
     assert "images/demo.svg" in (ROOT / "docs" / "index.md").read_text()
+
+
+def test_a_saved_picture_keeps_the_spaces_between_a_rows_cells(tmp_path: Path) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for name in ("NAME", "NODE", "STATE"):
+        table.add_column(name, no_wrap=True)
+    table.add_row(Text("host-0004", style="red"), "host-0004", "draining", style="yellow")
+    save_svg(table, tmp_path / "p.svg", "t")
+    runs = re.findall(r"<text [^>]*>([^<]*)</text>", (tmp_path / "p.svg").read_text())
+    joined = "".join(html.unescape(r).replace("\xa0", " ") for r in runs)
+    assert re.search(r"host-0004 +host-0004 +draining", joined), joined

@@ -69,6 +69,7 @@ def observed_controller(
         controller.self_status.mode_since = mode_since
     metrics.watch_books(lambda: controller.books, config.stuck)
     metrics.watch_pools(controller.pool_reconciler.pools.items)
+    metrics.watch_durations(controller.learned)
     metrics.watch_controller(lambda: controller.self_status.status)
     metrics.watch_workers(
         config.workers,

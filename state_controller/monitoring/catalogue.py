@@ -11,6 +11,7 @@ from typing import Any
 from prometheus_client.metrics import MetricWrapperBase
 
 from ..books.stuck import StuckPolicy
+from ..durations.learned import Learned
 from ..observability.collectors import STATE_CODES, STEP_CODES
 from ..observability.metrics import Metrics
 
@@ -35,6 +36,7 @@ def families() -> list[Family]:
     metrics = Metrics()
     metrics.watch_books(dict, StuckPolicy())
     metrics.watch_pools(list)
+    metrics.watch_durations(Learned())
     metrics.watch_controller(dict)
     metrics.watch_workers(1, lambda _: 0.0, lambda _: 0.0, lambda _: 0.0)
     found: list[Family] = []

@@ -32,6 +32,8 @@ from ..cluster.interface import (
     SECRETS,
     Cluster,
 )
+from ..durations.learned import Learned
+from ..durations.reading import DurationReader
 from ..health.share import controller_version, share_of
 from ..health.summary import ProvisionerSeen, Share
 from ..provisioning.machine import HostMachine
@@ -164,6 +166,9 @@ class HostController:
             if self.config.remediation is not None and self.config.follow_nodes
             else None
         )
+        # how long each step takes, per pool and hardware class, learned from the journals
+        self.learned = Learned()
+        self.durations = DurationReader(self.learned, self._pool_of_book)
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -176,6 +181,7 @@ class HostController:
             nodes=follower if self.config.follow_nodes else None,
             remediator=self.remediator,
             slots=self.slots,
+            durations=self.durations,
             drainer=ServiceDrainer(cluster, self.drains) if self.config.follow_nodes else None,
             clock=clock,
         )
@@ -186,7 +192,7 @@ class HostController:
             hoststates=node_states,
             follower=follower,
             writer=(
-                BookWriter(cluster, node_states, self.config, self.reporter)
+                BookWriter(cluster, node_states, self.config, self.reporter, self.durations)
                 if node_states is not self.hoststates
                 else self.reconciler.writer
             ),
@@ -367,6 +373,13 @@ class HostController:
             return outcome
 
         return reconciled
+
+    def _pool_of_book(self, book: Book) -> str:
+        """The pool of a book's machine: its Node's ("" without one, as for servicing slots)."""
+        signals = self.node_index.node_on(book.key)
+        if signals is None and book.facts.node:
+            return self.node_index.pool(book.facts.node)
+        return signals.pool if signals is not None else ""
 
     def _update_of(self, node: str) -> UpdateCursor | None:
         """A Node's update, from the book it is told in (None: not read yet)."""

@@ -20,7 +20,9 @@ from ...books.book import Book
 from ...books.journal import Notice
 from ...books.records import Transition
 from ...books.stuck import StuckPolicy
+from ...durations.learned import Learned
 from ..collectors import BooksCollector, ControllerCollector, PoolsCollector
+from ..durations import LearnedCollector
 from .children import Children
 from .client_go import ClientGoMetrics
 from .controller_runtime import ControllerRuntimeMetrics
@@ -60,6 +62,9 @@ class Metrics:
 
     def watch_pools(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
         self.registry.register(PoolsCollector(pools))
+
+    def watch_durations(self, learned: Learned) -> None:
+        self.registry.register(LearnedCollector(learned))
 
     def watch_controller(self, status: Callable[[], Mapping[str, Any]]) -> None:
         self.registry.register(ControllerCollector(status))

@@ -41,6 +41,7 @@ from ...books.chapters import BOOTSTRAP_CHAPTER
 from ...books.projections import host_status, host_status_differs
 from ...books.restore import confirmed_seq, restore
 from ...cluster.interface import HOSTS, HOSTSTATES, SECRETS, Cluster, Conflict, NotFound, Resource
+from ...durations.reading import DurationReader
 from ...provisioning.machine import HostMachine
 from ...remediation.policy import Action
 from ..config import ControllerConfig
@@ -89,6 +90,7 @@ class HostReconciler:
         nodes: NodeFollower | None = None,
         remediator: Remediator | None = None,
         slots: ServiceSlots | None = None,
+        durations: DurationReader | None = None,
         drainer: ServiceDrainer | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -102,7 +104,7 @@ class HostReconciler:
         self.remediator = remediator  # None: remediation is off
         self.slots = slots  # None: servicing runs are not limited per pool (tests)
         self.drainer = drainer  # None: a serviced host's Node is not drained (tests)
-        self.writer = BookWriter(cluster, hoststates, config, reporter)
+        self.writer = BookWriter(cluster, hoststates, config, reporter, durations)
         self.saved = SavedStatus(cluster, hoststates, self.writer.statuses)
         self.clock = clock
         self.books: dict[str, Book] = {}

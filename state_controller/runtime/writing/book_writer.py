@@ -24,6 +24,7 @@ from ...books.journal import STUCK
 from ...books.projections import hoststate_status
 from ...books.stuck import human_duration
 from ...cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
+from ...durations.reading import DurationReader
 from ...sharding.leases import SHARD_LABEL
 from ..config import ControllerConfig
 from ..machinery.informer import Informer, InformerSet
@@ -79,11 +80,13 @@ class BookWriter:
         hoststates: Informer | InformerSet,
         config: ControllerConfig,
         reporter: Reporter,
+        durations: DurationReader | None = None,
     ) -> None:
         self.cluster = cluster
         self.hoststates = hoststates
         self.config = config
         self.reporter = reporter
+        self.durations = durations  # learns how long each step took, from the same journal
         self.statuses = StatusWriter(cluster, reporter)  # every status it writes
 
     # -- the HostState --------------------------------------------------------------------
@@ -169,3 +172,5 @@ class BookWriter:
             )
         if entries:
             self.reporter.report(about, entries)
+        if self.durations is not None:
+            self.durations.read(book, entries, delivery.learned)

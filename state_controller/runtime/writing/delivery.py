@@ -9,8 +9,9 @@ failed host retry at once — what a restart should do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ...durations.reading import ReadUpTo
 from ...provisioning.machine import RetryWindow
 
 
@@ -21,3 +22,4 @@ class Delivery:
     stuck_announced: float | None = None  # entered-at of the state announced as stuck
     retry: RetryWindow | None = None  # the machine's backoff window, handed back each step
     backend_said: str = ""  # the backend's words last logged for this host
+    learned: ReadUpTo = field(default_factory=ReadUpTo)  # the last record whose time was learned

@@ -1,0 +1,131 @@
+"""Learned durations: each step's time, per pool and hardware class, from the books'
+records; estimates that say what they rest on and none from too little; each record
+learned once, from a book's history on its first read and its journal after."""
+
+from __future__ import annotations
+
+import pytest
+
+from state_controller.api.states import ProvisioningState as P
+from state_controller.api.updates import UpdateStep as S
+from state_controller.books.book import Book
+from state_controller.books.records import UpdateCursor
+from state_controller.durations.keys import ANY, PROVISIONING, UPDATE, StepKey, hardware_class
+from state_controller.durations.learned import Learned
+from state_controller.durations.reading import DurationReader, ReadUpTo
+from state_controller.durations.window import Window
+from state_controller.observability.durations import LearnedCollector
+from testbed.clocks import T0
+
+DELL = {"systemVendor": {"manufacturer": "Dell Inc.", "productName": "PowerEdge R750"}}
+
+
+def test_a_window_keeps_the_last_durations_and_reads_quantiles_between_ranks() -> None:
+    window = Window(size=4)
+    for seconds in (100, 1, 2, 3, 4):  # the first is let go
+        window.add(seconds)
+    assert len(window) == 4 and window.count == 5
+    assert window.quantile(0.5) == pytest.approx(2.5)
+    assert window.quantile(0.0) == 1 and window.quantile(1.0) == 4
+    with pytest.raises(ValueError):
+        Window().quantile(0.5)
+
+
+def test_the_hardware_class_is_vendor_and_model_bounded() -> None:
+    assert hardware_class(DELL) == "Dell Inc. PowerEdge R750"
+    assert hardware_class(None) == ""
+    assert hardware_class({"systemVendor": "not a map"}) == ""
+    long = {"systemVendor": {"manufacturer": "x" * 100, "productName": "y"}}
+    assert len(hardware_class(long)) == 64
+
+
+def test_an_estimate_rests_on_the_narrowest_key_with_enough_durations_and_says_so() -> None:
+    learned = Learned(min_samples=3)
+    slow = StepKey(UPDATE, "rebooting", "worker", "Vendor Slow")
+    fast = StepKey(UPDATE, "rebooting", "worker", "Vendor Fast")
+    assert learned.estimate(slow) is None  # nothing learned: nothing made up
+    for seconds in (900, 1000, 1100):
+        learned.learn(slow, seconds)
+    for seconds in (100, 110):
+        learned.learn(fast, seconds)
+    own = learned.estimate(slow)
+    assert own is not None and own.key == slow and own.median == 1000 and own.samples == 3
+    # two of its own are too few: the pool's (every class) stands in, and says it does
+    wider = learned.estimate(fast)
+    assert wider is not None and wider.key == StepKey(UPDATE, "rebooting", "worker", ANY)
+    assert wider.samples == 5 and wider.median == 900
+    assert learned.estimate(StepKey(UPDATE, "draining", "worker", "Vendor Fast")) is None
+    assert own.words("reboots") == "16m40s-18m0s, from 3 past reboots"
+
+
+def test_negative_durations_are_not_learned_and_keys_are_bounded() -> None:
+    learned = Learned(max_keys=8, min_samples=1)
+    learned.learn(StepKey(UPDATE, "draining", "p", "c"), -1)
+    assert learned.known() == []
+    for i in range(10):
+        learned.learn(StepKey(UPDATE, "draining", f"pool-{i}", "c"), i)
+    assert len(learned.known()) == 8  # the least recently taught let go first
+    assert StepKey(UPDATE, "draining", "pool-9", "c") in learned.known()
+    assert StepKey(UPDATE, "draining", "pool-0", "c") not in learned.known()
+
+
+def book_with_an_update() -> Book:
+    book = Book("metal/host-0", now=T0)
+    book.note(now=T0, hardware=DELL, node="worker-0")
+    for i, state in enumerate((P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE)):
+        book.move(state, now=T0 + 10 * i, reason="r")
+    book.move(P.PROVISIONED, now=T0 + 100, reason="ProvisioningComplete")
+    at = T0 + 200
+    for step, spent in ((S.DRAINING, 30), (S.APPLYING, 40), (S.REBOOTING, 300), (S.UPDATED, 0)):
+        shown = UpdateCursor(step=step, desired="v2", current="v2" if step == S.UPDATED else "v1")
+        book.update_to(shown, now=at, reason=step.name.title())
+        at += spent
+    return book
+
+
+def test_a_books_history_is_learned_on_its_first_read_and_each_record_once() -> None:
+    learned = Learned(min_samples=1)
+    reader = DurationReader(learned, lambda book: "worker")
+    book = book_with_an_update()
+    up_to = ReadUpTo()
+    reader.read(book, [], up_to)  # a restarted controller: the history is all there is
+    key = reader.key_of(book, UPDATE, S.REBOOTING.value)
+    assert key == StepKey(UPDATE, "rebooting", "worker", "Dell Inc. PowerEdge R750")
+    rebooting = learned.estimate(key)
+    assert rebooting is not None and rebooting.median == 300 and rebooting.samples == 1
+    inspecting = learned.estimate(reader.key_of(book, PROVISIONING, "inspecting"))
+    assert inspecting is not None and inspecting.median == 10
+    assert learned.estimate(reader.key_of(book, PROVISIONING, "available")) is None  # resting
+    entries, _ = book.journal.since(0)
+    reader.read(book, entries, up_to)  # the same records from the journal: not again
+    again = learned.estimate(key)
+    assert again is not None and again.seen == 1
+    # a new update: its steps are learned from the journal, once
+    mark = book.journal.end
+    shown = UpdateCursor(step=S.REBOOTING, desired="v3", current="v2")
+    book.update_to(shown, now=T0 + 1000, reason="Rebooting")
+    book.update_to(UpdateCursor(step=S.UPDATED, desired="v3", current="v3"), now=T0 + 1500,
+                   reason="Updated")  # fmt: skip
+    entries, _ = book.journal.since(mark)
+    reader.read(book, entries, up_to)
+    reader.read(book, entries, up_to)
+    both = learned.estimate(key)
+    assert both is not None and both.seen == 2 and both.median == 400
+
+
+def test_the_metrics_show_each_keys_median_late_bound_and_samples() -> None:
+    learned = Learned(min_samples=1)
+    for seconds in (10, 20, 30):
+        learned.learn(StepKey(UPDATE, "draining", "worker", "Dell"), seconds)
+    families = {f.name: f for f in LearnedCollector(learned).collect()}
+    samples = {
+        (s.labels["pool"], s.labels["hardware_class"], s.labels.get("quantile")): s.value
+        for s in families["hoststate_learned_duration_seconds"].samples
+    }
+    assert samples["worker", "Dell", "0.5"] == 20
+    assert samples["worker", "Dell", "0.9"] == pytest.approx(28)
+    assert samples["*", "*", "0.5"] == 20  # the fleet's, for a dashboard's whole-fleet row
+    counts = {
+        s.labels["pool"]: s.value for s in families["hoststate_learned_duration_samples"].samples
+    }
+    assert counts["worker"] == 3

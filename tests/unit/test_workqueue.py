@@ -191,6 +191,36 @@ def test_an_item_that_comes_due_while_processed_is_queued_as_due_when_done() -> 
     queue.shutdown()
 
 
+def test_an_event_limit_keeps_a_worker_for_polls_that_come_due() -> None:
+    queue: WorkQueue[str] = WorkQueue(event_limit=1)
+    queue.add("event-0")
+    queue.add("event-1")
+    assert queue.get(timeout=0) == "event-0"
+    assert queue.get(timeout=0.01) is None  # the one event item allowed is being processed
+    queue.add_after("poll", 0.001)
+    assert queue.get(timeout=5) == "poll"  # a poll is never held by the limit
+    queue.done("poll")
+    queue.done("event-0")
+    assert queue.get(timeout=0) == "event-1"
+    queue.add_after("again", 0)  # work that goes on at once is due, not an event
+    assert queue.get(timeout=0) == "again"
+    queue.shutdown()
+
+
+def test_a_getter_blocked_by_the_event_limit_wakes_when_an_event_item_is_done() -> None:
+    queue: WorkQueue[str] = WorkQueue(event_limit=1)
+    queue.add("event-0")
+    queue.add("event-1")
+    assert queue.get(timeout=0) == "event-0"
+    got: list[str | None] = []
+    getter = threading.Thread(target=lambda: got.append(queue.get(timeout=10)))
+    getter.start()
+    queue.done("event-0")
+    getter.join(timeout=10)
+    assert got == ["event-1"]
+    queue.shutdown()
+
+
 def test_rate_limited_delays_grow_exponentially_and_forget_resets() -> None:
     queue: WorkQueue[str] = WorkQueue(base_delay=0.02, max_delay=0.1)
     delays = []

@@ -14,14 +14,17 @@ operations; a single timer thread, started on the first delayed add, moves due i
 
 Two deviations from client-go:
 
-- Items whose time came (a delayed add, a poll of work under way on a machine) are served
-  before items added by events, in a lane of their own: a poll is due *now*, because the
-  machine moved on at that time, while an event's item only has to be reconciled soon. With
+- Items whose time came (a delayed add, a poll of work under way on a machine, work that
+  goes on at once) are served before items added by events, in a lane of their own: a poll
+  is due *now*, because the machine moved on at that time, while an event's item only has
+  to be reconciled soon. With
   one FIFO, a burst of events (a thousand Hosts patched at once) held every due poll behind
   it for seconds, and a step shorter than that wait never reached the history. So that
   events are never starved, one event item is served after every :data:`DUE_BURST` due ones
   while both wait. An item already waiting for an event that comes due moves to the due
-  lane (it is still queued once).
+  lane (it is still queued once). With ``event_limit``, at most that many event items are
+  processed at once, so that a worker is free when a poll comes due in a burst of events
+  (the controller keeps one of its workers so).
 - After :meth:`WorkQueue.shutdown`, :meth:`WorkQueue.get` returns ``None`` at once even if
   items remain (client-go drains them first), so workers stop promptly when the controller
   stops.
@@ -94,8 +97,12 @@ class WorkQueue(Generic[T]):
         sink: QueueMetricsSink | None = None,
         name: str = "",
         kind_of: Callable[[T], str] | None = None,
+        event_limit: int | None = None,
     ) -> None:
         self.name = name
+        self._event_limit = event_limit  # event items processed at once, at most
+        self._events_processing = 0
+        self._event_items: set[T] = set()  # those being processed
         self.kind_of: Callable[[T], str] = kind_of or (lambda _: name)
         self._depths: Counter[str] = Counter()  # items ready, by kind
         self._base_delay = base_delay
@@ -152,9 +159,19 @@ class WorkQueue(Generic[T]):
         self._depths[kind] += 1
         self._metrics.added(kind, self._depths[kind])
 
-    def _take_locked(self) -> T:
-        """The next live entry: from the due lane, but an event's after each burst."""
+    def _events_allowed(self) -> bool:
+        limit = self._event_limit
+        return limit is None or self._events_processing < limit
+
+    def _takeable(self) -> bool:
         due, events = self._ready_in
+        return bool(due or (events and self._events_allowed()))
+
+    def _take_locked(self) -> T:
+        """The next live entry: from the due lane, but an event's after each burst (when
+        one may be processed now)."""
+        due, events = self._ready_in
+        events = events if self._events_allowed() else 0
         if due and (not events or self._due_streak < DUE_BURST):
             lane, self._due_streak = DUE, self._due_streak + 1
         else:
@@ -175,14 +192,16 @@ class WorkQueue(Generic[T]):
             kind = self.kind_of(item)
             self._depths[kind] -= 1
             now = time.monotonic()
-            del self._dirty[item]
+            if self._dirty.pop(item) == EVENT:
+                self._events_processing += 1
+                self._event_items.add(item)
             self._processing[item] = now
             self._metrics.got(kind, now - self._added_at.pop(item, now), self._depths[kind])
             return item
 
     def _wait_ready(self, timeout: float | None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.ready_count() and not self._shutting_down:
+        while not self._takeable() and not self._shutting_down:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -193,6 +212,11 @@ class WorkQueue(Generic[T]):
         """Marks the worker finished; an item added meanwhile is queued again now."""
         with self._lock:
             started = self._processing.pop(item, None)
+            if item in self._event_items:
+                self._event_items.discard(item)
+                self._events_processing -= 1
+                if self._ready_in[EVENT]:
+                    self._ready.notify()  # an event item may be taken again
             if started is not None:
                 self._metrics.finished(self.kind_of(item), time.monotonic() - started)
             lane = self._dirty.get(item)
@@ -222,7 +246,7 @@ class WorkQueue(Generic[T]):
                 return
             now = time.monotonic()
             if delay_seconds <= 0:
-                self._add_locked(item, now, EVENT)  # asked again at once: a turn as any
+                self._add_locked(item, now, DUE)  # work under way that goes on at once
                 return
             due = now + delay_seconds
             scheduled = self._waiting.get(item)

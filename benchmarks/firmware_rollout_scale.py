@@ -64,6 +64,10 @@ from state_controller.wiring import observed_controller
 
 IMAGE = {"component": "bios", "url": "http://firmware.example/bios-1.1.0.bin"}
 SHOWN_END = (ServiceStep.VERIFYING.value, ServiceStep.SERVICED.value)
+# the steps every run goes through, each of which its history must hold
+THROUGH = tuple(
+    s.value for s in (ServiceStep.UPDATING_FIRMWARE, ServiceStep.REBOOTING, ServiceStep.VERIFYING)
+)
 
 
 # -- the operator's side: the patches and a watch of HostStates, in a child process --------
@@ -188,6 +192,7 @@ def main() -> None:
         lags: dict[str, list[float]] = {label: [] for label in labels}
         ends: list[tuple[float, float]] = []  # (the run's start, its end step's lag)
         runs: list[tuple[float, float]] = []
+        missing = 0  # steps a machine went through that its history lacks
         for i in range(n):
             name = host_name(i)
             firmware = machines.machine(str(host_manifest(NS, i)["spec"]["bmc"]["address"]))
@@ -210,6 +215,8 @@ def main() -> None:
             if ServiceStep.REBOOTING.value in seen:
                 these[labels[1]] = seen[ServiceStep.REBOOTING.value] - flashed
             book = controller.books[f"{NS}/{name}"]
+            went = {r.to_state for r in book.history if r.chapter == "servicing"}
+            missing += len(set(THROUGH) - went)
             verified = [r.at for r in book.history if r.reason == "VerifyingService"]
             if verified:
                 polls.append(verified[-1] + to_monotonic - back)
@@ -236,6 +243,9 @@ def main() -> None:
             ms = sorted(s * 1000 for s in every)
             print(f"  all steps: p50 {percentile(ms, 50):.0f} ms, p99 {percentile(ms, 99):.0f} ms")
         print(f"  runs under way at once: at most {most} (allowed {args.at_once})")
+        print(f"  steps the machines went through missing from their histories: {missing}")
+        if missing:
+            broken.append(f"{missing} steps missing from the histories")
 
         idle = Phase(kube, registry)
         time.sleep(5)  # nothing changes: the controller must write nothing

@@ -223,6 +223,7 @@ _TIMES = (  # in this order: a UUID's group may look like a duration (8d1d)
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"), "<time>"),  # timestamps
     (re.compile(r"\b(\d+(\.\d+)?(ms|[smhd]))+\b"), "<t>"),  # 3s, 2m10s, 0.12s, 1d4h
     (re.compile(r"<unknown>"), "<t>"),  # kubectl's age of an unset date
+    (re.compile(r"(?<![\d:])\d\d:\d\d(?![\d:])"), "<hh:mm>"),  # an estimate's end (ENDS)
     (re.compile(r"\[\s*<t>\]"), "[<t>]"),  # the elapsed time heading a progress line
     (re.compile(r"(127\.0\.0\.1|localhost):\d+"), r"\1:<port>"),
 )

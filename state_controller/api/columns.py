@@ -96,6 +96,18 @@ HOSTSTATE_COLUMNS: tuple[Column, ...] = (
     Column("In-State", ".status.provisioning.enteredAt", "date", description="Time in state"),
     AGE,
     Column(
+        "Ends",
+        ".status.estimate.endsBy",
+        description="When the operation under way is expected to end (UTC), from how long "
+        "its steps took on machines of its pool and class",
+    ),
+    Column(
+        "Late",
+        ".status.estimate.lateBy",
+        priority=1,
+        description="Its late bound (UTC): the end if its steps run as late as past ones did",
+    ),
+    Column(
         "Mode",
         ".status.mode",
         priority=1,
@@ -142,6 +154,12 @@ NODEPOOL_COLUMNS: tuple[Column, ...] = (
         "Unavailable", ".status.unavailableMachineCount", "integer", description="Not taking work"
     ),
     AGE,
+    Column(
+        "Ends",
+        ".status.estimate.endsBy",
+        description="When the rollout is expected to finish (UTC), from the machines left "
+        "and how long this pool's updates took",
+    ),
     Column("Config", ".status.desiredConfig", priority=1, description="Rolling to"),
     Column("Label", ".spec.label", priority=1, description="The Node label naming the pool"),
 )

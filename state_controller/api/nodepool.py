@@ -86,6 +86,32 @@ class MachineConfigPoolCounts(StatusModel):
     )
 
 
+class RolloutEstimate(StatusModel):
+    """When the pool's rollout is expected to finish (docs/durations.md): from the
+    machines left, how many update at once and how long an update of this pool's machines
+    took. Kept as said until the rollout runs outside it; absent with no rollout, or too
+    few updates learned to say."""
+
+    ends_at: Timestamp = Field(description="The expected end: the work left, at this pace.")
+    late_at: Timestamp = Field(
+        description="The late bound: the machines' spreads added in quadrature."
+    )
+    ends_by: Annotated[str, Field(max_length=8)] = Field(
+        description="endsAt as HH:MM in UTC, for kubectl get (>24h beyond a day)."
+    )
+    made_at: Timestamp = Field(description="When this estimate was made.")
+    machines_left: Count = Field(description="Machines not at the desired config then.")
+    at_once: Count = Field(description="Machines updating at once, the most seen.")
+    machine_seconds: Annotated[float, Field(ge=0, le=10**9)] = Field(
+        description="One machine's whole update in this pool, the median, in seconds."
+    )
+    samples: Count = Field(description="Past durations the least known step rests on.")
+    first_ends_at: Timestamp = Field(description="The end first said for this rollout.")
+    first_late_at: Timestamp = Field(
+        description="The late bound first said: past it, OnSchedule turns False."
+    )
+
+
 class NodePoolStatus(StatusModel):
     desired_config: Annotated[str, Field(max_length=REASON_MAX)] = Field(
         default="",
@@ -109,6 +135,7 @@ class NodePoolStatus(StatusModel):
         description="Nodes that cannot take work now: not Ready, cordoned, or updating "
         "(degraded included), as a MachineConfigPool counts them.",
     )
+    estimate: RolloutEstimate | None = None
     machine_config_pool: MachineConfigPoolCounts | None = Field(
         default=None,
         description="OpenShift's MachineConfigPool of the same name, as the Machine Config "
@@ -121,6 +148,7 @@ class NodePoolStatus(StatusModel):
         description="SourcesAgree, beside a MachineConfigPool: False (reason "
         "PoolCountsDisagree, both counts in the message) when its degradedMachineCount has "
         "differed from this pool's for longer than the grace (run "
-        "--node-pool-counts-grace).",
+        "--node-pool-counts-grace). OnSchedule, while the rollout has an estimate: False "
+        "(reason RolloutLate) once it is expected to end after the late bound first said.",
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
     )

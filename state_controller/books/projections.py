@@ -7,6 +7,7 @@ from what the server has.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +24,7 @@ from .host_conditions import HOST_CONDITION_ORDER
 from .records import (
     BareMetalHostFacts,
     Cursor,
+    Expected,
     Observations,
     Remediation,
     ServiceCursor,
@@ -288,7 +290,35 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         out["firmware"] = book.facts.firmware
     if book.facts.remediation is not None:
         out["remediation"] = _remediation(book.facts.remediation)
+    if book.seen.expected is not None:
+        out["estimate"] = _estimate(book.seen.expected)
     return out
+
+
+DAY = 24 * 3600
+
+
+def clock_time(at: float, since: float) -> str:
+    """``at`` as ``HH:MM`` in UTC, for a column; ``>24h`` when over a day after ``since``."""
+    if at - since > DAY:
+        return ">24h"
+    return time.strftime("%H:%M", time.gmtime(at))
+
+
+def _estimate(expected: Expected) -> dict[str, Any]:
+    return {
+        "kind": expected.kind,
+        "step": expected.step,
+        "enteredAt": rfc3339_ms(expected.entered_at),
+        "stepEndsAt": rfc3339_ms(expected.step_ends_at),
+        "stepLateAt": rfc3339_ms(expected.step_late_at),
+        "endsAt": rfc3339_ms(expected.ends_at),
+        "lateAt": rfc3339_ms(expected.late_at),
+        "endsBy": clock_time(expected.ends_at, expected.entered_at),
+        "lateBy": clock_time(expected.late_at, expected.entered_at),
+        "samples": expected.samples,
+        "basis": cut(expected.basis, REASON_MAX),
+    }
 
 
 def _service_progress(service: ServiceCursor) -> dict[str, Any]:

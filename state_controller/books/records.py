@@ -134,6 +134,24 @@ class Remediation:
     message: str = ""  # why, in an operator's words
 
 
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """When the step a host is in, and the operation it is part of, are expected to end:
+    made once, when the step began, from the durations learned by then (durations/), so
+    that what was said can be held against what happened, and a status is not rewritten
+    each time another machine teaches a new duration. Times are absolute."""
+
+    kind: str  # provisioning, update or servicing
+    step: str
+    entered_at: float  # when the step began: an estimate is for one step's stay
+    step_ends_at: float  # the median
+    step_late_at: float  # the late bound
+    ends_at: float  # the operation's end: the median of this step and those after it
+    late_at: float
+    samples: int  # past durations of this step the estimate rests on
+    basis: str  # which machines they were: "pool worker, Dell Inc. PowerEdge R750", …
+
+
 @dataclass(slots=True)
 class Facts:
     """What the controller learned about the machine (not states; no history).
@@ -202,6 +220,9 @@ class Observations:
     # two accounts of the node's update (updates.agreement): how they differ; "" when
     # they agree; None when the node has not both
     sources_disagree: str | None = None
+    # when the step under way is expected to end (None: not in a timed step, or too few
+    # durations learned to say)
+    expected: Expected | None = None
 
 
 class FactChanges(TypedDict, total=False):
@@ -242,6 +263,7 @@ class SeenChanges(TypedDict, total=False):
     detach_waiting_told: bool
     paused_by: str
     sources_disagree: str | None
+    expected: Expected | None
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from .records import (
     BareMetalHostFacts,
     Chapter,
     Cursor,
+    Expected,
     ForeignCondition,
     Remediation,
     ServiceCursor,
@@ -59,6 +60,7 @@ def restore(
     if state_status.get("update"):
         book.update = _update_cursor(state_status["update"], now)
     book.facts.remediation = _remediation(state_status.get("remediation"))
+    book.seen.expected = _expected(state_status.get("estimate"))
     if state_status.get("servicing"):
         book.service = _service_cursor(state_status["servicing"], now)
     firmware = state_status.get("firmware")
@@ -82,6 +84,31 @@ def _remediation(shown: Any) -> Remediation | None:
         last_attempt_at=parse_rfc3339(shown.get("lastAttemptAt")),
         action=str(shown.get("action") or ""),
         message=str(shown.get("message") or ""),
+    )
+
+
+def _expected(shown: Any) -> Expected | None:
+    """The estimate a HostState showed, kept while its step lasts: what was said is held
+    against what happens, after a restart too."""
+    if not isinstance(shown, dict):
+        return None
+    times = [
+        parse_rfc3339(shown.get(name))
+        for name in ("enteredAt", "stepEndsAt", "stepLateAt", "endsAt", "lateAt")
+    ]
+    if any(t is None for t in times):
+        return None
+    entered, step_ends, step_late, ends, late = (t or 0.0 for t in times)
+    return Expected(
+        kind=str(shown.get("kind") or ""),
+        step=str(shown.get("step") or ""),
+        entered_at=entered,
+        step_ends_at=step_ends,
+        step_late_at=step_late,
+        ends_at=ends,
+        late_at=late,
+        samples=int(shown.get("samples") or 0),
+        basis=str(shown.get("basis") or ""),
     )
 
 

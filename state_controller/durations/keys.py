@@ -23,15 +23,16 @@ ANY = "*"  # a key's pool or class when the estimate rests on every pool or clas
 CLASS_LIMIT = 64  # characters of a hardware class: a label value, bounded
 UNKNOWN_CLASS = ""  # no inventory (yet), or a Node with no machine behind it
 
+UPDATE_TIMED = frozenset(s.value for s in IN_PROGRESS if s is not UpdateStep.PENDING)
+SERVICE_TIMED = frozenset(s.value for s in SERVICE_ACTIVE)
+PROVISIONING_TIMED = frozenset(s.value for s in TRANSIENT_STATES)
+
 # the kind of step a record's chapter times, and the steps of it that are timed
 TIMED: Mapping[str, tuple[str, frozenset[str]]] = {
-    UPDATE_CHAPTER: (
-        UPDATE,
-        frozenset(s.value for s in IN_PROGRESS if s is not UpdateStep.PENDING),
-    ),
-    SERVICING_CHAPTER: (SERVICING, frozenset(s.value for s in SERVICE_ACTIVE)),
+    UPDATE_CHAPTER: (UPDATE, UPDATE_TIMED),
+    SERVICING_CHAPTER: (SERVICING, SERVICE_TIMED),
 }
-PROVISIONING_STEPS = (PROVISIONING, frozenset(s.value for s in TRANSIENT_STATES))
+PROVISIONING_STEPS = (PROVISIONING, PROVISIONING_TIMED)
 
 
 def timed(chapter: str) -> tuple[str, frozenset[str]]:

@@ -1,5 +1,7 @@
 """The journal reader that teaches :class:`~.learned.Learned`: each recorded transition
-that leaves a timed step is one duration of that step, for the book's pool and class.
+that leaves a timed step is one duration of that step, for the book's pool and class. It
+also keeps, on each book it writes, what to expect of the step under way
+(:meth:`DurationReader.expect`).
 
 A book is read whole the first time (its history, :func:`~..books.book.replayed`): after a
 restart, or when a shard takes it over, the durations its HostState kept are learned again.
@@ -16,8 +18,11 @@ from dataclasses import dataclass
 from ..books.book import Book, replayed
 from ..books.journal import Entry
 from ..books.records import Transition
+from .expected import expect, timed_step
 from .keys import StepKey, hardware_class, timed
 from .learned import Learned
+
+SAME_ENTRY = 1.0  # seconds: a step's entry read back from a status is rounded to them
 
 
 @dataclass(slots=True)
@@ -52,3 +57,20 @@ class DurationReader:
                 self.learned.learn(self.key_of(book, kind, record.from_state), spent)
         if first:
             up_to.seq = max(up_to.seq, book.last_seq)
+
+    def expect(self, book: Book, now: float) -> None:
+        """Keep the book's :class:`~..books.records.Expected` for the step it is in: made
+        once the step has an estimate, kept until the step changes, gone at rest."""
+        current, where = book.seen.expected, timed_step(book)
+        if where is None:
+            if current is not None:
+                book.note_seen(now=now, expected=None)
+            return
+        kind, step, entered = where
+        if (
+            current is not None
+            and (current.kind, current.step) == (kind, step)
+            and abs(current.entered_at - entered) < SAME_ENTRY  # as a status rounds it
+        ):
+            return
+        book.note_seen(now=now, expected=expect(book, self.learned, self.key_of))

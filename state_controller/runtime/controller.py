@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from ..api import annotations as ann
 from ..books.book import Book
-from ..books.records import UpdateCursor
+from ..books.records import Expected, UpdateCursor
 from ..cluster.interface import (
     BAREMETALHOSTS,
     HOSTS,
@@ -80,7 +80,13 @@ class HostController:
         self.reporter = reporter or NoReporter()
         self.cluster = cluster
         ns = self.config.namespaces
-        self.queue: WorkQueue[str] = WorkQueue(sink=queue_metrics, kind_of=kind_of)
+        # one worker is kept from event items while there are more, for the polls of work
+        # under way on the machines, which come due whatever the events
+        self.queue: WorkQueue[str] = WorkQueue(
+            sink=queue_metrics,
+            kind_of=kind_of,
+            event_limit=self.config.workers - 1 if self.config.workers > 1 else None,
+        )
         # the informers' handlers: bound late, as the routes ask the caches built here
         routes: Callable[[], EventRoutes] = lambda: self.routes  # noqa: E731
         state_ns = ns
@@ -223,6 +229,8 @@ class HostController:
             machine_config_pools=self.mcps if self.config.observe_machineconfignodes else None,
             counts_grace=self.config.pool_counts_grace,
             others=lambda name: self.self_status.pool_shares(name),
+            learned=self.learned,
+            expected_of=self._expected_of,
             clock=clock,
         )
         self.routes = EventRoutes(
@@ -380,6 +388,15 @@ class HostController:
         if signals is None and book.facts.node:
             return self.node_index.pool(book.facts.node)
         return signals.pool if signals is not None else ""
+
+    def _expected_of(self, node: str) -> Expected | None:
+        """A Node's own estimate, from the book it is told in (None: none, or not read)."""
+        key = self.node_index.key_of(node)
+        if key is None:
+            return None
+        kind, name = parse(self.routes.queue_key(key))
+        book = self.kinds[kind].book(name)
+        return book.seen.expected if book is not None and book.facts.node == node else None
 
     def _update_of(self, node: str) -> UpdateCursor | None:
         """A Node's update, from the book it is told in (None: not read yet)."""

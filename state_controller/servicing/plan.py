@@ -40,6 +40,21 @@ class ServicePlan:
 
 EMPTY = ServicePlan()
 
+# the start of each kind of task's label, as plan_for writes it
+_LABEL_STARTS = (
+    ("applying ", ServiceStep.APPLYING_SETTINGS),
+    ("updating firmware ", ServiceStep.UPDATING_FIRMWARE),
+    ("configuring RAID", ServiceStep.CONFIGURING_RAID),
+)
+
+
+def step_of_label(label: str) -> ServiceStep | None:
+    """The step a task's label (kept in the servicing cursor) names; None: not one of ours."""
+    for start, step in _LABEL_STARTS:
+        if label.startswith(start):
+            return step
+    return None
+
 
 def plan_for(spec: HostSpec) -> ServicePlan:
     """The servicing the spec asks for (:data:`EMPTY` when it asks none)."""

@@ -22,6 +22,7 @@ from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 pytestmark = pytest.mark.slow  # a pool rolled one node at a time, on both clusters
 
 NODES = 12
+LEARNED = 5  # the durations an estimate needs (durations.learned.MIN_SAMPLES)
 OLD, NEW = "rendered-worker-1", "rendered-worker-2"
 
 
@@ -36,11 +37,18 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
             node.annotate({"hoststate.io/current-config": OLD})
         steps: Counter[S] = Counter({S.UPDATED: NODES})
 
+        estimates: list[dict[str, Any]] = []  # the NodePool's, as each step was shown
+
         def shown() -> tuple[dict[str, float], dict[str, Any] | None]:
             per_step = {
                 s.value: running.sample("hoststate_node_update_steps", {"step": s.value}) for s in S
             }
-            return per_step, pool(cluster, "worker")
+            counts = pool(cluster, "worker")
+            if counts is not None and "estimate" in counts:
+                estimates.append(counts.pop("estimate"))
+                (on_time,) = counts.pop("conditions")  # OnSchedule, while there is one
+                assert on_time["type"] == "OnSchedule"
+            return per_step, counts
 
         def expect(node: SimulatedNode, step: S, done: int, target: str) -> None:
             """The node at ``step``, ``done`` nodes at the new configuration before it."""
@@ -76,7 +84,25 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
             node.annotate({"hoststate.io/desired-config": NEW})
             move(node, S.UPDATED, S.PENDING, done)
             node.annotate({"hoststate.io/update-state": "Working"})
+            estimates.clear()
             move(node, S.PENDING, S.PREPARING, done)
+            if done >= LEARNED:  # each step was taken by enough machines to say
+                state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, node.name)
+                own = state["status"]["estimate"]
+                assert (own["kind"], own["step"], own["samples"]) == (
+                    "update",
+                    "preparing update",
+                    done,
+                )
+                assert (
+                    own["endsAt"] > own["stepEndsAt"]
+                    and own["basis"] == "pool worker, unknown hardware"
+                )
+                assert estimates  # made for this rollout: as many left then, or more
+                assert NODES - done <= estimates[-1]["machinesLeft"] <= NODES - LEARNED
+                assert estimates[-1]["atOnce"] == 1 and LEARNED <= estimates[-1]["samples"] <= done
+            else:
+                assert not estimates  # too few updates learned: nothing said
             node.run_pod(NS, f"{node.name}-web")
             node.cordon()
             move(node, S.PREPARING, S.DRAINING, done)
@@ -90,6 +116,7 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
             node.annotate({"hoststate.io/current-config": NEW, "hoststate.io/update-state": "Done"})
             move(node, S.RESUMING, S.UPDATED, done)
 
+        wait_for(lambda: "estimate" not in (pool(cluster, "worker") or {}), what="rollout over")
         # counted as each update is told, just after its HostState is written
         wait_for(
             lambda: (

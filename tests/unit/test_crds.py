@@ -241,6 +241,7 @@ VALUES: dict[str, tuple[str, ...]] = {
     ".status.provisioning.errorCount": COUNT,
     ".status.provisioning.enteredAt": DATE,
     ".status.update.enteredAt": DATE,
+    ".status.estimate.endsBy": ("23:59", ">24h"),  # HH:MM in UTC, or beyond a day
     ".status.operationalStatus": tuple(OperationalStatus),
     ".status.errorType": tuple(ErrorType),
     ".status.errorCount": COUNT,
@@ -283,7 +284,7 @@ def test_default_columns_fit_120_characters_whatever_the_values(
 
 def test_the_default_view_answers_where_whats_wrong_and_since_when() -> None:
     default = [c.name for c in HOSTSTATE_COLUMNS if not c.priority]
-    assert default == ["Phase", "Step", "In-Step", "Stuck", "Errors", "In-State", "Age"]
+    assert default == ["Phase", "Step", "In-Step", "Stuck", "Errors", "In-State", "Age", "Ends"]
     assert [c.name for c in HOST_COLUMNS if not c.priority] == [
         "State", "Online", "Powered", "Error", "Errors", "Age",
     ]  # fmt: skip

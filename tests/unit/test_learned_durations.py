@@ -4,13 +4,29 @@ learned once, from a book's history on its first read and its journal after."""
 
 from __future__ import annotations
 
+import math
+import time
+
 import pytest
 
+from state_controller.api.hoststate import HostStateStatus
+from state_controller.api.servicing import ServiceStep
 from state_controller.api.states import ProvisioningState as P
 from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
-from state_controller.books.records import UpdateCursor
-from state_controller.durations.keys import ANY, PROVISIONING, UPDATE, StepKey, hardware_class
+from state_controller.books.projections import hoststate_status
+from state_controller.books.records import ServiceCursor, UpdateCursor
+from state_controller.books.restore import restore
+from state_controller.books.stuck import StuckPolicy
+from state_controller.durations.expected import expect, steps_after
+from state_controller.durations.keys import (
+    ANY,
+    PROVISIONING,
+    SERVICING,
+    UPDATE,
+    StepKey,
+    hardware_class,
+)
 from state_controller.durations.learned import Learned
 from state_controller.durations.reading import DurationReader, ReadUpTo
 from state_controller.durations.window import Window
@@ -129,3 +145,98 @@ def test_the_metrics_show_each_keys_median_late_bound_and_samples() -> None:
         s.labels["pool"]: s.value for s in families["hoststate_learned_duration_samples"].samples
     }
     assert counts["worker"] == 3
+
+
+def updating_book(step: S, *, entered: float) -> Book:
+    book = Book("metal/host-0", now=T0)
+    book.note(now=T0, hardware=DELL, node="worker-0")
+    book.move(P.PROVISIONED, now=T0, reason="ProvisioningComplete")
+    book.update_to(UpdateCursor(step=step, desired="v2", current="v1"), now=entered, reason="r")
+    return book
+
+
+def taught(**steps: tuple[float, ...]) -> tuple[Learned, DurationReader]:
+    learned = Learned()
+    reader = DurationReader(learned, lambda book: "worker")
+    for step, durations in steps.items():
+        for seconds in durations:
+            learned.learn(
+                StepKey(UPDATE, step.replace("_", " "), "worker", "Dell Inc. PowerEdge R750"),
+                seconds,
+            )
+    return learned, reader
+
+
+def test_what_to_expect_is_the_step_and_the_steps_left_from_their_learned_durations() -> None:
+    learned, reader = taught(
+        draining=(60, 60, 60, 60, 120),  # median 60, late bound 96
+        applying_update=(30,) * 5,  # no spread
+        rebooting=(600, 600, 600, 600, 900),  # median 600, late bound 780
+    )  # resuming, cordoning: never seen, so they add nothing
+    book = updating_book(S.DRAINING, entered=T0 + 100)
+    expected = expect(book, learned, reader.key_of)
+    assert expected is not None
+    assert (expected.kind, expected.step, expected.entered_at) == (UPDATE, "draining", T0 + 100)
+    assert expected.step_ends_at == T0 + 160
+    assert expected.step_late_at == pytest.approx(T0 + 196)
+    assert expected.ends_at == T0 + 100 + 60 + 30 + 600
+    assert expected.late_at == pytest.approx(T0 + 790 + math.hypot(36, 180))
+    assert expected.samples == 5 and expected.basis == "pool worker, Dell Inc. PowerEdge R750"
+
+
+def test_nothing_is_expected_of_a_step_without_enough_durations_or_at_rest() -> None:
+    learned, reader = taught(draining=(60,) * 4)
+    assert expect(updating_book(S.DRAINING, entered=T0), learned, reader.key_of) is None
+    learned.learn(StepKey(UPDATE, "draining", "other", "x"), 60)  # the fleet has 5 now
+    wider = expect(updating_book(S.DRAINING, entered=T0), learned, reader.key_of)
+    assert wider is not None and wider.basis == "the fleet"
+    assert expect(updating_book(S.PENDING, entered=T0), learned, reader.key_of) is None
+
+
+def test_the_steps_left_follow_each_operations_order() -> None:
+    book = updating_book(S.DRAINING, entered=T0)
+    assert steps_after(book, UPDATE, "draining") == ("applying update", "rebooting", "resuming")
+    assert steps_after(book, UPDATE, "reloading CRI-O") == ("resuming",)
+    assert steps_after(book, PROVISIONING, "inspecting") == ("preparing",)  # goal: available
+    book.note_seen(now=T0, goal=P.PROVISIONED)
+    assert steps_after(book, PROVISIONING, "inspecting") == ("preparing", "provisioning")
+    assert steps_after(book, PROVISIONING, "powering off before delete") == ("deleting",)
+    book.service = ServiceCursor(
+        step=ServiceStep.APPLYING_SETTINGS,
+        tasks=("applying 2 settings", "updating firmware bios (1 of 2)",
+               "updating firmware bmc (2 of 2)", "configuring RAID: 1 volume"),
+    )  # fmt: skip
+    assert steps_after(book, SERVICING, "applying settings") == (
+        "updating firmware", "updating firmware", "configuring RAID", "service rebooting",
+        "verifying service",
+    )  # fmt: skip
+    assert steps_after(book, SERVICING, "service rebooting") == ("verifying service",)
+
+
+def test_the_estimate_is_made_once_per_step_kept_in_the_status_and_read_back() -> None:
+    learned, reader = taught(draining=(60,) * 5, rebooting=(600,) * 5)
+    book = updating_book(S.DRAINING, entered=T0 + 100)
+    reader.expect(book, T0 + 101)
+    made = book.seen.expected
+    assert made is not None and made.ends_at == T0 + 760
+    for _ in range(5):  # other machines teach: what was said for this step stands
+        learned.learn(reader.key_of(book, UPDATE, "draining"), 6000)
+    reader.expect(book, T0 + 102)
+    assert book.seen.expected is made
+    shown = hoststate_status(book, StuckPolicy(), T0 + 102)["estimate"]
+    assert shown["endsBy"] == time.strftime("%H:%M", time.gmtime(T0 + 760))
+    assert shown["samples"] == 5 and shown["step"] == "draining"
+    HostStateStatus.model_validate(hoststate_status(book, StuckPolicy(), T0 + 102))
+    again = restore(book.key, None, hoststate_status(book, StuckPolicy(), T0 + 102), now=T0 + 103)
+    assert again.seen.expected == made  # the times are whole milliseconds here
+    book.update_to(UpdateCursor(step=S.REBOOTING, desired="v2", current="v1"), now=T0 + 200,
+                   reason="r")  # fmt: skip
+    reader.expect(book, T0 + 200)
+    rebooting = book.seen.expected
+    assert rebooting is not None and rebooting.step == "rebooting"
+    book.update_to(UpdateCursor(step=S.UPDATED, desired="v2", current="v2"), now=T0 + 800,
+                   reason="r")  # fmt: skip
+    reader.expect(book, T0 + 800)
+    assert book.seen.expected is None and "estimate" not in hoststate_status(
+        book, StuckPolicy(), T0 + 800
+    )

@@ -14,10 +14,11 @@ from state_controller.api.controller_status import PoolShare
 from state_controller.api.nodepool import UNLABELED_POOL
 from state_controller.api.objects import Obj
 from state_controller.api.updates import UpdateStep
-from state_controller.books.records import UpdateCursor
+from state_controller.books.records import Expected, UpdateCursor
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTSTATES, NODEPOOLS, NotFound
 from state_controller.cluster.schema import validators
+from state_controller.durations.learned import Learned
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.indexes.nodes import NodeIndex
 from state_controller.runtime.machinery.informer import Informer
@@ -48,10 +49,13 @@ def node(name: str, pool: str = "worker") -> Obj:
 class Pools:
     """A pool reconciler with its Nodes, the updates its books tell and a clock, in hand."""
 
-    def __init__(self, cluster: EmbeddedCluster, *, interval: float = 0.0) -> None:
+    def __init__(
+        self, cluster: EmbeddedCluster, *, interval: float = 0.0, learned: Learned | None = None
+    ) -> None:
         self.cluster = cluster
         self.index = NodeIndex(lambda _name: [])
         self.updates: dict[str, UpdateCursor] = {}
+        self.expected: dict[str, Expected] = {}
         self.others: list[PoolShare] = []
         self.clock = Clock()
         self.writes = StatusWrites()
@@ -67,6 +71,8 @@ class Pools:
             label=LABEL,
             interval=interval,
             others=lambda _name: list(self.others),
+            learned=learned,
+            expected_of=self.expected.get,
             clock=self.clock,
         )
 

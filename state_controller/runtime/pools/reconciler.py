@@ -25,16 +25,20 @@ that keeps the NodePools adds up the others' (``others``) to its own.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ...api import API_VERSION
 from ...api.controller_status import PoolShare
 from ...api.nodepool import UNLABELED_POOL
 from ...api.objects import Obj
 from ...api.updates import UpdateStep
-from ...books.records import UpdateCursor
+from ...books.records import Expected, UpdateCursor
 from ...cluster.interface import NODEPOOLS, Cluster, NotFound
+from ...durations.learned import Learned
+from ...durations.rollout import ON_SCHEDULE, kept, on_schedule, per_machine, rollout_expected
 from ...updates.pool_agreement import (
     SOURCES_AGREE,
     count_disagreement,
@@ -48,6 +52,8 @@ from ..machinery.informer import Informer
 from ..machinery.results import DONE, ReconcileResult
 from ..writing.book_writer import BookWriter
 from ..writing.status_writer import Outcome
+
+log = logging.getLogger(__name__)
 
 
 def pool_object_name(pool: str) -> str:
@@ -73,6 +79,8 @@ class PoolReconciler:
         machine_config_pools: Informer | None = None,
         counts_grace: float = 120.0,
         others: Callable[[str], list[PoolShare]] = lambda name: [],
+        learned: Learned | None = None,
+        expected_of: Callable[[str], Expected | None] = lambda node: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -85,6 +93,8 @@ class PoolReconciler:
         self.machine_config_pools = machine_config_pools  # OpenShift's: read, never written
         self.counts_grace = counts_grace
         self.others = others  # sharded: the other replicas' shares of a NodePool, by name
+        self.learned = learned  # how long updates took: for the rollout's estimate
+        self.expected_of = expected_of  # a Node's own estimate, from the book it is told in
         self.clock = clock
         self._written_at: dict[str, float] = {}
         self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
@@ -102,7 +112,8 @@ class PoolReconciler:
             self._apart_since.pop(name, None)
             return DONE
         members = self._told(pool).get(pool, [])
-        shares = [pool_share(name, members), *self.others(name)]
+        others = self.others(name)
+        shares = [pool_share(name, members), *others]
         status = pool_status(shares, machines=machines, down=down)
         recheck = None
         mcp = self.machine_config_pools.get(pool) if self.machine_config_pools and pool else None
@@ -110,6 +121,8 @@ class PoolReconciler:
             status, recheck = self._beside(name, status, mcp, members, current)
         else:
             self._apart_since.pop(name, None)
+        if self.learned is not None and not others:  # sharded: the others' machines unseen
+            self._estimate(pool, status, members, current)
         if current is None:
             current = self._create(name)
         wait = self._written_at.get(name, -self.interval) + self.interval - self.clock()
@@ -118,7 +131,38 @@ class PoolReconciler:
         written = self.writer.statuses.write(NODEPOOLS, self.pools, current, status)
         if written.outcome is not Outcome.UNCHANGED:
             self._written_at[name] = self.clock()
+            _log_late(name, current, status)
         return DONE if recheck is None else ReconcileResult(requeue_after=recheck)
+
+    def _estimate(
+        self,
+        pool: str,
+        status: dict[str, object],
+        members: list[tuple[NodeSignals, UpdateCursor]],
+        current: Obj | None,
+    ) -> None:
+        """Put the rollout's estimate in ``status`` (kept as said while the rollout runs
+        within it) and its ``OnSchedule`` condition beside the others."""
+        assert self.learned is not None
+        shown = (current or {}).get("status") or {}
+        target = str(status["desiredConfig"])
+        said = shown.get("estimate") if shown.get("desiredConfig") == target else None
+        new = rollout_expected(
+            [(update, self.expected_of(node.name)) for node, update in members],
+            target,
+            per_machine(self.learned, pool),
+            now=self.clock(),
+            at_once_seen=int((said or {}).get("atOnce") or 0),
+        )
+        estimate = kept(said, new)
+        written = shown.get("conditions") or []
+        before = next((c for c in written if c.get("type") == ON_SCHEDULE), None)
+        condition = on_schedule(estimate, before, self.clock())
+        if estimate is not None:
+            status["estimate"] = estimate
+        if condition is not None:
+            kept_ones: Any = status.get("conditions") or []
+            status["conditions"] = [*kept_ones, condition]
 
     def shares(self) -> list[PoolShare]:
         """This replica's share of every pool it tells a Node of, for its entry in the
@@ -167,3 +211,15 @@ class PoolReconciler:
             "spec": {"label": self.label},
         }
         return self.writer.create(NODEPOOLS, self.pools, body)
+
+
+def _log_late(name: str, before: Obj, status: dict[str, object]) -> None:
+    """One warning when a pool's rollout turns late (its OnSchedule condition to False)."""
+    conditions: Any = status.get("conditions") or []
+    now = next((c for c in conditions if c.get("type") == ON_SCHEDULE), None)
+    if now is None or now.get("status") != "False":
+        return
+    was = ((before.get("status") or {}).get("conditions")) or []
+    if any(c.get("type") == ON_SCHEDULE and c.get("status") == "False" for c in was):
+        return
+    log.warning("pool %s: the rollout runs late: %s", name, now.get("message"))

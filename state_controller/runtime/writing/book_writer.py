@@ -97,6 +97,8 @@ class BookWriter:
         """Create the HostState (``new()`` is its body) if needed, keep ``spec.node`` naming
         the book's Node, and write the status when its projection differs."""
         state = self.hoststates.get(key)
+        if self.durations is not None:
+            self.durations.expect(book, now)
         projected = hoststate_status(book, self.config.stuck, now)
         if state is None:
             state = self.create(HOSTSTATES, self.hoststates, new())

@@ -81,6 +81,7 @@ class ConditionType(StrEnum):
     READY = "Ready"
     PROGRESSING = "Progressing"
     STUCK = "Stuck"
+    SLOW = "Slow"  # past the late bound of its step on machines like it (while estimated)
     DEGRADED = "Degraded"
     SPEC_VALID = "SpecValid"
     # provisioning stages

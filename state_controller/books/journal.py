@@ -38,6 +38,7 @@ class Notice:
 
 
 STUCK = "Stuck"
+SLOW = "Slow"  # a step past its usual late bound (durations/): told once per step
 INVALID_ANNOTATION = "InvalidAnnotation"
 
 Entry = Transition | Notice

@@ -216,6 +216,42 @@ def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     }
 
 
+def usual(expected: Expected) -> str:
+    """``3m0s-12m0s on machines like it (pool worker, …), from 240 past durations``."""
+    median = human_duration(expected.step_ends_at - expected.entered_at)
+    late = human_duration(expected.step_late_at - expected.entered_at)
+    return (
+        f"{expected.step} takes {median}-{late} on machines like it ({expected.basis}), "
+        f"from {expected.samples} past durations"
+    )
+
+
+def slow_condition(expected: Expected | None, now: float) -> dict[str, Any] | None:
+    """``Slow`` while the host is in a step it has an estimate of: True once past the
+    step's late bound (as late as one in ten was, or later), with what is usual; absent
+    otherwise. Its words do not change with the clock, so a status is not rewritten."""
+    if expected is None:
+        return None
+    if now >= expected.step_late_at:
+        return {
+            "type": ConditionType.SLOW.value,
+            "status": "True",
+            "reason": "SlowerThanUsual",
+            "message": cut(
+                f"in {expected.step} since {rfc3339(expected.entered_at)}; {usual(expected)}",
+                CONDITION_MESSAGE_MAX,
+            ),
+            "lastTransitionTime": rfc3339(expected.step_late_at),
+        }
+    return {
+        "type": ConditionType.SLOW.value,
+        "status": "False",
+        "reason": "AsUsual",
+        "message": cut(usual(expected), CONDITION_MESSAGE_MAX),
+        "lastTransitionTime": rfc3339(expected.entered_at),
+    }
+
+
 def _update_progress(update: UpdateCursor) -> dict[str, Any]:
     out: dict[str, Any] = {
         "step": update.step.value,
@@ -252,11 +288,15 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     order = _condition_order(book)
     if ConditionType.SOURCES_AGREE in derived:  # only for a node with two accounts
         order = (*order, ConditionType.SOURCES_AGREE)
+    slow = slow_condition(book.seen.expected, now)
     for ctype in order:
         cond = stuck if ctype == ConditionType.STUCK else derived[ctype]
         cond["observedGeneration"] = generation
         cond["message"] = cut(cond["message"], CONDITION_MESSAGE_MAX)
         conds.append(cond)
+        if ctype == ConditionType.STUCK and slow is not None:  # Slow beside Stuck, while timed
+            slow["observedGeneration"] = generation
+            conds.append(slow)
     out: dict[str, Any] = {
         "phase": phase(book).value,
         "source": source(book).value,

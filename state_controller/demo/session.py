@@ -143,8 +143,14 @@ def demo_remediation(speed: float) -> RemediationPolicy:
 
 
 def faster(timings: T, speed: float) -> T:
-    """Seconds-valued timings ``speed`` times faster (the demo's ``--speed``)."""
-    return replace(timings, **{f.name: getattr(timings, f.name) / speed for f in fields(timings)})
+    """Seconds-valued timings ``speed`` times faster (the demo's ``--speed``); ratios as
+    they are."""
+    scaled = {f.name: getattr(timings, f.name) / speed for f in fields(timings)}
+    return replace(timings, **{k: v for k, v in scaled.items() if not _ratio(timings, k)})
+
+
+def _ratio(timings: object, name: str) -> bool:
+    return any(f.name == name and f.metadata.get("factor") for f in fields(timings))  # type: ignore[arg-type]
 
 
 def _keys(opts: DemoOptions) -> list[str]:

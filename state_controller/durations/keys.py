@@ -15,7 +15,7 @@ from typing import Any
 
 from ..api.servicing import SERVICE_ACTIVE
 from ..api.states import TRANSIENT_STATES
-from ..api.updates import IN_PROGRESS, UpdateStep
+from ..api.updates import IN_PROGRESS
 from ..books.chapters import SERVICING_CHAPTER, UPDATE_CHAPTER
 
 PROVISIONING, UPDATE, SERVICING = "provisioning", "update", "servicing"
@@ -23,7 +23,10 @@ ANY = "*"  # a key's pool or class when the estimate rests on every pool or clas
 CLASS_LIMIT = 64  # characters of a hardware class: a label value, bounded
 UNKNOWN_CLASS = ""  # no inventory (yet), or a Node with no machine behind it
 
-UPDATE_TIMED = frozenset(s.value for s in IN_PROGRESS if s is not UpdateStep.PENDING)
+# an update's pending is timed: a Node's update is pending from the moment its turn is given
+# (its desired config set) until its agent begins; a servicing run's pending is a wait for
+# a slot, which says nothing of the machine
+UPDATE_TIMED = frozenset(s.value for s in IN_PROGRESS)
 SERVICE_TIMED = frozenset(s.value for s in SERVICE_ACTIVE)
 PROVISIONING_TIMED = frozenset(s.value for s in TRANSIENT_STATES)
 

@@ -35,6 +35,7 @@ class Estimate:
     late: float  # the late bound (:data:`LATE_QUANTILE`)
     samples: int  # durations in the window it was read from
     seen: int  # every duration of the key learned since the controller started
+    mean: float  # for sums: a sum's expectation is the sum of the means, not of the medians
 
     def words(self, plural: str) -> str:
         """``drains in this pool take 3m0s-12m0s, from 240 past drains``-style text: the
@@ -76,13 +77,7 @@ class Learned:
             for each in key.wider():
                 window = self._windows.get(each)
                 if window is not None and len(window) >= self._min:
-                    return Estimate(
-                        each,
-                        window.quantile(0.5),
-                        window.quantile(LATE_QUANTILE),
-                        len(window),
-                        window.count,
-                    )
+                    return _estimate(each, window)
         return None
 
     def known(self) -> list[StepKey]:
@@ -95,6 +90,15 @@ class Learned:
             window = self._windows.get(key)
             if window is None or not len(window):
                 return None
-            return Estimate(
-                key, window.quantile(0.5), window.quantile(LATE_QUANTILE), len(window), window.count
-            )
+            return _estimate(key, window)
+
+
+def _estimate(key: StepKey, window: Window) -> Estimate:
+    return Estimate(
+        key,
+        window.quantile(0.5),
+        window.quantile(LATE_QUANTILE),
+        len(window),
+        window.count,
+        window.mean(),
+    )

@@ -1,25 +1,36 @@
 """When a pool's rollout is expected to finish, from the machines left, how many update
 at once and how long an update of the pool's machines took.
 
-- One machine's whole update (:func:`per_machine`): the sum of the pool's learned medians
-  of an update's steps, in any hardware class (the pool is what a rollout is about); its
-  spread adds the steps' spreads in quadrature, as :mod:`.expected` does for one host.
-- A machine under way has what its own estimate left (:class:`~..books.records.Expected`,
-  none below zero), or, without one, a whole update less the time it has run.
-- A machine not started yet takes a whole update.
-- They are worked ``at once`` at a time: the most machines seen updating together in this
-  rollout (a MachineConfigPool's ``maxUnavailable`` shows in it), at least one. The work
-  left divided by that is the time left: the median end; the spreads, in quadrature and
-  divided the same way, give the late bound, never nearer than a tenth of the time left.
+- One machine's whole update (:func:`per_machine`): the sum of the pool's learned means
+  of an update's steps, in any hardware class (the pool is what a rollout is about; a
+  sum's expectation is the sum of the means, where medians fall short of durations that
+  run late more than early); its spread adds the steps' spreads in quadrature, as
+  :mod:`.expected` does for one host.
+- A machine under way (from ``update pending``, its turn given, to ``resuming``) has what
+  its own estimate left (:class:`~..books.records.Expected`, none below zero), or, without
+  one, a whole update less the time it has run.
+- A machine late in its step (past the step's late bound) is expected to need as long
+  again as it has been late, then the rest of its update; a degraded one, as long again as
+  it has been degraded: nothing says when a blocked drain or a failed apply ends, and the
+  slot it holds is not free for the next machine.
+- A machine not started yet takes a whole update, in the first slot free: there are ``at
+  once`` slots, the most machines seen updating together in this rollout (a
+  MachineConfigPool's ``maxUnavailable`` shows in it), at least one. The slot that frees
+  last is the end, made later by the expected maximum of the slots freeing near it (the
+  last of several is later than a typical one). The late bound adds the work left's
+  spread (the machines' spreads in quadrature, shared among the slots) and the last
+  machine's, never nearer than a tenth of the time left.
 
 No learned update of the pool's machines, no estimate: nothing is made up.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 from ..api.timefmt import parse_rfc3339, rfc3339, rfc3339_ms
@@ -28,20 +39,21 @@ from ..books.projections import clock_time
 from ..books.records import Expected, UpdateCursor
 from .expected import UPDATE_ORDER
 from .keys import ANY, UPDATE, StepKey
-from .learned import Learned
+from .learned import LATE_QUANTILE, Learned
 
 # the late bound is never nearer than this share of the time left: machines that all took
 # the same time once will not keep to the second, and a rollout told late for a second's
 # jitter would be told late all the time
 LEAST_SPREAD = 0.1
+LATE_Z = NormalDist().inv_cdf(LATE_QUANTILE)  # a late bound is this many deviations late
 ON_SCHEDULE = "OnSchedule"  # the NodePool's condition: the rollout keeps to its first estimate
 ROLLOUT_LATE, WITHIN_ESTIMATE = "RolloutLate", "WithinEstimate"
 
 
 @dataclass(frozen=True, slots=True)
 class PerMachine:
-    median: float
-    spread: float  # late bound less median
+    seconds: float  # the sum of its steps' means: what a whole update takes, on average
+    spread: float  # the steps' late bounds less their medians, in quadrature
     samples: int  # the fewest durations any of its steps rests on
 
 
@@ -55,19 +67,26 @@ class RolloutExpected:
     made_at: float
 
 
+def expected_maximum(count: int) -> float:
+    """The expected largest of ``count`` standard normal deviations (Blom): 0 for one."""
+    if count <= 1:
+        return 0.0
+    return NormalDist().inv_cdf((count - 0.375) / (count + 0.25))
+
+
 def per_machine(learned: Learned, pool: str) -> PerMachine | None:
     """One machine's whole update in ``pool`` (None: no step of one learned)."""
-    median = spread2 = 0.0
+    seconds = spread2 = 0.0
     samples: list[int] = []
     for step in UPDATE_ORDER:
         estimate = learned.estimate(StepKey(UPDATE, step.value, pool, ANY))
         if estimate is not None:
-            median += estimate.median
+            seconds += estimate.mean
             spread2 += (estimate.late - estimate.median) ** 2
             samples.append(estimate.samples)
     if not samples:
         return None
-    return PerMachine(median, math.sqrt(spread2), min(samples))
+    return PerMachine(seconds, math.sqrt(spread2), min(samples))
 
 
 def rollout_expected(
@@ -79,39 +98,56 @@ def rollout_expected(
     at_once_seen: int = 0,
 ) -> RolloutExpected | None:
     """When the rollout to ``target`` of these members ends (None: nothing left, or no
-    learned update to say it from). A degraded machine is not waited for: it needs a
-    person, and the estimate says what the rest will do."""
+    learned update to say it from)."""
     if whole is None or not target:
         return None
-    left = working = 0
-    work = spread2 = 0.0
+    under_way: list[tuple[float, float]] = []  # (seconds left, spread) of each machine
+    waiting = 0
     for update, expected in members:
         if update.step == UpdateStep.UPDATED and update.current == target:
             continue
-        if update.step == UpdateStep.DEGRADED:
-            continue
-        left += 1
-        if update.step in ORDER and update.step != UpdateStep.PENDING:
-            working += 1
-            if expected is not None and expected.kind == UPDATE:
-                work += max(expected.ends_at - now, 0.0)
-                spread2 += max(expected.late_at - max(expected.ends_at, now), 0.0) ** 2
-            else:
-                ran = now - (update.started_at or now)
-                work += max(whole.median - ran, 0.0)
-                spread2 += whole.spread**2
+        overdue = max(now - update.entered_at, 0.0)  # as long again as it has been there
+        if update.step == UpdateStep.DEGRADED:  # it keeps its slot until someone acts
+            under_way.append((overdue, overdue))
+        elif update.step not in ORDER:  # at rest on the old config: not started
+            waiting += 1
+        elif expected is not None and expected.kind == UPDATE:
+            if now > expected.step_late_at:  # late in its step: perhaps held by something
+                held = now - expected.step_late_at  # as long again as it has been late
+                left = held + (expected.ends_at - expected.step_ends_at)  # and the rest
+                under_way.append((left, held + (expected.late_at - expected.ends_at)))
+                continue
+            late = max(expected.late_at - max(expected.ends_at, now), 0.0)
+            under_way.append((max(expected.ends_at - now, 0.0), late))
         else:
-            work += whole.median
-            spread2 += whole.spread**2
-    if not left:
+            ran = now - (update.started_at or now)
+            under_way.append((max(whole.seconds - ran, 0.0), whole.spread))
+    if not under_way and not waiting:
         return None
-    at_once = max(working, at_once_seen, 1)
-    left_seconds = work / at_once
-    spread = max(math.sqrt(spread2) / at_once, LEAST_SPREAD * left_seconds)
+    at_once = max(len(under_way), at_once_seen, 1)
+    # each slot: (when it is free, the spread of the machine it runs last): the machines
+    # not started take the first slot free, one after another
+    slots = [(left, spread) for left, spread in under_way]
+    slots += [(0.0, 0.0)] * (at_once - len(slots))
+    heapq.heapify(slots)
+    for _ in range(waiting):
+        free, _ = heapq.heappop(slots)
+        heapq.heappush(slots, (free + whole.seconds, whole.spread))
+    last, last_spread = max(slots)
+    # the rollout ends when its last slot does: of the slots freeing near the same time,
+    # the latest is later than each one's own estimate by the expected maximum of as many
+    # deviations (Blom), so the end is not systematically early; earlier machines' errors
+    # do not pile up in one slot, as the next machine takes whichever slot frees first
+    sigma = last_spread / LATE_Z
+    near = sum(1 for free, _ in slots if free >= last - 2 * sigma)
+    left_seconds = last + sigma * expected_maximum(near)
+    # the late bound: the work left's spread shared among the slots, and the last machine's
+    shared = math.sqrt(sum(spread**2 for _, spread in under_way) + waiting * whole.spread**2)
+    spread = max(math.hypot(shared / at_once, last_spread), LEAST_SPREAD * left_seconds)
     return RolloutExpected(
         ends_at=now + left_seconds,
         late_at=now + left_seconds + spread,
-        machines_left=left,
+        machines_left=len(under_way) + waiting,
         at_once=at_once,
         per_machine=whole,
         made_at=now,
@@ -128,7 +164,7 @@ def wire(estimate: RolloutExpected, first: Mapping[str, Any] | None = None) -> d
         "madeAt": rfc3339_ms(estimate.made_at),
         "machinesLeft": estimate.machines_left,
         "atOnce": estimate.at_once,
-        "machineSeconds": round(estimate.per_machine.median, 3),
+        "machineSeconds": round(estimate.per_machine.seconds, 3),
         "samples": estimate.per_machine.samples,
     }
     out["firstEndsAt"] = (first or out).get("firstEndsAt") or (first or out)["endsAt"]

@@ -34,6 +34,11 @@ class Window:
     def __len__(self) -> int:
         return len(self._values)
 
+    def mean(self) -> float:
+        if not self._values:
+            raise ValueError("no durations")
+        return sum(self._values) / len(self._values)
+
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the window (linear between ranks, as numpy's default)."""
         ordered = sorted(self._values)

@@ -141,6 +141,13 @@ class BookFamilies:
             labels=[*node, "poddisruptionbudget"],
         )
 
+        self.slow_seconds = GaugeMetricFamily(
+            "hoststate_host_slow_seconds",
+            "How long each host (or node) has been past the late bound of its step on "
+            "machines like it (the HostState's Slow condition says which); only such hosts "
+            "have a series.",
+            labels=[*host, "kind", "step"],
+        )
         self.servicing = GaugeMetricFamily(
             "hoststate_hosts_servicing",
             "Hosts per servicing step, of those servicing was ever asked of (serviced: "
@@ -163,6 +170,7 @@ class BookFamilies:
 
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.slow_seconds,
             self.servicing,
             self.servicing_stuck,
             self.remediation,
@@ -229,6 +237,10 @@ class BooksCollector(Collector):
                     f.step_stuck_seconds.add_metric(
                         [*node, update.step.value], now - update.entered_at
                     )
+            expected = book.seen.expected
+            if expected is not None and now >= expected.step_late_at:
+                labels = [namespace, name, expected.kind, expected.step]
+                f.slow_seconds.add_metric(labels, now - expected.step_late_at)
             if book.node_only:
                 continue  # a Node with no Host has no provisioning to report
             service = book.service

@@ -111,6 +111,19 @@ def registered_with(host: HostView) -> dict[str, Any]:
     return out
 
 
+# The simulated machines come in two models: every fourth host is a 1U server, whose
+# restarts take longer (its firmware trains more memory per core), so that durations
+# learned per hardware class differ between the two, as a real fleet's do.
+MODELS = ("SIM-2U", "SIM-1U")
+SLOW_MODEL = "SIM-1U"
+
+
+def model_of(name: str) -> str:
+    """The model of the simulated machine behind the host ``name`` (``host-0003``)."""
+    digits = name.rpartition("-")[2]
+    return SLOW_MODEL if digits.isdigit() and int(digits) % 4 == 3 else MODELS[0]
+
+
 def inventory(host: HostView, *, seed: int) -> dict[str, Any]:
     """The hardware an inspection finds on ``host``'s machine, the same for a given seed."""
     digest = hashlib.sha256(f"{seed}:{host.bmc_address}".encode()).digest()
@@ -118,7 +131,7 @@ def inventory(host: HostView, *, seed: int) -> dict[str, Any]:
     cores = rng.choice([16, 32, 48, 64, 96])
     mac = host.boot_mac_address or ":".join(f"{b:02x}" for b in digest[:6])
     return {
-        "systemVendor": {"manufacturer": "Simulated", "productName": "SIM-2U"},
+        "systemVendor": {"manufacturer": "Simulated", "productName": model_of(host.name)},
         "cpu": {"arch": "x86_64", "model": f"Simulated CPU {cores}C", "count": cores},
         "ramMebibytes": rng.choice([65536, 131072, 262144, 524288]),
         "nics": [{"name": "eno1", "mac": mac, "ip": "", "speedGbps": 25}],

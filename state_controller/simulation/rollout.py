@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..cluster.interface import Cluster
+from ..provisioning.simulated_machines import SLOW_MODEL, model_of
 from ..updates.signals import (
     OWN_CURRENT_CONFIG,
     OWN_DESIRED_CONFIG,
@@ -43,6 +44,9 @@ ROLE = "node-role.kubernetes.io/"
 KUBELET_BEFORE, KUBELET_AFTER = "v1.36.2", "v1.36.3"
 
 
+FACTOR = {"factor": True}  # a timing that is a ratio, not seconds: no speed scales it
+
+
 @dataclass(frozen=True)
 class AgentTimings:
     """Seconds each action of the agent and the kubelet takes in the demo."""
@@ -53,6 +57,11 @@ class AgentTimings:
     reboot: float = 1.2
     resume: float = 0.4
     heartbeat: float = 10.0
+    # each action of each node takes its time times a factor drawn for it (log-normal, this
+    # sigma; 0: exactly its time), as no two machines take the same time
+    spread: float = field(default=0.25, metadata=FACTOR)
+    # a SIM-1U machine's restarts take this many times as long
+    slow_reboot: float = field(default=2.5, metadata=FACTOR)
 
 
 def pool_for(index: int) -> str:
@@ -289,8 +298,13 @@ class RollingUpdate:
             return 1.0  # looked at again every second, for ever
         return max(self.held_since[member.name] + self.hold - now, 0.0) + 0.01
 
-    @staticmethod
-    def _next(member: Member, phase: Phase, now: float, after: float) -> None:
+    def _next(self, member: Member, phase: Phase, now: float, after: float) -> None:
+        timings = self.kubelets.timings
+        if phase == Phase.REBOOTING and model_of(member.name) == SLOW_MODEL:
+            after *= timings.slow_reboot
+        if timings.spread and after:
+            draw = random.Random(f"{member.name}:{phase.value}:{now:.0f}")
+            after *= draw.lognormvariate(0.0, timings.spread)
         member.phase, member.due = phase, now + after
 
 

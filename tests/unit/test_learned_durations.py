@@ -14,10 +14,14 @@ from state_controller.api.servicing import ServiceStep
 from state_controller.api.states import ProvisioningState as P
 from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
+from state_controller.books.journal import SLOW, Notice
 from state_controller.books.projections import hoststate_status
 from state_controller.books.records import ServiceCursor, UpdateCursor
 from state_controller.books.restore import restore
 from state_controller.books.stuck import StuckPolicy
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import HOSTSTATES
+from state_controller.cluster.schema import validators
 from state_controller.durations.expected import expect, steps_after
 from state_controller.durations.keys import (
     ANY,
@@ -30,8 +34,14 @@ from state_controller.durations.keys import (
 from state_controller.durations.learned import Learned
 from state_controller.durations.reading import DurationReader, ReadUpTo
 from state_controller.durations.window import Window
+from state_controller.observability.collectors import BooksCollector
 from state_controller.observability.durations import LearnedCollector
+from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.machinery.informer import Informer
+from state_controller.runtime.writing.book_writer import BookWriter
+from state_controller.runtime.writing.delivery import Delivery
 from testbed.clocks import T0
+from testbed.hand_driven import NoReporter
 
 DELL = {"systemVendor": {"manufacturer": "Dell Inc.", "productName": "PowerEdge R750"}}
 
@@ -178,9 +188,9 @@ def test_what_to_expect_is_the_step_and_the_steps_left_from_their_learned_durati
     assert expected is not None
     assert (expected.kind, expected.step, expected.entered_at) == (UPDATE, "draining", T0 + 100)
     assert expected.step_ends_at == T0 + 160
-    assert expected.step_late_at == pytest.approx(T0 + 196)
+    assert expected.step_late_at - T0 == pytest.approx(196)
     assert expected.ends_at == T0 + 100 + 60 + 30 + 600
-    assert expected.late_at == pytest.approx(T0 + 790 + math.hypot(36, 180))
+    assert expected.late_at - T0 == pytest.approx(790 + math.hypot(36, 180))
     assert expected.samples == 5 and expected.basis == "pool worker, Dell Inc. PowerEdge R750"
 
 
@@ -240,3 +250,53 @@ def test_the_estimate_is_made_once_per_step_kept_in_the_status_and_read_back() -
     assert book.seen.expected is None and "estimate" not in hoststate_status(
         book, StuckPolicy(), T0 + 800
     )
+
+
+def slow_book(learned: Learned, reader: DurationReader, *, entered: float) -> Book:
+    book = updating_book(S.DRAINING, entered=entered)
+    reader.expect(book, entered)
+    return book
+
+
+def test_a_step_past_its_usual_late_bound_is_slow_told_once_and_timed() -> None:
+    learned, reader = taught(draining=(60, 60, 60, 60, 120))  # 1m0s-1m36s usually
+    book = slow_book(learned, reader, entered=T0 + 100)
+    policy = StuckPolicy()
+    before = hoststate_status(book, policy, T0 + 150)["conditions"]
+    slow = next(c for c in before if c["type"] == "Slow")
+    assert (slow["status"], slow["reason"]) == ("False", "AsUsual")
+    assert slow["message"] == (
+        "draining takes 1m0s-1m36s on machines like it (pool worker, Dell Inc. PowerEdge "
+        "R750), from 5 past durations"
+    )
+    types = [c["type"] for c in before]
+    assert types.index("Slow") == types.index("Stuck") + 1
+    after = hoststate_status(book, policy, T0 + 200)["conditions"]
+    late = next(c for c in after if c["type"] == "Slow")
+    assert (late["status"], late["reason"]) == ("True", "SlowerThanUsual")
+    assert late["message"].startswith("in draining since ")
+    assert hoststate_status(book, policy, T0 + 900)["conditions"] == after  # no rewrite
+    HostStateStatus.model_validate(hoststate_status(book, policy, T0 + 200))
+
+    cluster = EmbeddedCluster(validators=validators())
+    try:
+        writer = BookWriter(
+            cluster, Informer(cluster, HOSTSTATES, "metal"), ControllerConfig(), NoReporter(),
+            reader,
+        )  # fmt: skip
+        delivery = Delivery()
+        assert writer.wake_after(book, T0 + 150) == pytest.approx(46)  # its late bound
+        for now in (T0 + 150, T0 + 197, T0 + 250):
+            writer.notice_timers(book, delivery, now)
+        entries, _ = book.journal.since(0)
+        (told,) = [e for e in entries if isinstance(e, Notice) and e.reason == SLOW]
+        assert told.type == "Normal" and told.state == "draining" and told.at == T0 + 197
+    finally:
+        cluster.close()
+
+    gauges = {
+        f.name: f
+        for f in BooksCollector(lambda: {book.key: book}, policy, lambda: T0 + 206).collect()
+    }
+    (series,) = gauges["hoststate_host_slow_seconds"].samples
+    assert series.labels["step"] == "draining" and series.value == pytest.approx(10)

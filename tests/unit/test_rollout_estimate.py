@@ -4,6 +4,8 @@ RolloutLate Event once it runs past its late bound; none without learned updates
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from state_controller.api.timefmt import parse_rfc3339
@@ -12,7 +14,9 @@ from state_controller.books.records import Expected, UpdateCursor
 from state_controller.durations.keys import ANY, UPDATE, StepKey
 from state_controller.durations.learned import Learned
 from state_controller.durations.rollout import (
+    LATE_Z,
     PerMachine,
+    expected_maximum,
     kept,
     on_schedule,
     per_machine,
@@ -22,7 +26,7 @@ from state_controller.durations.rollout import (
 from testbed.clocks import T0
 from tests.unit.test_pool_reconciler import Pools, cluster  # noqa: F401  (the fixture)
 
-WHOLE = PerMachine(median=600.0, spread=120.0, samples=5)
+WHOLE = PerMachine(seconds=600.0, spread=120.0, samples=5)
 DONE = UpdateCursor(step=S.UPDATED, current="v2", desired="v2")
 WAITING = UpdateCursor(step=S.UPDATED, current="v1", desired="v1")
 
@@ -38,11 +42,11 @@ def test_one_machines_update_is_the_sum_of_the_pools_learned_steps() -> None:
         for _ in range(5):
             learned.learn(StepKey(UPDATE, step, "worker", "any class"), seconds)
     whole = per_machine(learned, "worker")
-    assert whole is not None and whole.median == 600 and whole.spread == 0 and whole.samples == 5
+    assert whole is not None and whole.seconds == 600 and whole.spread == 0 and whole.samples == 5
 
 
 def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
-    own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 90, T0 + 300, T0 + 400, 5, "pool")
+    own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 120, T0 + 300, T0 + 400, 5, "pool")
     members = [
         (DONE, None),
         (draining(T0), own),  # its own estimate: 300 - 100 left
@@ -52,9 +56,12 @@ def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
     made = rollout_expected(members, "v2", WHOLE, now=T0 + 100)
     assert made is not None
     assert (made.machines_left, made.at_once) == (6, 2)
-    assert made.ends_at == pytest.approx(T0 + 100 + (200 + 500 + 4 * 600) / 2)
-    spread = max((100**2 + 120**2 + 4 * 120**2) ** 0.5 / 2, 0.1 * (200 + 500 + 4 * 600) / 2)
-    assert made.late_at == pytest.approx(made.ends_at + spread)
+    # two slots: 200 s then two whole updates (1400); 500 s then two (1700), the last; the
+    # other frees well before it, so nothing is added for the later of two
+    assert made.ends_at - T0 == pytest.approx(100 + 1700)
+    # the late bound: the work left's spread shared by two slots, and the last machine's
+    shared = math.sqrt(100**2 + 120**2 + 4 * 120**2) / 2
+    assert made.late_at - made.ends_at == pytest.approx(math.hypot(shared, 120))
     assert rollout_expected(members, "v2", None, now=T0) is None  # nothing learned
     assert rollout_expected([(DONE, None)], "v2", WHOLE, now=T0) is None  # nothing left
     wider = rollout_expected(members, "v2", WHOLE, now=T0 + 100, at_once_seen=5)
@@ -120,3 +127,29 @@ def test_the_nodepool_shows_the_estimate_and_turns_late_past_what_it_said(
         pools.join(name, DONE)
     pools.reconciler.reconcile("worker")
     assert "estimate" not in pools.status() and not pools.status().get("conditions")
+
+
+def test_a_held_machine_keeps_its_slot_for_as_long_again_as_it_has_been_held() -> None:
+    own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 90, T0 + 300, T0 + 400, 5, "pool")
+    held = UpdateCursor(step=S.DRAINING, current="v1", desired="v2", entered_at=T0)
+    degraded = UpdateCursor(step=S.DEGRADED, current="v1", desired="v2", entered_at=T0 + 200)
+    made = rollout_expected([(held, own), (degraded, None)], "v2", WHOLE, now=T0 + 500)
+    assert made is not None and made.at_once == 2 and made.machines_left == 2
+    # 410 s past its draining's late bound: 410 s more, then the 240 s left after it;
+    # degraded for 300 s: 300 s more; the first slot frees last, the other within reach
+    spread = 410 + (400 - 300)
+    assert made.ends_at - T0 == pytest.approx(
+        500 + 410 + 240 + spread / LATE_Z * expected_maximum(2)
+    )
+    # the next machine waits for the first slot free: the degraded one's, 300 s from now
+    more = rollout_expected([(held, own), (degraded, None), (WAITING, None)], "v2", WHOLE,
+                            now=T0 + 500)  # fmt: skip
+    assert more is not None  # and ends a whole update later, after the first slot frees
+    assert more.ends_at - T0 == pytest.approx(500 + 300 + 600)
+
+
+def test_the_last_of_several_slots_is_later_than_a_typical_one() -> None:
+    assert expected_maximum(1) == 0.0
+    assert 0.55 < expected_maximum(2) < 0.6  # E[max of 2 normals] = 0.564
+    assert 1.1 < expected_maximum(5) < 1.2  # 1.163
+    assert expected_maximum(50) > expected_maximum(5)

@@ -94,7 +94,7 @@ class BareMetalHostReconciler:
         book.note_seen(now=now, goal=goal_of(bmh))
         if self.nodes is not None:  # its Node's updates: chapters of the same story
             self.nodes.follow(book, self.nodes.nodes.node_on(key), now)
-        self.writer.notice_stuck(book, delivery, now)
+        self.writer.notice_timers(book, delivery, now)
         state = self.writer.write_hoststate(key, book, delivery, now, lambda: _hoststate_of(bmh))
         notes = bmh["metadata"].get("annotations") or {}
         if PAUSED in notes:

@@ -184,7 +184,7 @@ class HostReconciler:
             self.nodes.follow(book, node, now)
         # after the step (an attempt counted) and the Node's reading (back, or stuck now)
         verdict = remedy.consider(book, node, deleting=deleting, now=now) if remedy else None
-        self.writer.notice_stuck(book, delivery, now)
+        self.writer.notice_timers(book, delivery, now)
 
         host = owner = self._write_host_status(host, book, delivery)
         if not decision.remove_finalizer:  # else the HostState is about to go with its Host

@@ -125,7 +125,7 @@ class NodeReconciler:
         now = self.clock()
         book, delivery = self._open(key, name, now)
         self.follower.follow(book, node, now)
-        self.writer.notice_stuck(book, delivery, now)
+        self.writer.notice_timers(book, delivery, now)
         creating = self.hoststates.get(key) is None
         try:
             state = self.writer.write_hoststate(key, book, delivery, now, lambda: _body(key, node))

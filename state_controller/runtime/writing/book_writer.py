@@ -20,8 +20,8 @@ from ...api import annotations as ann
 from ...api.objects import Obj
 from ...api.servicing import ServiceStep
 from ...books.book import Book
-from ...books.journal import STUCK
-from ...books.projections import hoststate_status
+from ...books.journal import SLOW, STUCK
+from ...books.projections import hoststate_status, usual
 from ...books.stuck import human_duration
 from ...cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
 from ...durations.reading import DurationReader
@@ -97,8 +97,6 @@ class BookWriter:
         """Create the HostState (``new()`` is its body) if needed, keep ``spec.node`` naming
         the book's Node, and write the status when its projection differs."""
         state = self.hoststates.get(key)
-        if self.durations is not None:
-            self.durations.expect(book, now)
         projected = hoststate_status(book, self.config.stuck, now)
         if state is None:
             state = self.create(HOSTSTATES, self.hoststates, new())
@@ -131,6 +129,14 @@ class BookWriter:
 
     # -- stuck ------------------------------------------------------------------------------
 
+    def notice_timers(self, book: Book, delivery: Delivery, now: float) -> None:
+        """Before the HostState is written: keep what to expect of the step the book is in
+        (durations/), and tell once per step that it is slow, or stuck."""
+        if self.durations is not None:
+            self.durations.expect(book, now)
+        self.notice_slow(book, delivery, now)
+        self.notice_stuck(book, delivery, now)
+
     def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
         """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
         update = book.node_update()
@@ -157,10 +163,25 @@ class BookWriter:
         message = f"host has been {cursor.state.value} {held}{detail}"
         book.notice("Warning", STUCK, message, now=now)
 
+    def notice_slow(self, book: Book, delivery: Delivery, now: float) -> None:
+        """Tell once per step that it runs past its usual late bound (a Normal Event: one
+        step in ten does; Stuck is the warning)."""
+        expected = book.seen.expected
+        if expected is None or now < expected.step_late_at:
+            return
+        if delivery.slow_announced == expected.entered_at:
+            return
+        delivery.slow_announced = expected.entered_at
+        message = f"{expected.step} for longer than usual: {usual(expected)}"
+        book.notice("Normal", SLOW, message, now=now, state=expected.step)
+
     def wake_after(self, book: Book, now: float) -> float | None:
-        """Seconds until the book's current state or step is stuck (None: never, or already)."""
+        """Seconds until the book's current state or step is stuck, or slow (None: never,
+        or already)."""
         deadline = self.config.stuck.deadline(book.cursor, book.node_update(), book.service)
-        return deadline - now if deadline is not None and deadline > now else None
+        expected = book.seen.expected
+        times = [t for t in (deadline, expected and expected.step_late_at) if t and t > now]
+        return min(times) - now if times else None
 
     # -- reporting ------------------------------------------------------------------------
 

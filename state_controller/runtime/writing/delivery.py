@@ -20,6 +20,7 @@ class Delivery:
     confirmed_seq: int = 0  # the last transition the stored HostState's history holds
     reported: int = 0  # the journal position handed to the reporter
     stuck_announced: float | None = None  # entered-at of the state announced as stuck
+    slow_announced: float | None = None  # entered-at of the step announced as slow
     retry: RetryWindow | None = None  # the machine's backoff window, handed back each step
     backend_said: str = ""  # the backend's words last logged for this host
     learned: ReadUpTo = field(default_factory=ReadUpTo)  # the last record whose time was learned

@@ -1,0 +1,270 @@
+"""How honest a rollout's finish time is: the NodePools' estimates, taken as the rollout
+goes, against when each pool really finished, and against what constants per step would
+have said for the same rollout.
+
+A fleet of ``--hosts`` simulated machines is provisioned, each gets a Node, and the demo's
+update agent (:class:`~state_controller.simulation.rollout.RollingUpdate`) rolls every
+pool to a new configuration ``--max-unavailable`` Nodes at a time, with the spread of its
+timings (each action of each node times a log-normal factor) and its two hardware models
+(every fourth machine's restarts take 2.5 times as long); ``--faults`` holds some nodes as
+the demo's faults do (a blocked drain, a lost reboot, a degraded apply), each for
+``--hold`` simulated minutes. The agent's timings are the demo's, read as minutes:
+one simulated minute is ``--minute`` seconds (0.1: a drain of three pods takes about nine
+minutes, a restart twelve, thirty on the slow model).
+
+Every 0.1 s the run reads each NodePool: how many machines are updated, and the finish
+time its ``status.estimate`` shows (what a user reads). When a pool reaches 10, 25, 50
+and 75 % of its machines updated, the estimate shown is compared with the pool's real
+finish: the error, as a share of the time the rollout had left then. Beside it, what
+constants per step say at the same moment, as ``oc adm upgrade status`` does for each
+node (openshift/oc, ``pkg/cli/admin/upgrade/status/workerpool.go``: ``+10m`` while
+draining, ``+5m`` while updating or rebooting, nothing for a node not started): the pool
+ends, by them, when its last node under way does (its constant), plus, for the nodes not
+started, the same constants in turn, ``--max-unavailable`` at a time. The constants are
+scaled by ``--minute`` as the timings are.
+
+    .venv/bin/python -m benchmarks.eta_accuracy [--hosts 200] [--max-unavailable 10]
+        [--faults] [--seed 1] [--minute 0.1] [--hold 30] [--kube]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.harness import NS, all_provisioned, wait
+from state_controller.api.timefmt import parse_rfc3339
+from state_controller.api.updates import UpdateStep
+from state_controller.cluster.embedded import EmbeddedCluster
+from state_controller.cluster.interface import NODEPOOLS, Cluster
+from state_controller.cluster.schema import validators
+from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.fleet import create_fleet
+from state_controller.simulation.nodes import UpdateFault
+from state_controller.simulation.rollout import (
+    AgentTimings,
+    Kubelets,
+    RollingUpdate,
+    choose_faults,
+)
+from state_controller.wiring import observed_controller
+
+CHECKPOINTS = (0.10, 0.25, 0.50, 0.75)
+# oc adm upgrade status: the time left it gives a node, by the step it is in (minutes)
+OC_MINUTES = {
+    UpdateStep.DRAINING: 10.0,
+    UpdateStep.APPLYING: 5.0,
+    UpdateStep.REBOOTING: 5.0,
+}
+OC_WHOLE_NODE = 10.0 + 5.0  # a node not started: drained, then updated and rebooted
+UNDER_WAY = (*OC_MINUTES, UpdateStep.PREPARING, UpdateStep.CORDONING, UpdateStep.RESUMING)
+NOT_STARTED = (UpdateStep.UPDATED, UpdateStep.PENDING)
+
+
+@dataclass
+class PoolRun:
+    """What one pool showed as its rollout went."""
+
+    machines: int
+    began: float
+    finished: float | None = None
+    # checkpoint -> (when, our estimate's end or None, the constants' end)
+    seen: dict[float, tuple[float, float | None, float]] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def cluster_for(kube: bool) -> Iterator[Cluster]:
+    if not kube:
+        store = EmbeddedCluster(validators=validators())
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    from benchmarks.harness import control_plane
+    from state_controller.cluster.kube import KubeCluster
+
+    with control_plane("eta-accuracy") as plane:
+        client = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+def constants_end(
+    steps: list[UpdateStep], waiting: int, at_once: int, now: float, minute: float
+) -> float:
+    """When the constants say the pool ends: its nodes under way by their step's
+    constant, then the nodes not started, ``at_once`` at a time, a whole node each."""
+    under_way = [OC_MINUTES.get(step, 5.0) for step in steps]
+    last = max(under_way, default=0.0)
+    rounds = -(-waiting // max(at_once, 1))
+    return now + (last + rounds * OC_WHOLE_NODE) * minute
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hosts", type=int, default=200)
+    parser.add_argument("--max-unavailable", type=int, default=10)
+    parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--minute", type=float, default=0.1, help="seconds per simulated minute")
+    parser.add_argument("--hold", type=float, default=30.0, help="minutes a fault holds a node")
+    parser.add_argument(
+        "--kube", action="store_true", help="a real kube-apiserver, not the embedded store"
+    )
+    args = parser.parse_args()
+    scale = args.minute / 0.1  # the agent's timings are the demo's: minutes at 0.1 s
+    timings = AgentTimings(
+        prepare=0.4 * scale, evict_every=0.3 * scale, apply=0.8 * scale,
+        reboot=1.2 * scale, resume=0.4 * scale, heartbeat=10.0,
+    )  # fmt: skip
+    names = [f"host-{i:04d}" for i in range(args.hosts)]
+    kinds = (UpdateFault.DRAIN_BLOCKED, UpdateFault.REBOOT_LOST, UpdateFault.APPLY_DEGRADED)
+    faults = choose_faults(names, 0.2, kinds, args.seed) if args.faults else {}
+    with cluster_for(args.kube) as cluster:
+        config = ControllerConfig(workers=4)
+        observed = observed_controller(cluster, SimulatedProvisioner(), config)
+        controller = observed.controller
+        controller.start()
+        try:
+            create_fleet(cluster, NS, args.hosts)
+            wait(lambda: all_provisioned(controller, args.hosts), "provisioning")
+            kubelets = Kubelets(cluster, NS, timings, faults, time.monotonic)
+            for index, name in enumerate(names):
+                kubelets.register(name, index)
+            wait(lambda: _all_at_rest(controller, names), "every Node followed, at rest")
+            rollout = RollingUpdate(
+                kubelets, max_unavailable=args.max_unavailable, hold=args.hold * args.minute
+            )
+            print(
+                f"eta accuracy run: {args.hosts} hosts, {args.max_unavailable} at a time per "
+                f"pool, 1 simulated minute = {args.minute:g} s, faults: "
+                f"{len(faults)} nodes ({args.hold:g} min each), "
+                f"{'kube-apiserver' if args.kube else 'embedded store'}",
+                flush=True,
+            )
+            pools = _roll(cluster, controller, rollout, kubelets, args)
+        finally:
+            controller.stop()
+    _report(pools, args.minute)
+
+
+def _all_at_rest(controller: Any, names: list[str]) -> bool:
+    books = controller.books
+    for name in names:
+        book = books.get(f"{NS}/{name}")
+        update = book.node_update() if book is not None else None
+        if update is None or update.step != UpdateStep.UPDATED:
+            return False
+    return True
+
+
+def _roll(
+    cluster: Cluster,
+    controller: Any,
+    rollout: RollingUpdate,
+    kubelets: Kubelets,
+    args: argparse.Namespace,
+) -> dict[str, PoolRun]:
+    rollout.start()
+    began = time.time()
+    runs: dict[str, PoolRun] = {}
+    last_read = 0.0
+    deadline = time.monotonic() + 3600
+    while time.monotonic() < deadline:
+        rollout.tick(time.monotonic())
+        now = time.time()
+        if now - last_read >= 0.1:
+            last_read = now
+            for pool in cluster.list(NODEPOOLS, None)[0]:
+                _look(pool, runs, controller, kubelets, now, began, args)
+            if runs and all(r.finished is not None for r in runs.values()) and rollout.done():
+                return runs
+        time.sleep(0.02)
+    raise SystemExit("the rollout did not finish within an hour")
+
+
+def _look(
+    pool: dict[str, Any],
+    runs: dict[str, PoolRun],
+    controller: Any,
+    kubelets: Kubelets,
+    now: float,
+    began: float,
+    args: argparse.Namespace,
+) -> None:
+    name = pool["metadata"]["name"]
+    status = pool.get("status") or {}
+    machines = int(status.get("machineCount") or 0)
+    updated = int(status.get("updatedMachineCount") or 0)
+    if not machines or not status.get("desiredConfig"):
+        return
+    run = runs.setdefault(name, PoolRun(machines, began))
+    if run.finished is None and updated == machines:
+        run.finished = now
+    estimate = status.get("estimate") or {}
+    ours = parse_rfc3339(estimate.get("endsAt"))
+    steps, waiting = [], 0
+    for member in kubelets.members.values():
+        if member.pool != name:
+            continue
+        book = controller.books.get(f"{NS}/{member.name}")
+        update = book.node_update() if book is not None else None
+        if update is None:
+            continue
+        if update.step in OC_MINUTES or update.step in (
+            UpdateStep.PREPARING,
+            UpdateStep.CORDONING,
+            UpdateStep.RESUMING,
+        ):
+            steps.append(update.step)
+        elif (
+            update.step in (UpdateStep.UPDATED, UpdateStep.PENDING)
+            and update.current != status["desiredConfig"]
+        ):
+            waiting += 1
+    theirs = constants_end(steps, waiting, args.max_unavailable, now, args.minute)
+    for checkpoint in CHECKPOINTS:
+        if checkpoint not in run.seen and updated >= checkpoint * machines:
+            run.seen[checkpoint] = (now, ours, theirs)
+
+
+def _report(pools: dict[str, PoolRun], minute: float) -> None:
+    ours_25: list[float] = []
+    theirs_25: list[float] = []
+    for name, run in sorted(pools.items()):
+        assert run.finished is not None
+        took = (run.finished - run.began) / minute
+        print(
+            f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min"
+        )
+        print("  at     left (min)   ours: error   constants: error")
+        for checkpoint in CHECKPOINTS:
+            if checkpoint not in run.seen:
+                continue
+            at, ours, theirs = run.seen[checkpoint]
+            left = run.finished - at
+            mine = "none" if ours is None else f"{100 * (ours - run.finished) / left:+.0f} %"
+            them = 100 * (theirs - run.finished) / left
+            print(f"  {checkpoint:>4.0%}   {left / minute:8.0f}   {mine:>12}   {them:+12.0f} %")
+            if checkpoint == 0.25:
+                if ours is not None:
+                    ours_25.append(abs(ours - run.finished) / left)
+                theirs_25.append(abs(theirs - run.finished) / left)
+    if ours_25:
+        print(
+            f"\nat 25 % of the way: |error| ours {100 * statistics.mean(ours_25):.0f} %, "
+            f"constants {100 * statistics.mean(theirs_25):.0f} % (mean over pools)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -243,9 +243,7 @@ def _report(pools: dict[str, PoolRun], minute: float) -> None:
     for name, run in sorted(pools.items()):
         assert run.finished is not None
         took = (run.finished - run.began) / minute
-        print(
-            f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min"
-        )
+        print(f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min")
         print("  at     left (min)   ours: error   constants: error")
         for checkpoint in CHECKPOINTS:
             if checkpoint not in run.seen:

@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 
 from ..api.servicing import ServiceStep
 from ..api.states import ErrorType, ProvisioningState
+from ..api.timefmt import parse_rfc3339
 from ..api.updates import UpdateStep
 from ..books.book import Book
 from ..books.stuck import StuckPolicy
@@ -313,10 +314,34 @@ POOL_SOURCES_DISAGREE = (
 )
 
 
+POOL_ESTIMATE = {  # NodePool status.estimate field -> gauge, only while a pool has one
+    "endsAt": (
+        "hoststate_nodepool_estimated_end_timestamp_seconds",
+        "When each pool's rollout is expected to finish (its NodePool's status.estimate); "
+        "only pools with an estimate have a series.",
+    ),
+    "lateAt": (
+        "hoststate_nodepool_estimated_late_timestamp_seconds",
+        "The late bound of each pool's expected finish; only pools with an estimate.",
+    ),
+}
+POOL_ON_SCHEDULE = (
+    "hoststate_nodepool_on_schedule",
+    "1 while a pool's rollout is expected to end by the late bound first said for it, 0 "
+    "once it is not (the NodePool's OnSchedule condition); only pools with an estimate.",
+)
+
+
 def sources_disagree(pool: Mapping[str, Any]) -> bool:
     """Whether a NodePool's SourcesAgree condition is False (absent: nothing to compare)."""
     conditions = (pool.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "SourcesAgree" and c.get("status") == "False" for c in conditions)
+
+
+def _late(pool: Mapping[str, Any]) -> bool:
+    """Whether a NodePool's OnSchedule condition is False."""
+    conditions = (pool.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "OnSchedule" and c.get("status") == "False" for c in conditions)
 
 
 class PoolsCollector(Collector):
@@ -331,19 +356,28 @@ class PoolsCollector(Collector):
 
     @staticmethod
     def _families() -> list[GaugeMetricFamily]:
-        return [
-            GaugeMetricFamily(n, h, labels=["pool"])
-            for n, h in (*POOL_COUNTS.values(), POOL_SOURCES_DISAGREE)
-        ]
+        named = (*POOL_COUNTS.values(), POOL_SOURCES_DISAGREE, *POOL_ESTIMATE.values())
+        return [GaugeMetricFamily(n, h, labels=["pool"]) for n, h in (*named, POOL_ON_SCHEDULE)]
 
     def collect(self) -> Iterable[Any]:
-        *counts, disagree = families = self._families()
+        families = self._families()
+        counts = families[: len(POOL_COUNTS)]
+        disagree = families[len(POOL_COUNTS)]
+        *estimates, on_schedule = families[len(POOL_COUNTS) + 1 :]
         for pool in self.pools():
             name = pool.get("metadata", {}).get("name", "")
             status = pool.get("status") or {}
             for family, field_name in zip(counts, POOL_COUNTS, strict=True):
                 family.add_metric([name], float(status.get(field_name) or 0))
             disagree.add_metric([name], 1 if sources_disagree(pool) else 0)
+            estimate = status.get("estimate")
+            if not isinstance(estimate, Mapping):
+                continue
+            for family, field_name in zip(estimates, POOL_ESTIMATE, strict=True):
+                at = parse_rfc3339(estimate.get(field_name))
+                if at is not None:
+                    family.add_metric([name], at)
+            on_schedule.add_metric([name], 0 if _late(pool) else 1)
         return families
 
 

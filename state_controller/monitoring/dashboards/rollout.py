@@ -61,6 +61,52 @@ def dashboard() -> Dashboard:
             )
         )
         .with_panel(listing("Pools now", pool_counts, columns=pool_columns, unit="short", width=12))
+        .with_panel(
+            listing(
+                "Expected finish (from how long this pool's updates took)",
+                [
+                    (f"hoststate_nodepool_estimated_end_timestamp_seconds{{{POOL}}} - time()", ""),
+                    (f"hoststate_nodepool_estimated_late_timestamp_seconds{{{POOL}}} - time()", ""),
+                    (f"hoststate_nodepool_on_schedule{{{POOL}}}", ""),
+                ],
+                columns={
+                    "pool": "Pool",
+                    "Value #A": "Ends in",
+                    "Value #B": "Late bound in",
+                    "Value #C": "On schedule (1)",
+                },
+                width=12,
+                about="The NodePool's status.estimate; 0 on schedule: the rollout now runs "
+                "past the late bound it first said (OnSchedule=False).",
+            )
+        )
+        .with_panel(
+            listing(
+                "Update steps by hardware class (learned median and late bound)",
+                [
+                    (
+                        f'hoststate_learned_duration_seconds{{kind="update", {POOL}, '
+                        'quantile="0.5"}',
+                        "",
+                    ),
+                    (
+                        f'hoststate_learned_duration_seconds{{kind="update", {POOL}, '
+                        'quantile="0.9"}',
+                        "",
+                    ),
+                ],
+                columns={
+                    "step": "Step",
+                    "pool": "Pool",
+                    "hardware_class": "Hardware",
+                    "Value #A": "Median",
+                    "Value #B": "Late bound",
+                },
+                width=12,
+                about='The last 100 durations of each step, per pool and hardware class ("*": '
+                "any), as the controller learned them (docs/durations.md).",
+            )
+        )
         .with_row(row("Nodes"))
         .with_panel(
             graph(

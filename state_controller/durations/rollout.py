@@ -1,10 +1,11 @@
 """When a pool's rollout is expected to finish, from the machines left, how many update
 at once and how long an update of the pool's machines took.
 
-- One machine's whole update (:func:`per_machine`): the sum of the pool's learned means
-  of an update's steps, in any hardware class (the pool is what a rollout is about; a
-  sum's expectation is the sum of the means, where medians fall short of durations that
-  run late more than early); its spread adds the steps' spreads in quadrature, as
+- One machine's whole update (:func:`per_machine`): the sum of the learned means of an
+  update's steps for its hardware class in this pool (or wider, as an estimate falls
+  back: the class in any pool first, since a small pool of slow machines learns late);
+  a sum's expectation is the sum of the means, where medians fall short of durations that
+  run late more than early; its spread adds the steps' spreads in quadrature, as
   :mod:`.expected` does for one host.
 - A machine under way (from ``update pending``, its turn given, to ``resuming``) has what
   its own estimate left (:class:`~..books.records.Expected`, none below zero), or, without
@@ -74,12 +75,14 @@ def expected_maximum(count: int) -> float:
     return NormalDist().inv_cdf((count - 0.375) / (count + 0.25))
 
 
-def per_machine(learned: Learned, pool: str) -> PerMachine | None:
-    """One machine's whole update in ``pool`` (None: no step of one learned)."""
+def per_machine(learned: Learned, pool: str, hardware: str = ANY) -> PerMachine | None:
+    """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
+    key with enough durations: this class in this pool, in any pool, then the pool's, the
+    fleet's); None: no step of one learned."""
     seconds = spread2 = 0.0
     samples: list[int] = []
     for step in UPDATE_ORDER:
-        estimate = learned.estimate(StepKey(UPDATE, step.value, pool, ANY))
+        estimate = learned.estimate(StepKey(UPDATE, step.value, pool, hardware))
         if estimate is not None:
             seconds += estimate.mean
             spread2 += (estimate.late - estimate.median) ** 2
@@ -90,7 +93,7 @@ def per_machine(learned: Learned, pool: str) -> PerMachine | None:
 
 
 def rollout_expected(
-    members: Iterable[tuple[UpdateCursor, Expected | None]],
+    members: Iterable[tuple[UpdateCursor, Expected | None, PerMachine | None]],
     target: str,
     whole: PerMachine | None,
     *,
@@ -98,19 +101,21 @@ def rollout_expected(
     at_once_seen: int = 0,
 ) -> RolloutExpected | None:
     """When the rollout to ``target`` of these members ends (None: nothing left, or no
-    learned update to say it from)."""
+    learned update to say it from). Each member comes with its own machine's whole update
+    (its hardware class's), ``whole`` is the pool's, shown beside the estimate."""
     if whole is None or not target:
         return None
     under_way: list[tuple[float, float]] = []  # (seconds left, spread) of each machine
-    waiting = 0
-    for update, expected in members:
+    waiting: list[PerMachine] = []  # the machines not started, in the order they go
+    for update, expected, own in members:
+        machine = own or whole
         if update.step == UpdateStep.UPDATED and update.current == target:
             continue
         overdue = max(now - update.entered_at, 0.0)  # as long again as it has been there
         if update.step == UpdateStep.DEGRADED:  # it keeps its slot until someone acts
             under_way.append((overdue, overdue))
         elif update.step not in ORDER:  # at rest on the old config: not started
-            waiting += 1
+            waiting.append(machine)
         elif expected is not None and expected.kind == UPDATE:
             if now > expected.step_late_at:  # late in its step: perhaps held by something
                 held = now - expected.step_late_at  # as long again as it has been late
@@ -121,7 +126,7 @@ def rollout_expected(
             under_way.append((max(expected.ends_at - now, 0.0), late))
         else:
             ran = now - (update.started_at or now)
-            under_way.append((max(whole.seconds - ran, 0.0), whole.spread))
+            under_way.append((max(machine.seconds - ran, 0.0), machine.spread))
     if not under_way and not waiting:
         return None
     at_once = max(len(under_way), at_once_seen, 1)
@@ -130,9 +135,9 @@ def rollout_expected(
     slots = [(left, spread) for left, spread in under_way]
     slots += [(0.0, 0.0)] * (at_once - len(slots))
     heapq.heapify(slots)
-    for _ in range(waiting):
+    for machine in waiting:
         free, _ = heapq.heappop(slots)
-        heapq.heappush(slots, (free + whole.seconds, whole.spread))
+        heapq.heappush(slots, (free + machine.seconds, machine.spread))
     last, last_spread = max(slots)
     # the rollout ends when its last slot does: of the slots freeing near the same time,
     # the latest is later than each one's own estimate by the expected maximum of as many
@@ -142,12 +147,13 @@ def rollout_expected(
     near = sum(1 for free, _ in slots if free >= last - 2 * sigma)
     left_seconds = last + sigma * expected_maximum(near)
     # the late bound: the work left's spread shared among the slots, and the last machine's
-    shared = math.sqrt(sum(spread**2 for _, spread in under_way) + waiting * whole.spread**2)
+    spreads = [spread for _, spread in under_way] + [m.spread for m in waiting]
+    shared = math.sqrt(sum(spread**2 for spread in spreads))
     spread = max(math.hypot(shared / at_once, last_spread), LEAST_SPREAD * left_seconds)
     return RolloutExpected(
         ends_at=now + left_seconds,
         late_at=now + left_seconds + spread,
-        machines_left=len(under_way) + waiting,
+        machines_left=len(under_way) + len(waiting),
         at_once=at_once,
         per_machine=whole,
         made_at=now,

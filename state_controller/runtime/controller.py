@@ -32,6 +32,7 @@ from ..cluster.interface import (
     SECRETS,
     Cluster,
 )
+from ..durations.keys import hardware_class
 from ..durations.learned import Learned
 from ..durations.reading import DurationReader
 from ..health.share import controller_version, share_of
@@ -231,6 +232,7 @@ class HostController:
             others=lambda name: self.self_status.pool_shares(name),
             learned=self.learned,
             expected_of=self._expected_of,
+            class_of=self._class_of,
             clock=clock,
         )
         self.routes = EventRoutes(
@@ -389,23 +391,29 @@ class HostController:
             return self.node_index.pool(book.facts.node)
         return signals.pool if signals is not None else ""
 
-    def _expected_of(self, node: str) -> Expected | None:
-        """A Node's own estimate, from the book it is told in (None: none, or not read)."""
+    def _book_of_node(self, node: str) -> Book | None:
+        """The book a Node is told in (None: none, or not read yet)."""
         key = self.node_index.key_of(node)
         if key is None:
             return None
         kind, name = parse(self.routes.queue_key(key))
         book = self.kinds[kind].book(name)
-        return book.seen.expected if book is not None and book.facts.node == node else None
+        return book if book is not None and book.facts.node == node else None
+
+    def _class_of(self, node: str) -> str:
+        """The hardware class of a Node's machine ("" unknown)."""
+        book = self._book_of_node(node)
+        return hardware_class(book.facts.hardware) if book is not None else ""
+
+    def _expected_of(self, node: str) -> Expected | None:
+        """A Node's own estimate, from the book it is told in."""
+        book = self._book_of_node(node)
+        return book.seen.expected if book is not None else None
 
     def _update_of(self, node: str) -> UpdateCursor | None:
         """A Node's update, from the book it is told in (None: not read yet)."""
-        key = self.node_index.key_of(node)
-        if key is None:
-            return None
-        kind, name = parse(self.routes.queue_key(key))
-        book = self.kinds[kind].book(name)
-        return book.update if book is not None and book.facts.node == node else None
+        book = self._book_of_node(node)
+        return book.update if book is not None else None
 
     def _share(self, now: float) -> Share:
         """What this replica keeps, for its entry in the controller's status. The hosts

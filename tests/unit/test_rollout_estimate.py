@@ -48,10 +48,10 @@ def test_one_machines_update_is_the_sum_of_the_pools_learned_steps() -> None:
 def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
     own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 120, T0 + 300, T0 + 400, 5, "pool")
     members = [
-        (DONE, None),
-        (draining(T0), own),  # its own estimate: 300 - 100 left
-        (draining(T0), None),  # none: a whole update less the 100 s it ran
-        *[(WAITING, None)] * 4,  # not started: a whole update each
+        (DONE, None, None),
+        (draining(T0), own, None),  # its own estimate: 300 - 100 left
+        (draining(T0), None, None),  # none: a whole update less the 100 s it ran
+        *[(WAITING, None, None)] * 4,  # not started: a whole update each
     ]
     made = rollout_expected(members, "v2", WHOLE, now=T0 + 100)
     assert made is not None
@@ -63,21 +63,21 @@ def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
     shared = math.sqrt(100**2 + 120**2 + 4 * 120**2) / 2
     assert made.late_at - made.ends_at == pytest.approx(math.hypot(shared, 120))
     assert rollout_expected(members, "v2", None, now=T0) is None  # nothing learned
-    assert rollout_expected([(DONE, None)], "v2", WHOLE, now=T0) is None  # nothing left
+    assert rollout_expected([(DONE, None, None)], "v2", WHOLE, now=T0) is None  # nothing left
     wider = rollout_expected(members, "v2", WHOLE, now=T0 + 100, at_once_seen=5)
     assert wider is not None and wider.at_once == 5
 
 
 def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
-    first = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0)
+    first = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0)
     assert first is not None
     said = wire(first)
     assert kept(None, first) == said
     assert (said["firstEndsAt"], said["firstLateAt"]) == (said["endsAt"], said["lateAt"])
     assert on_schedule(said, None, T0)["status"] == "True"  # type: ignore[index]
-    nearly = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 100)
+    nearly = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0 + 100)
     assert nearly is not None and kept(said, nearly) == said  # within: unchanged
-    late = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 1000)
+    late = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0 + 1000)
     assert late is not None
     shown = kept(said, late)
     assert shown is not None and shown["endsAt"] == wire(late)["endsAt"]
@@ -85,7 +85,7 @@ def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
     condition = on_schedule(shown, on_schedule(said, None, T0), T0 + 1000)
     assert condition is not None and condition["status"] == "False"
     assert condition["reason"] == "RolloutLate" and "4 machines left" in condition["message"]
-    early = rollout_expected([(WAITING, None)], "v2", WHOLE, now=T0)
+    early = rollout_expected([(WAITING, None, None)], "v2", WHOLE, now=T0)
     assert early is not None
     sooner = kept(said, early)
     assert sooner is not None and sooner["endsAt"] == wire(early)["endsAt"]
@@ -133,7 +133,7 @@ def test_a_held_machine_keeps_its_slot_for_as_long_again_as_it_has_been_held() -
     own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 90, T0 + 300, T0 + 400, 5, "pool")
     held = UpdateCursor(step=S.DRAINING, current="v1", desired="v2", entered_at=T0)
     degraded = UpdateCursor(step=S.DEGRADED, current="v1", desired="v2", entered_at=T0 + 200)
-    made = rollout_expected([(held, own), (degraded, None)], "v2", WHOLE, now=T0 + 500)
+    made = rollout_expected([(held, own, None), (degraded, None, None)], "v2", WHOLE, now=T0 + 500)
     assert made is not None and made.at_once == 2 and made.machines_left == 2
     # 410 s past its draining's late bound: 410 s more, then the 240 s left after it;
     # degraded for 300 s: 300 s more; the first slot frees last, the other within reach
@@ -142,8 +142,8 @@ def test_a_held_machine_keeps_its_slot_for_as_long_again_as_it_has_been_held() -
         500 + 410 + 240 + spread / LATE_Z * expected_maximum(2)
     )
     # the next machine waits for the first slot free: the degraded one's, 300 s from now
-    more = rollout_expected([(held, own), (degraded, None), (WAITING, None)], "v2", WHOLE,
-                            now=T0 + 500)  # fmt: skip
+    members = [(held, own, None), (degraded, None, None), (WAITING, None, None)]
+    more = rollout_expected(members, "v2", WHOLE, now=T0 + 500)
     assert more is not None  # and ends a whole update later, after the first slot frees
     assert more.ends_at - T0 == pytest.approx(500 + 300 + 600)
 
@@ -153,3 +153,18 @@ def test_the_last_of_several_slots_is_later_than_a_typical_one() -> None:
     assert 0.55 < expected_maximum(2) < 0.6  # E[max of 2 normals] = 0.564
     assert 1.1 < expected_maximum(5) < 1.2  # 1.163
     assert expected_maximum(50) > expected_maximum(5)
+
+
+def test_a_machine_not_started_takes_its_own_classes_update() -> None:
+    slow = PerMachine(seconds=1500.0, spread=120.0, samples=5)
+    members = [(WAITING, None, slow), (WAITING, None, None), (WAITING, None, slow)]
+    made = rollout_expected(members, "v2", WHOLE, now=T0, at_once_seen=2)
+    # a slow one in one slot (1500); the pool's 600 in the other, then the second slow one
+    assert made is not None and made.ends_at - T0 == pytest.approx(600 + 1500)
+    learned = Learned()
+    for _ in range(5):
+        learned.learn(StepKey(UPDATE, "rebooting", "infra", "Vendor Slow"), 1800)
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", "Vendor Fast"), 600)
+    # a small pool of slow machines, before five of them were learned: its class elsewhere
+    own = per_machine(learned, "infra-new", "Vendor Slow")
+    assert own is not None and own.seconds == 1800

@@ -81,6 +81,7 @@ class PoolReconciler:
         others: Callable[[str], list[PoolShare]] = lambda name: [],
         learned: Learned | None = None,
         expected_of: Callable[[str], Expected | None] = lambda node: None,
+        class_of: Callable[[str], str] = lambda node: "",
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.cluster = cluster
@@ -95,6 +96,7 @@ class PoolReconciler:
         self.others = others  # sharded: the other replicas' shares of a NodePool, by name
         self.learned = learned  # how long updates took: for the rollout's estimate
         self.expected_of = expected_of  # a Node's own estimate, from the book it is told in
+        self.class_of = class_of  # the hardware class of a Node's machine ("" unknown)
         self.clock = clock
         self._written_at: dict[str, float] = {}
         self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
@@ -147,10 +149,16 @@ class PoolReconciler:
         shown = (current or {}).get("status") or {}
         target = str(status["desiredConfig"])
         said = shown.get("estimate") if shown.get("desiredConfig") == target else None
+        learned = self.learned
+        classes = {node.name: self.class_of(node.name) for node, _ in members}
+        by_class = {c: per_machine(learned, pool, c) for c in set(classes.values())}
         new = rollout_expected(
-            [(update, self.expected_of(node.name)) for node, update in members],
+            [
+                (update, self.expected_of(node.name), by_class[classes[node.name]])
+                for node, update in sorted(members, key=lambda m: m[0].name)
+            ],
             target,
-            per_machine(self.learned, pool),
+            per_machine(learned, pool),
             now=self.clock(),
             at_once_seen=int((said or {}).get("atOnce") or 0),
         )

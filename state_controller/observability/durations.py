@@ -1,6 +1,7 @@
 """The learned durations at scrape time: for each key the controller learned (a kind of
 step, the step, a pool and a hardware class, ``*`` for any), the median and the late bound
-of its window, and how many durations the window holds.
+of its window, and how many durations the window holds; in two gauges, not one with a
+``quantile`` label, which Prometheus keeps for summaries.
 
 Quantiles of the last hundred, not a histogram: a histogram's buckets count every duration
 since the start, which is what ``hoststate_*_duration_seconds`` already show fleet-wide;
@@ -19,20 +20,27 @@ from prometheus_client.registry import Collector
 from ..durations.learned import LATE_QUANTILE, Learned
 
 LABELS = ["kind", "step", "pool", "hardware_class"]
+UNLABELED_POOL = "unlabeled"  # the NodePool of machines without a pool: a label is never empty
+UNKNOWN_CLASS = "unknown"  # no inventory (yet), or a Node with no machine behind it
 
 
-def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+    about = 'of its kind of step, pool and hardware class ("*": any)'
     return (
         GaugeMetricFamily(
-            "hoststate_learned_duration_seconds",
-            "How long a step took, learned from the last 100 durations of its kind of step, "
-            'pool and hardware class ("*": any): the median (quantile 0.5) and the late bound '
-            f"(quantile {LATE_QUANTILE}).",
-            labels=[*LABELS, "quantile"],
+            "hoststate_learned_duration_median_seconds",
+            f"How long a step took: the median of the last 100 durations {about}.",
+            labels=LABELS,
+        ),
+        GaugeMetricFamily(
+            "hoststate_learned_duration_late_seconds",
+            f"The late bound of a step: the {LATE_QUANTILE} quantile of the last 100 "
+            f"durations {about}.",
+            labels=LABELS,
         ),
         GaugeMetricFamily(
             "hoststate_learned_duration_samples",
-            "How many durations the learned quantiles of a step rest on (at most 100).",
+            "How many durations the learned median and late bound of a step rest on (at most 100).",
             labels=LABELS,
         ),
     )
@@ -46,13 +54,18 @@ class LearnedCollector(Collector):
         return _families()
 
     def collect(self) -> Iterable[Any]:
-        seconds, samples = _families()
+        median, late, samples = _families()
         for key in self.learned.known():
             estimate = self.learned.exact(key)
             if estimate is None:
                 continue
-            labels = [key.kind, key.step, key.pool, key.hardware]
-            seconds.add_metric([*labels, "0.5"], estimate.median)
-            seconds.add_metric([*labels, str(LATE_QUANTILE)], estimate.late)
+            labels = [
+                key.kind,
+                key.step,
+                key.pool or UNLABELED_POOL,
+                key.hardware or UNKNOWN_CLASS,
+            ]
+            median.add_metric(labels, estimate.median)
+            late.add_metric(labels, estimate.late)
             samples.add_metric(labels, estimate.samples)
-        return [seconds, samples]
+        return [median, late, samples]

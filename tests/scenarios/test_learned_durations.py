@@ -33,7 +33,7 @@ def test_step_durations_are_learned_per_class_and_learned_again_after_a_restart(
         scraped = generate_latest(running.metrics.registry).decode()
         assert (
             'hoststate_learned_duration_samples{hardware_class="Simulated SIM-2U",'
-            'kind="provisioning",pool="",step="provisioning"} 3.0'
+            'kind="provisioning",pool="unlabeled",step="provisioning"} 3.0'
         ) in scraped
         before = learned.median
 

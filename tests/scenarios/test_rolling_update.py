@@ -86,8 +86,8 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
             node.annotate({"hoststate.io/update-state": "Working"})
             estimates.clear()
             move(node, S.PENDING, S.PREPARING, done)
+            state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, node.name)
             if done >= LEARNED:  # each step was taken by enough machines to say
-                state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, node.name)
                 own = state["status"]["estimate"]
                 assert (own["kind"], own["step"], own["samples"]) == (
                     "update",
@@ -98,11 +98,17 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
                     own["endsAt"] > own["stepEndsAt"]
                     and own["basis"] == "pool worker, unknown hardware"
                 )
-                assert estimates  # made for this rollout: as many left then, or more
-                assert NODES - done <= estimates[-1]["machinesLeft"] <= NODES - LEARNED
-                assert estimates[-1]["atOnce"] == 1 and LEARNED <= estimates[-1]["samples"] <= done
             else:
-                assert not estimates  # too few updates learned: nothing said
+                assert "estimate" not in state["status"]  # too few learned: nothing said
+            # the pool's: from the first step learned enough, this node's pending among them
+            if done + 1 >= LEARNED:
+                assert estimates  # made for this rollout: as many left then, or more
+                left = estimates[-1]["machinesLeft"]
+                assert NODES - done <= left <= NODES - LEARNED + 1
+                assert estimates[-1]["atOnce"] == 1
+                assert LEARNED <= estimates[-1]["samples"] <= done + 1
+            else:
+                assert not estimates
             node.run_pod(NS, f"{node.name}-web")
             node.cordon()
             move(node, S.PREPARING, S.DRAINING, done)

@@ -143,18 +143,23 @@ def test_the_metrics_show_each_keys_median_late_bound_and_samples() -> None:
     learned = Learned(min_samples=1)
     for seconds in (10, 20, 30):
         learned.learn(StepKey(UPDATE, "draining", "worker", "Dell"), seconds)
+    learned.learn(StepKey(UPDATE, "draining", "", ""), 5)  # no pool, no inventory
     families = {f.name: f for f in LearnedCollector(learned).collect()}
-    samples = {
-        (s.labels["pool"], s.labels["hardware_class"], s.labels.get("quantile")): s.value
-        for s in families["hoststate_learned_duration_seconds"].samples
-    }
-    assert samples["worker", "Dell", "0.5"] == 20
-    assert samples["worker", "Dell", "0.9"] == pytest.approx(28)
-    assert samples["*", "*", "0.5"] == 20  # the fleet's, for a dashboard's whole-fleet row
-    counts = {
-        s.labels["pool"]: s.value for s in families["hoststate_learned_duration_samples"].samples
-    }
-    assert counts["worker"] == 3
+
+    def by_key(name: str) -> dict[tuple[str, str], float]:
+        return {
+            (s.labels["pool"], s.labels["hardware_class"]): s.value for s in families[name].samples
+        }
+
+    median = by_key("hoststate_learned_duration_median_seconds")
+    assert median["worker", "Dell"] == 20
+    assert by_key("hoststate_learned_duration_late_seconds")["worker", "Dell"] == pytest.approx(28)
+    assert median["*", "*"] == 15  # the fleet's (5, 10, 20, 30), for a whole-fleet row
+    assert median["unlabeled", "unknown"] == 5  # a label is never empty
+    assert by_key("hoststate_learned_duration_samples")["worker", "Dell"] == 3
+    for family in families.values():
+        for sample in family.samples:
+            assert all(sample.labels.values()) and "quantile" not in sample.labels
 
 
 def updating_book(step: S, *, entered: float) -> Book:

@@ -84,16 +84,8 @@ def dashboard() -> Dashboard:
             listing(
                 "Update steps by hardware class (learned median and late bound)",
                 [
-                    (
-                        f'hoststate_learned_duration_seconds{{kind="update", {POOL}, '
-                        'quantile="0.5"}',
-                        "",
-                    ),
-                    (
-                        f'hoststate_learned_duration_seconds{{kind="update", {POOL}, '
-                        'quantile="0.9"}',
-                        "",
-                    ),
+                    (f'hoststate_learned_duration_median_seconds{{kind="update", {POOL}}}', ""),
+                    (f'hoststate_learned_duration_late_seconds{{kind="update", {POOL}}}', ""),
                 ],
                 columns={
                     "step": "Step",

@@ -46,6 +46,7 @@ from .learned import LATE_QUANTILE, Learned
 # the same time once will not keep to the second, and a rollout told late for a second's
 # jitter would be told late all the time
 LEAST_SPREAD = 0.1
+LAST_STEP = UpdateStep.RESUMING  # every update ends in it, after a reboot or a reload
 LATE_Z = NormalDist().inv_cdf(LATE_QUANTILE)  # a late bound is this many deviations late
 ON_SCHEDULE = "OnSchedule"  # the NodePool's condition: the rollout keeps to its first estimate
 ROLLOUT_LATE, WITHIN_ESTIMATE = "RolloutLate", "WithinEstimate"
@@ -78,7 +79,10 @@ def expected_maximum(count: int) -> float:
 def per_machine(learned: Learned, pool: str, hardware: str = ANY) -> PerMachine | None:
     """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
     key with enough durations: this class in this pool, in any pool, then the pool's, the
-    fleet's); None: no step of one learned."""
+    fleet's); None until enough machines went through a whole update (its last step,
+    ``resuming``, learned): the first steps alone would make a rollout look short."""
+    if learned.estimate(StepKey(UPDATE, LAST_STEP.value, pool, hardware)) is None:
+        return None  # too few whole updates yet: the steps learned would be a part of one
     seconds = spread2 = 0.0
     samples: list[int] = []
     for step in UPDATE_ORDER:

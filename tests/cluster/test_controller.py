@@ -181,9 +181,18 @@ def test_kubectl_get_shows_the_printer_columns(
         )  # fmt: skip
         pools = parse_table(printed)
         assert pools == [
-            {"NAME": "unlabeled", "MACHINES": "1", "UPDATED": "0", "UPDATING": "1",
-             "DEGRADED": "0", "UNAVAILABLE": "1", "AGE": pools[0]["AGE"], "ENDS": "",
-             "CONFIG": "", "LABEL": "node-role.kubernetes.io/*"},
+            {
+                "NAME": "unlabeled",
+                "MACHINES": "1",
+                "UPDATED": "0",
+                "UPDATING": "1",
+                "DEGRADED": "0",
+                "UNAVAILABLE": "1",
+                "AGE": pools[0]["AGE"],
+                "ENDS": "",
+                "CONFIG": "",
+                "LABEL": "node-role.kubernetes.io/*",
+            },
         ]  # fmt: skip  (no update learned yet: no estimate)
     finally:
         controller.stop()

@@ -102,6 +102,12 @@ def test_the_nodepool_shows_the_estimate_and_turns_late_past_what_it_said(
     pools = Pools(cluster, learned=learned)
     pools.clock.now = T0
     pools.join("n1", draining(T0))
+    pools.reconciler.reconcile("worker")
+    assert "estimate" not in pools.status()  # no whole update learned yet: none said
+    for _ in range(5):
+        learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0)
+    pools.clock.now = T0
+    pools.join("n1", draining(T0))
     for name in ("n2", "n3"):
         pools.join(name, WAITING)
     pools.reconciler.reconcile("worker")
@@ -165,6 +171,8 @@ def test_a_machine_not_started_takes_its_own_classes_update() -> None:
     for _ in range(5):
         learned.learn(StepKey(UPDATE, "rebooting", "infra", "Vendor Slow"), 1800)
         learned.learn(StepKey(UPDATE, "rebooting", "worker", "Vendor Fast"), 600)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", "Vendor Fast"), 0)
+        learned.learn(StepKey(UPDATE, "resuming", "infra", "Vendor Slow"), 0)
     # a small pool of slow machines, before five of them were learned: its class elsewhere
     own = per_machine(learned, "infra-new", "Vendor Slow")
     assert own is not None and own.seconds == 1800

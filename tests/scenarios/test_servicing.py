@@ -51,6 +51,15 @@ def provisioned(cluster: Cluster) -> None:
     wait_for(lambda: state_of(cluster, HOST) == "provisioned", what="provisioned")
 
 
+def provisioned_and_held(cluster: Cluster, sim: SimulatedProvisioner, clock: HoldableClock) -> None:
+    """The host provisioned and its machine idle, then its clock held: each task ends when
+    the test moves the clock, not when a poll is late."""
+    provisioned(cluster)
+    machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
+    wait_for(lambda: machine.busy is None, what="powered on")
+    clock.hold()
+
+
 def ask(cluster: Cluster, **spec: Any) -> None:
     cluster.patch(HOSTS, NS, HOST, {"spec": spec})
 
@@ -86,10 +95,7 @@ def test_a_servicing_run_is_a_chapter_of_steps_and_what_it_applied_reads_back(
     clock = HoldableClock()
     sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2), clock=clock)
     with run_controller(cluster, sim) as running:
-        provisioned(cluster)
-        machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
-        wait_for(lambda: machine.busy is None, what="powered on")
-        clock.hold()  # each task ends when the test moves the clock, not when a poll is late
+        provisioned_and_held(cluster, sim, clock)
         ask(cluster, **SERVICING)
         for shown, seconds in [
             ("applying settings", 0.3),
@@ -155,10 +161,7 @@ def test_steps_begun_and_ended_between_two_polls_are_recorded_in_order_at_their_
     clock = HoldableClock()
     sim = SimulatedProvisioner(timings=Timings(service=0.3, power=0.2), clock=clock)
     with run_controller(cluster, sim) as running:
-        provisioned(cluster)
-        machine = sim.machine(str(host_manifest(NS, 0)["spec"]["bmc"]["address"]))
-        wait_for(lambda: machine.busy is None, what="powered on")
-        clock.hold()
+        provisioned_and_held(cluster, sim, clock)
         ask(cluster, **SERVICING)
         wait_for(lambda: last_told(cluster) == "applying settings", timeout=30, what="started")
         clock.advance(0.3 * 3 + 0.2)  # all three tasks and the restart, before any poll

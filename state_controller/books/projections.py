@@ -7,7 +7,6 @@ from what the server has.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,11 +19,11 @@ from ..api.timefmt import rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
+from .estimates import estimate_status, slow_condition
 from .host_conditions import HOST_CONDITION_ORDER
 from .records import (
     BareMetalHostFacts,
     Cursor,
-    Expected,
     Observations,
     Remediation,
     ServiceCursor,
@@ -216,42 +215,6 @@ def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     }
 
 
-def usual(expected: Expected) -> str:
-    """``3m0s-12m0s on machines like it (pool worker, …), from 240 past durations``."""
-    median = human_duration(expected.step_ends_at - expected.entered_at)
-    late = human_duration(expected.step_late_at - expected.entered_at)
-    return (
-        f"{expected.step} takes {median}-{late} on machines like it ({expected.basis}), "
-        f"from {expected.samples} past durations"
-    )
-
-
-def slow_condition(expected: Expected | None, now: float) -> dict[str, Any] | None:
-    """``Slow`` while the host is in a step it has an estimate of: True once past the
-    step's late bound (as late as one in ten was, or later), with what is usual; absent
-    otherwise. Its words do not change with the clock, so a status is not rewritten."""
-    if expected is None:
-        return None
-    if now >= expected.step_late_at:
-        return {
-            "type": ConditionType.SLOW.value,
-            "status": "True",
-            "reason": "SlowerThanUsual",
-            "message": cut(
-                f"in {expected.step} since {rfc3339(expected.entered_at)}; {usual(expected)}",
-                CONDITION_MESSAGE_MAX,
-            ),
-            "lastTransitionTime": rfc3339(expected.step_late_at),
-        }
-    return {
-        "type": ConditionType.SLOW.value,
-        "status": "False",
-        "reason": "AsUsual",
-        "message": cut(usual(expected), CONDITION_MESSAGE_MAX),
-        "lastTransitionTime": rfc3339(expected.entered_at),
-    }
-
-
 def _update_progress(update: UpdateCursor) -> dict[str, Any]:
     out: dict[str, Any] = {
         "step": update.step.value,
@@ -331,34 +294,8 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     if book.facts.remediation is not None:
         out["remediation"] = _remediation(book.facts.remediation)
     if book.seen.expected is not None:
-        out["estimate"] = _estimate(book.seen.expected)
+        out["estimate"] = estimate_status(book.seen.expected)
     return out
-
-
-DAY = 24 * 3600
-
-
-def clock_time(at: float, since: float) -> str:
-    """``at`` as ``HH:MM`` in UTC, for a column; ``>24h`` when over a day after ``since``."""
-    if at - since > DAY:
-        return ">24h"
-    return time.strftime("%H:%M", time.gmtime(at))
-
-
-def _estimate(expected: Expected) -> dict[str, Any]:
-    return {
-        "kind": expected.kind,
-        "step": expected.step,
-        "enteredAt": rfc3339_ms(expected.entered_at),
-        "stepEndsAt": rfc3339_ms(expected.step_ends_at),
-        "stepLateAt": rfc3339_ms(expected.step_late_at),
-        "endsAt": rfc3339_ms(expected.ends_at),
-        "lateAt": rfc3339_ms(expected.late_at),
-        "endsBy": clock_time(expected.ends_at, expected.entered_at),
-        "lateBy": clock_time(expected.late_at, expected.entered_at),
-        "samples": expected.samples,
-        "basis": cut(expected.basis, REASON_MAX),
-    }
 
 
 def _service_progress(service: ServiceCursor) -> dict[str, Any]:

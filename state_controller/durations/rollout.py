@@ -36,7 +36,7 @@ from typing import Any
 
 from ..api.timefmt import parse_rfc3339, rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
-from ..books.projections import clock_time
+from ..books.estimates import clock_time
 from ..books.records import Expected, UpdateCursor
 from .expected import UPDATE_ORDER
 from .keys import ANY, UPDATE, StepKey

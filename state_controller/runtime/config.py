@@ -63,3 +63,9 @@ class ControllerConfig:
     controller_status_interval: float = 5.0
     # who keeps the books: Bootstrap (state-controller bootstrap, before the cluster exists)
     mode: Mode = Mode.CLUSTER
+
+    @property
+    def event_workers(self) -> int | None:
+        """The workers that may reconcile items added by events at once: all but one, kept
+        for the polls of work under way on the machines (None: no limit, with one)."""
+        return self.workers - 1 if self.workers > 1 else None

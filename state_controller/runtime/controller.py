@@ -20,7 +20,6 @@ from collections.abc import Callable
 
 from ..api import annotations as ann
 from ..books.book import Book
-from ..books.records import Expected, UpdateCursor
 from ..cluster.interface import (
     BAREMETALHOSTS,
     HOSTS,
@@ -32,7 +31,6 @@ from ..cluster.interface import (
     SECRETS,
     Cluster,
 )
-from ..durations.keys import hardware_class
 from ..durations.learned import Learned
 from ..durations.reading import DurationReader
 from ..health.share import controller_version, share_of
@@ -46,6 +44,7 @@ from .config import ControllerConfig
 from .hosts.reconciler import HostReconciler
 from .hosts.remediator import Remediator
 from .indexes.machines import MachineIndex
+from .indexes.node_books import NodeBooks
 from .indexes.nodes import NodeIndex
 from .machinery.informer import Informer, InformerSet
 from .machinery.keys import Kind, kind_of, parse, pool_key
@@ -81,13 +80,8 @@ class HostController:
         self.reporter = reporter or NoReporter()
         self.cluster = cluster
         ns = self.config.namespaces
-        # one worker is kept from event items while there are more, for the polls of work
-        # under way on the machines, which come due whatever the events
-        self.queue: WorkQueue[str] = WorkQueue(
-            sink=queue_metrics,
-            kind_of=kind_of,
-            event_limit=self.config.workers - 1 if self.config.workers > 1 else None,
-        )
+        limit = self.config.event_workers  # one worker kept for polls that come due
+        self.queue = WorkQueue[str](sink=queue_metrics, kind_of=kind_of, event_limit=limit)
         # the informers' handlers: bound late, as the routes ask the caches built here
         routes: Callable[[], EventRoutes] = lambda: self.routes  # noqa: E731
         state_ns = ns
@@ -173,9 +167,9 @@ class HostController:
             if self.config.remediation is not None and self.config.follow_nodes
             else None
         )
-        # how long each step takes, per pool and hardware class, learned from the journals
-        self.learned = Learned()
-        self.durations = DurationReader(self.learned, self._pool_of_book)
+        self.learned = Learned()  # how long each step takes, per pool and hardware class
+        self.node_books = NodeBooks(self.node_index, routes, lambda: self.kinds)
+        self.durations = DurationReader(self.learned, self.node_books.pool_of)
         self.reconciler = HostReconciler(
             cluster,
             hosts=self.hosts,
@@ -223,7 +217,7 @@ class HostController:
             cluster,
             pools=self.nodepools,
             nodes=self.node_index,
-            update_of=self._update_of,
+            update_of=self.node_books.update_of,
             writer=self.reconciler.writer,
             label=self.config.pool_label,
             interval=self.config.pool_status_interval,
@@ -231,8 +225,8 @@ class HostController:
             counts_grace=self.config.pool_counts_grace,
             others=lambda name: self.self_status.pool_shares(name),
             learned=self.learned,
-            expected_of=self._expected_of,
-            class_of=self._class_of,
+            expected_of=self.node_books.expected_of,
+            class_of=self.node_books.class_of,
             clock=clock,
         )
         self.routes = EventRoutes(
@@ -383,37 +377,6 @@ class HostController:
             return outcome
 
         return reconciled
-
-    def _pool_of_book(self, book: Book) -> str:
-        """The pool of a book's machine: its Node's ("" without one, as for servicing slots)."""
-        signals = self.node_index.node_on(book.key)
-        if signals is None and book.facts.node:
-            return self.node_index.pool(book.facts.node)
-        return signals.pool if signals is not None else ""
-
-    def _book_of_node(self, node: str) -> Book | None:
-        """The book a Node is told in (None: none, or not read yet)."""
-        key = self.node_index.key_of(node)
-        if key is None:
-            return None
-        kind, name = parse(self.routes.queue_key(key))
-        book = self.kinds[kind].book(name)
-        return book if book is not None and book.facts.node == node else None
-
-    def _class_of(self, node: str) -> str:
-        """The hardware class of a Node's machine ("" unknown)."""
-        book = self._book_of_node(node)
-        return hardware_class(book.facts.hardware) if book is not None else ""
-
-    def _expected_of(self, node: str) -> Expected | None:
-        """A Node's own estimate, from the book it is told in."""
-        book = self._book_of_node(node)
-        return book.seen.expected if book is not None else None
-
-    def _update_of(self, node: str) -> UpdateCursor | None:
-        """A Node's update, from the book it is told in (None: not read yet)."""
-        book = self._book_of_node(node)
-        return book.update if book is not None else None
 
     def _share(self, now: float) -> Share:
         """What this replica keeps, for its entry in the controller's status. The hosts

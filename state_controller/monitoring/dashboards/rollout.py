@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
-from ...observability.collectors import POOL_COUNTS, STEP_CODES
+from ...observability.collectors import STEP_CODES
+from ...observability.pool_collector import POOL_COUNTS
 from .panels import IN_NAMESPACE, RATE, graph, label_variable, listing, new_dashboard, row
 
 UID = "hoststate-rollout"

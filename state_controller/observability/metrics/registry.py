@@ -21,8 +21,9 @@ from ...books.journal import Notice
 from ...books.records import Transition
 from ...books.stuck import StuckPolicy
 from ...durations.learned import Learned
-from ..collectors import BooksCollector, ControllerCollector, PoolsCollector
+from ..collectors import BooksCollector, ControllerCollector
 from ..durations import LearnedCollector
+from ..pool_collector import PoolsCollector
 from .children import Children
 from .client_go import ClientGoMetrics
 from .controller_runtime import ControllerRuntimeMetrics

@@ -20,8 +20,9 @@ from ...api import annotations as ann
 from ...api.objects import Obj
 from ...api.servicing import ServiceStep
 from ...books.book import Book
+from ...books.estimates import usual
 from ...books.journal import SLOW, STUCK
-from ...books.projections import hoststate_status, usual
+from ...books.projections import hoststate_status
 from ...books.stuck import human_duration
 from ...cluster.interface import HOSTSTATES, AlreadyExists, Cluster, NotFound, Resource
 from ...durations.reading import DurationReader

@@ -11,12 +11,8 @@ from state_controller.api.updates import UpdateStep
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
 from state_controller.books.stuck import StuckPolicy
-from state_controller.observability.collectors import (
-    STATE_CODES,
-    STEP_CODES,
-    BooksCollector,
-    PoolsCollector,
-)
+from state_controller.observability.collectors import STATE_CODES, STEP_CODES, BooksCollector
+from state_controller.observability.pool_collector import PoolsCollector
 from testbed.clocks import T0, Clock
 
 LIFE = [P.REGISTERING, P.INSPECTING, P.PREPARING, P.AVAILABLE, P.PROVISIONING, P.PROVISIONED]

@@ -7,7 +7,7 @@ from typing import Any
 
 from state_controller.api.nodepool import NodePoolStatus
 from state_controller.api.timefmt import rfc3339
-from state_controller.observability.collectors import PoolsCollector
+from state_controller.observability.pool_collector import PoolsCollector
 from state_controller.updates.pool_agreement import (
     AGREE_MESSAGE,
     count_disagreement,

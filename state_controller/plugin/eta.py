@@ -47,6 +47,10 @@ def updating(states: list[Obj], in_pool: set[str]) -> list[Obj]:
     ]
 
 
+def _machines(count: object) -> str:
+    return f"{count} machine" + ("" if count == 1 else "s")
+
+
 def _on_schedule(conditions: list[dict[str, Any]], now: float) -> str:
     found = next((c for c in conditions if c.get("type") == "OnSchedule"), None)
     if found is None:
@@ -134,7 +138,7 @@ def render(pool: Obj, hosts: list[Obj], now: float, limit: int = DEFAULT_LIMIT) 
         rows.append(
             [
                 "from:",
-                f"{estimate.get('machinesLeft')} machines left, {estimate.get('atOnce')} at "
+                f"{_machines(estimate.get('machinesLeft'))} left, {estimate.get('atOnce')} at "
                 f"once, {span(float(estimate.get('machineSeconds') or 0))} per machine "
                 f"(the median of a whole update), the least known step from "
                 f"{estimate.get('samples')} past durations"

@@ -118,7 +118,7 @@ def render(obj: Obj, now: float, since: float | None = None, limit: int = DEFAUL
     lines.append("")
     hidden = len(kept) - len(shown)
     dropped = int(status.get("historyDropped") or 0)
-    summary = f"{len(shown)} of {len(kept)} transitions kept shown"
+    summary = f"shown: {len(shown)} of the {len(kept)} transitions kept"
     if hidden:
         summary += f"; {hidden} earlier not shown (--limit 0 and no --since shows all kept)"
     if dropped:

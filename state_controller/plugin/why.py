@@ -4,10 +4,10 @@ usual for machines like it.
 From its HostState: the phase; the step it is in (a servicing step, a node update step
 or a provisioning state, in that order, as the controller times them), when it entered
 it and what the step's message says; the conditions that are not OK (Stuck, Slow,
-Degraded True; Ready, SpecValid, PoweredOn, SourcesAgree False; a stage condition that
-failed); and ``status.estimate``, the step's usual and late durations on machines of the
-same pool and hardware class, against the time already spent. With no estimate it says
-why, and gives no number.
+Degraded, NodeDegraded True; Ready, SpecValid, PoweredOn, SourcesAgree False; a stage or
+an update step whose reason says it failed); and ``status.estimate``, the step's usual
+and late durations on machines of the same pool and hardware class, against the time
+already spent. With no estimate it says why, and gives no number.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ UPDATE_TIMED = frozenset(s.value for s in IN_PROGRESS)
 UPDATE_DEGRADED = UpdateStep.DEGRADED.value
 PROVISIONING_TIMED = frozenset(s.value for s in TRANSIENT_STATES)
 
-BAD_WHEN_TRUE = frozenset({"Stuck", "Slow", "Degraded"})
-NEUTRAL = frozenset({"Progressing"})  # True or False, it says nothing is wrong
-STAGES = frozenset({"Registered", "Inspected", "Prepared", "Provisioned"})  # False until done
+# conditions whose True is trouble (the summaries, and MachineConfigNode's degraded ones)
+BAD_WHEN_TRUE = frozenset({"Stuck", "Slow", "Degraded", "NodeDegraded", "PinnedImageSetsDegraded"})
+# conditions whose False is trouble; the others (provisioning stages, an update's steps)
+# are False until their stage is done, and trouble only when their reason says it failed
+BAD_WHEN_FALSE = frozenset({"Ready", "SpecValid", "PoweredOn", "SourcesAgree"})
+FAILED_WORDS = ("Fail", "Error")
 
 
 @dataclass(frozen=True)
@@ -85,19 +88,18 @@ def current_step(status: dict[str, Any]) -> Step:
 
 
 def not_ok(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conditions that say something is wrong, in the order written."""
+    """The conditions that say something is wrong (or, for Ready, what the machine waits
+    on), in the order written."""
     bad = []
     for c in conditions:
         kind, status = str(c.get("type") or ""), str(c.get("status") or "")
         reason = str(c.get("reason") or "")
-        if kind in NEUTRAL:
-            continue
         if kind in BAD_WHEN_TRUE:
-            wrong = status != "False"
-        elif kind in STAGES:
-            wrong = status == "False" and ("Fail" in reason or "Error" in reason)
-        else:
+            wrong = status not in ("False", "")
+        elif kind in BAD_WHEN_FALSE:
             wrong = status == "False"
+        else:
+            wrong = status == "False" and any(w in reason for w in FAILED_WORDS)
         if wrong:
             bad.append(c)
     return bad

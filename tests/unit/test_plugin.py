@@ -525,3 +525,71 @@ def test_the_namespace_is_the_contexts_else_default(tmp_path: Any) -> None:
     )
     assert reading.Target(str(config)).namespace() == "metal"
     assert reading.Target(str(config), "b").namespace() == "default"
+
+
+# -- the krew manifest ----------------------------------------------------------------------
+
+
+def test_the_krew_manifest_names_this_version_and_the_archive_the_code_makes() -> None:
+    import hashlib
+    import io
+    import tomllib
+    import zipfile
+    from pathlib import Path
+
+    import yaml
+
+    from state_controller.plugin import krew
+
+    root = Path(__file__).resolve().parents[2]
+    manifest = yaml.safe_load((root / "plugins" / "krew" / "hoststate.yaml").read_text())
+    version = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    assert manifest["apiVersion"] == "krew.googlecontainertools.github.com/v1alpha2"
+    assert (manifest["kind"], manifest["metadata"]["name"]) == ("Plugin", "hoststate")
+    spec = manifest["spec"]
+    assert spec["version"] == f"v{version}"
+    assert "pip install hoststate" in spec["description"]
+    (platform,) = spec["platforms"]
+    assert platform["uri"].endswith(f"/v{version}/{krew.archive_name(version)}")
+    assert platform["sha256"] == krew.sha256() == hashlib.sha256(krew.archive()).hexdigest()
+    assert platform["bin"] == krew.BIN and platform["files"] == [{"from": krew.BIN, "to": "."}]
+    with zipfile.ZipFile(io.BytesIO(krew.archive())) as z:
+        (member,) = z.infolist()
+        assert member.filename == krew.BIN and member.external_attr >> 16 == 0o100755
+        launcher = z.read(member).decode()
+    assert launcher.startswith("#!/bin/sh\n")
+    assert 'exec "$python" -m state_controller.plugin.main "$@"' in launcher
+
+
+def test_the_krew_launcher_runs_the_package_or_says_how_to_install_it(tmp_path: Any) -> None:
+    import io
+    import subprocess
+    import sys
+    import zipfile
+
+    from state_controller.plugin import krew
+
+    with zipfile.ZipFile(io.BytesIO(krew.archive())) as z:
+        z.extractall(tmp_path)
+    launcher = tmp_path / krew.BIN
+    launcher.chmod(0o755)
+
+    def run(python: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(launcher), "why", "--help"],
+            env={"PATH": "/usr/bin:/bin", "HOSTSTATE_PYTHON": python},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    done = run(sys.executable)
+    assert done.returncode == 0 and done.stdout.startswith("usage: kubectl hoststate why")
+    missing = tmp_path / "python-without-hoststate"
+    missing.write_text("#!/bin/sh\nexit 1\n")
+    missing.chmod(0o755)
+    done = run(str(missing))
+    assert done.returncode == 1
+    assert "has no hoststate package; install it with 'pip install hoststate'" in done.stderr

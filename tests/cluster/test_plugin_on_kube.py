@@ -9,9 +9,10 @@ ends a minute behind, so the plugin's ages are a minute more than the controller
 first, while nothing is learned yet, ``why`` and ``eta`` say there is no estimate and
 give no number; on the sixth, in its first step, ``why`` gives the step's usual and late
 durations and ``eta`` the pool's expected end, with the sixth among the machines
-updating; ``history`` shows the first machine's chapters, provisioning and update
-together. Each run is the installed ``kubectl-hoststate`` executable, and once the real
-``kubectl`` finding it on PATH as ``kubectl hoststate``. The outputs are printed (``-s``):
+updating; then the first, updated again in a step never learned (a CRI-O reload), has no
+estimate; ``history`` shows its chapters, provisioning and both updates together. Each
+run is the installed ``kubectl-hoststate`` executable, and once the real ``kubectl``
+finding it on PATH as ``kubectl hoststate``. The outputs are printed (``-s``):
 docs/plugin.md shows them.
 """
 
@@ -49,7 +50,7 @@ NS = HOSTS_NS
 MACHINES = 6
 LEARNED = 5  # the past durations an estimate needs (durations.learned.MIN_SAMPLES)
 WAIT = 60.0  # generous: two shared cores
-OLD, NEW = "rendered-worker-1", "rendered-worker-2"
+OLD, NEW, NEWER = "rendered-worker-1", "rendered-worker-2", "rendered-worker-3"
 PLUGIN = Path(sys.executable).parent / "kubectl-hoststate"
 
 
@@ -231,13 +232,24 @@ def test_history_why_and_eta_on_a_real_rollout(
     (row,) = [line for line in eta.splitlines() if last.name in line]
     assert "preparing update" in row and f"{estimate['samples']} samples" in row
 
+    # the first again, in a step no machine was seen to take: no estimate, and no number
+    first.annotate(
+        {"hoststate.io/desired-config": NEWER, "hoststate.io/update-state": "ReloadingCRIO"}
+    )
+    wait_for(partial(step_is, admin, first.name, S.RELOADING_CRIO), WAIT, "reloading CRI-O")
+    why = plugin(control_plane, "why", first.name, "-n", NS)
+    assert "update step reloading CRI-O, entered" in why
+    assert f"no estimate: fewer than {LEARNED} past durations of reloading CRI-O" in why
+
     history = plugin(control_plane, "history", first.name, "-n", NS)
     headings = [line.split(":")[0] for line in history.splitlines() if line and line[0] != " "]
-    for chapter in ("registration", "inspection", "preparation", "provisioning", "update"):
-        assert chapter in headings, history
+    assert headings[1:-1] == [
+        "registration", "inspection", "preparation", "provisioning", "update", "update",
+    ], history  # fmt: skip
     # one history: an update of a provisioned machine leaves it provisioned again
     assert "provisioned -> preparing update" in history
     assert "resuming -> provisioned" in history
+    assert "provisioned -> reloading CRI-O" in history
     bounded = plugin(control_plane, "history", first.name, "-n", NS, "--limit", "3")
     assert bounded.count(" -> ") == 3 and "earlier not shown" in bounded
 

@@ -70,7 +70,24 @@ def _reads(what: str, err: Exception) -> Failure:
         return Failure(f"not allowed to read {what}: {err}; ask for get and list on it")
     if isinstance(err, ApiError):
         return Failure(f"reading {what}: {err}")
-    return Failure(f"cannot reach the API server to read {what}: {err}")
+    return Failure(
+        f"cannot reach the API server to read {what}: {err}; check the kubeconfig's "
+        "server (--kubeconfig, --context)"
+    )
+
+
+NO_SUCH_KIND = "the server could not find the requested resource"  # a 404 of the path itself
+
+
+def _not_found(what: str, err: NotFound, fix: str) -> Failure:
+    """A 404: the object is not there, or the API server serves no such kind (hoststate's
+    CRDs not installed)."""
+    if NO_SUCH_KIND in str(err):
+        return Failure(
+            f"reading {what}: the API server serves no {what.split()[0]}s "
+            "(hoststate.io/v1alpha1): are hoststate's CRDs installed? (docs/cluster.md)"
+        )
+    return Failure(f"{what} not found; {fix}")
 
 
 def _io_errors() -> tuple[type[Exception], ...]:
@@ -83,10 +100,11 @@ def hoststate(cluster: KubeCluster, namespace: str, name: str) -> Obj:
     """The HostState ``namespace/name``; not found is a Failure that says where to look."""
     try:
         return cluster.get(HOSTSTATES, namespace, name)
-    except NotFound:
-        raise Failure(
-            f"HostState {namespace}/{name} not found; list them with "
-            f"kubectl get hoststates -n {namespace} (or -A for every namespace)"
+    except NotFound as err:
+        raise _not_found(
+            f"HostState {namespace}/{name}",
+            err,
+            f"list them with kubectl get hoststates -n {namespace} (or -A for every namespace)",
         ) from None
     except _io_errors() as err:
         raise _reads(f"HostState {namespace}/{name}", err) from None
@@ -96,9 +114,9 @@ def nodepool(cluster: KubeCluster, name: str) -> Obj:
     """The NodePool ``name`` (cluster-scoped)."""
     try:
         return cluster.get(NODEPOOLS, None, name)
-    except NotFound:
-        raise Failure(
-            f"NodePool {name} not found; list them with kubectl get nodepools.hoststate.io"
+    except NotFound as err:
+        raise _not_found(
+            f"NodePool {name}", err, "list them with kubectl get nodepools.hoststate.io"
         ) from None
     except _io_errors() as err:
         raise _reads(f"NodePool {name}", err) from None

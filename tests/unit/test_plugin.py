@@ -504,6 +504,42 @@ def test_an_object_not_found_is_named_with_exit_code_1(
     assert (out.out, out.err) == ("", message)
 
 
+class NoCRDs(Missing):
+    """An API server without hoststate's CRDs."""
+
+    def get(self, resource: Any, namespace: str | None, name: str) -> Any:
+        raise NotFound("the server could not find the requested resource")
+
+
+def test_an_api_server_without_the_crds_is_told_apart_from_an_object_not_found(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading.Target, "connect", lambda self: NoCRDs())
+    assert main.main(["why", "h", "-n", "metal"]) == 1
+    assert capsys.readouterr().err == (
+        "kubectl hoststate why: reading HostState metal/h: the API server serves no "
+        "HostStates (hoststate.io/v1alpha1): are hoststate's CRDs installed? (docs/cluster.md)\n"
+    )
+
+
+def test_an_api_server_out_of_reach_is_named(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: a, context: {cluster: c, user: u, namespace: metal}}]\n"
+    )
+    assert main.main(["eta", "worker", "--kubeconfig", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kubectl hoststate eta: cannot reach the API server to read NodePool")
+    assert "127.0.0.1" in err and err.endswith(
+        "check the kubeconfig's server (--kubeconfig, --context)\n"
+    )
+
+
 def test_an_unreadable_kubeconfig_is_named(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

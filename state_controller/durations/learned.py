@@ -94,11 +94,5 @@ class Learned:
 
 
 def _estimate(key: StepKey, window: Window) -> Estimate:
-    return Estimate(
-        key,
-        window.quantile(0.5),
-        window.quantile(LATE_QUANTILE),
-        len(window),
-        window.count,
-        window.mean(),
-    )
+    median, late = window.quantiles(0.5, LATE_QUANTILE)
+    return Estimate(key, median, late, len(window), window.count, window.mean())

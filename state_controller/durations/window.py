@@ -41,10 +41,18 @@ class Window:
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the window (linear between ranks, as numpy's default)."""
+        return self.quantiles(q)[0]
+
+    def quantiles(self, *qs: float) -> tuple[float, ...]:
+        """Several quantiles from one sort (an estimate asks two of each window, at a
+        scrape and at each step a pool's rollout is estimated)."""
         ordered = sorted(self._values)
         if not ordered:
             raise ValueError("no durations")
-        rank = q * (len(ordered) - 1)
-        low = int(rank)
-        high = min(low + 1, len(ordered) - 1)
-        return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+        out = []
+        for q in qs:
+            rank = q * (len(ordered) - 1)
+            low = int(rank)
+            high = min(low + 1, len(ordered) - 1)
+            out.append(ordered[low] + (ordered[high] - ordered[low]) * (rank - low))
+        return tuple(out)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..api.objects import Obj
 from .clock import columns, instant, one_line, relative, utc, when
-from .reading import Target, hoststate
+from .reading import Target
 
 HELP = "a machine's timeline: its chapters and transitions, oldest first"
 DEFAULT_LIMIT = 50  # the controller keeps the last 50 by default
@@ -146,9 +146,5 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, target: Target, now: float) -> str:
     """Read the HostState and render its timeline."""
-    cluster = target.connect()
-    try:
-        obj = hoststate(cluster, args.namespace, args.name)
-    finally:
-        cluster.close()
+    obj = target.hoststate(args.namespace, args.name)
     return render(obj, now, since=args.since_at, limit=args.limit)

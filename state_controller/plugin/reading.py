@@ -40,6 +40,14 @@ class Target:
                 + f"): {err}; pass --kubeconfig FILE or --context NAME"
             ) from None
 
+    def hoststate(self, namespace: str, name: str) -> Obj:
+        """The HostState ``namespace/name``, read with a client of its own."""
+        cluster = self.connect()
+        try:
+            return hoststate(cluster, namespace, name)
+        finally:
+            cluster.close()
+
     def namespace(self) -> str:
         """The namespace kubectl would use: the context's own, else ``default`` (in a pod
         with no kubeconfig, the pod's namespace)."""

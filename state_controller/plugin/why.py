@@ -22,7 +22,7 @@ from ..api.states import TRANSIENT_STATES
 from ..api.updates import IN_PROGRESS, UpdateStep
 from ..durations.learned import MIN_SAMPLES
 from .clock import columns, instant, one_line, relative, span, utc, when
-from .reading import Target, hoststate
+from .reading import Target
 
 HELP = "what a machine waits on, since when, and how that compares with machines like it"
 
@@ -234,9 +234,5 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, target: Target, now: float) -> str:
     """Read the HostState and say what it waits on."""
-    cluster = target.connect()
-    try:
-        obj = hoststate(cluster, args.namespace, args.name)
-    finally:
-        cluster.close()
+    obj = target.hoststate(args.namespace, args.name)
     return render(obj, now)

@@ -52,6 +52,12 @@ def _bumped(version: str) -> str:
     return version + ".1"
 
 
+# A step ends at its time give or take this: ``now - started`` of two clock readings
+# 0.3 s apart can come out as 0.29999999999995 (floats near a monotonic clock's value),
+# and a step due at 0.3 s would be polled on for ever by a clock held at its end.
+TICK = 1e-9
+
+
 @dataclass
 class ServiceRun:
     digest: str
@@ -66,7 +72,7 @@ class ServiceRun:
 
     def progress(self, now: float) -> tuple[int, ServiceStep, float]:
         """(tasks done, the step under way, seconds until the next change)."""
-        elapsed = now - self.started
+        elapsed = now - self.started + TICK
         for done, step, _, ends in self._steps():
             if elapsed < ends:
                 return done, step, ends - elapsed
@@ -74,7 +80,7 @@ class ServiceRun:
 
     def passed(self, now: float) -> tuple[tuple[int, ServiceStep, float], ...]:
         """Every step begun by ``now``: (tasks done, step, seconds ago it began)."""
-        elapsed = now - self.started
+        elapsed = now - self.started + TICK
         return tuple(
             (done, step, elapsed - began)
             for done, step, began, _ in self._steps()

@@ -28,6 +28,14 @@ def usual(expected: Expected) -> str:
     )
 
 
+def usual_of_step(expected: Expected | None, step: str, entered_at: float) -> str:
+    """``; draining takes 3m0s-12m0s on machines like it (…), from 240 past durations``
+    when the estimate is of this step (entered at this time); "" when there is none."""
+    if expected is None or expected.step != step or expected.entered_at != entered_at:
+        return ""
+    return f"; {usual(expected)}"
+
+
 def slow_condition(expected: Expected | None, now: float) -> dict[str, Any] | None:
     """``Slow`` while the host is in a step it has an estimate of: True once past the
     step's late bound (as late as one in ten was, or later), with what is usual; absent

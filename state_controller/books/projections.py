@@ -19,7 +19,7 @@ from ..api.timefmt import rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from .book import Book
 from .chapters import UPDATE_CHAPTER
-from .estimates import estimate_status, slow_condition
+from .estimates import estimate_status, slow_condition, usual_of_step
 from .host_conditions import HOST_CONDITION_ORDER
 from .records import (
     BareMetalHostFacts,
@@ -31,7 +31,7 @@ from .records import (
     UpdateCursor,
     cut,
 )
-from .stuck import StuckPolicy, human_duration
+from .stuck import StuckPolicy
 from .update_conditions import CONDITION_TYPES as UPDATE_CONDITION_TYPES
 
 RECENT = "recentTransitions"
@@ -185,10 +185,9 @@ def host_status_differs(projected: dict[str, Any], current: dict[str, Any] | Non
 
 def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur, update = book.cursor, book.node_update()
-    clock = policy.clock(cur, update, book.service)
+    clock = policy.clock(cur, update, book.service, book.facts.pool)
     deadline, entered = clock.deadline, clock.entered_at
     if deadline is not None and now >= deadline:
-        limit = deadline - entered
         if isinstance(clock.step, ServiceStep):
             where, reason = clock.step.value, "StepTimeout"
             detail = f"; {book.service.message}" if book.service.message else ""
@@ -202,8 +201,12 @@ def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
             "type": ConditionType.STUCK.value,
             "status": "True",
             "reason": reason,
-            "message": f"in {where} since {rfc3339(entered)}, "
-            f"longer than the {human_duration(limit)} allowed{detail}",
+            "message": cut(
+                f"in {where} since {rfc3339(entered)}, longer than "
+                f"{policy.limit_words(clock, book.facts.pool)}"
+                f"{usual_of_step(book.seen.expected, where, entered)}{detail}",
+                CONDITION_MESSAGE_MAX,
+            ),
             "lastTransitionTime": rfc3339(deadline),
         }
     return {

@@ -163,6 +163,7 @@ class Facts:
 
     provider_id: str = ""
     node: str = ""  # the Kubernetes Node running on the host ("" while none is known)
+    pool: str = ""  # its Node's pool (updates.signals.NodeSignals.pool; "" without a Node)
     powered_on: bool = False
     hardware_json: bytes | None = None
     image: dict[str, Any] | None = None
@@ -231,6 +232,7 @@ class FactChanges(TypedDict, total=False):
 
     provider_id: str
     node: str
+    pool: str
     powered_on: bool
     hardware: dict[str, Any] | None
     image: dict[str, Any] | None

@@ -1,12 +1,15 @@
 """When is a host stuck? When it has been in a state longer than that state allows.
 
-Thresholds are per state and configurable. Stuck is a pure function of the
-cursor and the clock, so it needs no sweep: the controller arms one timer per
+Thresholds are per state and step, configurable, and can differ per node pool (a pool
+of machines whose restarts always take twenty minutes gets its own ``rebooting``
+threshold, and is not told stuck for being itself). Stuck is a pure function of the
+cursor, the pool and the clock, so it needs no sweep: the controller arms one timer per
 host at :meth:`StuckPolicy.deadline` and re-projects when it fires.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -61,16 +64,22 @@ class StuckPolicy:
     service_thresholds: Mapping[ServiceStep, float] = field(
         default_factory=lambda: dict(DEFAULT_SERVICE_THRESHOLDS)
     )
+    # a node pool's own thresholds, whole (the fleet's with the pool's overrides on top)
+    pools: Mapping[str, StuckPolicy] = field(default_factory=dict)
 
     def clock(
         self,
         cursor: Cursor,
         update: UpdateCursor | None = None,
         service: ServiceCursor | None = None,
+        pool: str = "",
     ) -> Clock:
         """The clock that runs: the servicing step's while a servicing run is under way,
         the update step's while a node update is in progress (``update`` given for a host
-        that runs a Node), else the provisioning state's."""
+        that runs a Node), else the provisioning state's; timed by the thresholds of the
+        machine's ``pool`` where it has its own."""
+        if pool in self.pools:
+            return self.pools[pool].clock(cursor, update, service)
         if service is not None and service.step in SERVICE_IN_PROGRESS:
             limit = self.service_thresholds.get(service.step)
             return Clock(service.entered_at, limit, service.step)
@@ -78,14 +87,19 @@ class StuckPolicy:
             return Clock(update.entered_at, self.step_thresholds.get(update.step), update.step)
         return Clock(cursor.entered_at, self.thresholds.get(cursor.state), None)
 
+    def of_pool(self, pool: str) -> StuckPolicy:
+        """The thresholds a machine of ``pool`` is timed by: the pool's own, or the fleet's."""
+        return self.pools.get(pool, self)
+
     def deadline(
         self,
         cursor: Cursor,
         update: UpdateCursor | None = None,
         service: ServiceCursor | None = None,
+        pool: str = "",
     ) -> float | None:
         """When the host is stuck (None: never)."""
-        return self.clock(cursor, update, service).deadline
+        return self.clock(cursor, update, service, pool).deadline
 
     def is_stuck(
         self,
@@ -93,8 +107,9 @@ class StuckPolicy:
         now: float,
         update: UpdateCursor | None = None,
         service: ServiceCursor | None = None,
+        pool: str = "",
     ) -> bool:
-        deadline = self.deadline(cursor, update, service)
+        deadline = self.deadline(cursor, update, service, pool)
         return deadline is not None and now >= deadline
 
     def scaled(self, factor: float) -> StuckPolicy:
@@ -102,7 +117,14 @@ class StuckPolicy:
             {s: t * factor for s, t in self.thresholds.items()},
             {s: t * factor for s, t in self.step_thresholds.items()},
             {s: t * factor for s, t in self.service_thresholds.items()},
+            {name: own.scaled(factor) for name, own in self.pools.items()},
         )
+
+    def limit_words(self, clock: Clock, pool: str) -> str:
+        """``the 45m0s allowed``, or ``the 30m0s allowed in pool worker`` where the pool
+        has thresholds of its own."""
+        where = f" in pool {pool}" if pool and pool in self.pools else ""
+        return f"the {human_duration(clock.limit or 0)} allowed{where}"
 
 
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
@@ -128,18 +150,53 @@ def parse_duration(text: str) -> float:
 
 
 def stuck_policy(overrides: Iterable[str], base: StuckPolicy | None = None) -> StuckPolicy:
-    """The default thresholds with ``NAME=DURATION`` overrides (``--stuck-after``): a
-    provisioning state, an update step or a servicing step; ``none`` means never stuck."""
-    base = base or StuckPolicy()
+    """The default thresholds with ``[POOL:]NAME=DURATION`` overrides (``--stuck-after``):
+    a provisioning state, an update step or a servicing step; ``none`` means never stuck.
+    With ``POOL:`` the override holds for that node pool's machines only, on top of the
+    fleet's (whatever order the flags come in)."""
+    fleet: list[str] = []
+    by_pool: dict[str, list[str]] = {}
+    for item in overrides:
+        name = item.partition("=")[0]
+        pool, colon, _ = name.partition(":")
+        if not colon:
+            fleet.append(item)
+            continue
+        pool = pool.strip()
+        if not _POOL_NAME.fullmatch(pool):
+            raise ValueError(
+                f"--stuck-after {item!r}: {pool!r} is not a node pool's name; write "
+                "POOL:NAME=DURATION with the pool as its Nodes' role label or "
+                "MachineConfigNode names it, e.g. worker:draining=30m"
+            )
+        by_pool.setdefault(pool, []).append(item.split(":", 1)[1])
+    whole = _overridden(fleet, base or StuckPolicy())
+    pools = {pool: _overridden(items, whole, pool) for pool, items in by_pool.items()}
+    return StuckPolicy(whole.thresholds, whole.step_thresholds, whole.service_thresholds, pools)
+
+
+# a node pool's name: a Kubernetes label value (the role label's suffix, or a
+# MachineConfigPool's name)
+_POOL_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
+
+
+def _overridden(items: Iterable[str], base: StuckPolicy, pool: str = "") -> StuckPolicy:
     states, steps = dict(base.thresholds), dict(base.step_thresholds)
     services = dict(base.service_thresholds)
     names = [s.value for s in S] + [s.value for s in UpdateStep] + [s.value for s in ServiceStep]
-    for item in overrides:
+    shown = f"{pool}:" if pool else ""
+    for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep:
-            raise ValueError(f"--stuck-after {item!r}: write NAME=DURATION, e.g. draining=45m")
-        seconds = None if value.strip() == "none" else parse_duration(value)
+            raise ValueError(
+                f"--stuck-after {shown}{item!r}: write [POOL:]NAME=DURATION, e.g. "
+                "draining=45m or worker:draining=30m"
+            )
+        try:
+            seconds = None if value.strip() == "none" else parse_duration(value)
+        except ValueError as error:
+            raise ValueError(f"--stuck-after {shown}{name}: {error}") from None
         if name in {s.value for s in UpdateStep}:
             _set(steps, UpdateStep(name), seconds)
         elif name in {s.value for s in ServiceStep}:

@@ -146,9 +146,10 @@ def add(p: argparse.ArgumentParser) -> None:
         "--stuck-after",
         action="append",
         default=[],
-        metavar="NAME=DURATION",
-        help="stuck threshold of a provisioning state or update step, e.g. draining=45m "
-        "(repeat for several; 'none' never stuck)",
+        metavar="[POOL:]NAME=DURATION",
+        help="stuck threshold of a provisioning state or update or servicing step, e.g. "
+        "draining=45m, or for one node pool's machines worker:draining=30m (repeat for "
+        "several; 'none' never stuck)",
     )
     p.add_argument(
         "--servicing-max-unavailable",

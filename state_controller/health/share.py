@@ -30,7 +30,7 @@ def share_of(
             hosts += 1
             if book.cursor.error_type is not None:
                 failed += 1
-        if stuck.is_stuck(book.cursor, now, book.node_update(), book.service):
+        if stuck.is_stuck(book.cursor, now, book.node_update(), book.service, book.facts.pool):
             stuck_count += 1
     return Share(
         hosts=hosts,

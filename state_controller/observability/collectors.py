@@ -126,6 +126,12 @@ class BookFamilies:
             labels=[*node, "step"],
         )
 
+        self.pool_stuck = GaugeMetricFamily(
+            "hoststate_nodepool_stuck_machines",
+            "Nodes of each pool stuck in an update step (past the pool's threshold); one "
+            "series per pool its Nodes name, 0 or not.",
+            labels=["pool"],
+        )
         self.sources_disagree = GaugeMetricFamily(
             "hoststate_node_sources_disagree",
             "1 while a followed Node's two accounts of its update (the Machine Config "
@@ -170,6 +176,7 @@ class BookFamilies:
 
     def all(self) -> list[GaugeMetricFamily]:
         return [
+            self.pool_stuck,
             self.slow_seconds,
             self.servicing,
             self.servicing_stuck,
@@ -221,8 +228,13 @@ class BooksCollector(Collector):
         namespaces: set[str] = set()
         per_step: Tally[str] = Tally({s.value: 0 for s in UpdateStep})
         per_service: Tally[tuple[str, str]] = Tally()
+        stuck_per_pool: Tally[str] = Tally()
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
+            pool = book.facts.pool
+            policy = self.stuck.of_pool(pool)
+            if pool:
+                stuck_per_pool[pool] += 0  # every pool has its series, stuck or not
             update = book.node_update()  # immutable, like the cursor
             if update is not None:
                 node = [namespace, name, book.facts.node or name]
@@ -232,11 +244,13 @@ class BooksCollector(Collector):
                 if update.drain_blocked_by:
                     f.drain_blocked.add_metric([*node, update.drain_blocked_by], 1)
                 f.sources_disagree.add_metric(node, 1 if book.seen.sources_disagree else 0)
-                limit = self.stuck.step_thresholds.get(update.step)
+                limit = policy.step_thresholds.get(update.step)
                 if limit is not None and now - update.entered_at >= limit:
                     f.step_stuck_seconds.add_metric(
                         [*node, update.step.value], now - update.entered_at
                     )
+                    if pool:
+                        stuck_per_pool[pool] += 1
             expected = book.seen.expected
             if expected is not None and now >= expected.step_late_at:
                 labels = [namespace, name, expected.kind, expected.step]
@@ -246,7 +260,7 @@ class BooksCollector(Collector):
             service = book.service
             if service.tasks:
                 per_service[namespace, service.step.value] += 1
-                limit = self.stuck.service_thresholds.get(service.step)
+                limit = policy.service_thresholds.get(service.step)
                 if limit is not None and now - service.entered_at >= limit:
                     labels = [namespace, name, service.step.value]
                     f.servicing_stuck.add_metric(labels, now - service.entered_at)
@@ -261,7 +275,7 @@ class BooksCollector(Collector):
             per_state[namespace, state] += 1
             f.state.add_metric(host, STATE_CODES[cur.state])
             f.entered.add_metric(host, cur.entered_at)
-            if self.stuck.is_stuck(cur, now):
+            if policy.is_stuck(cur, now):
                 stuck_per_state[namespace, state] += 1
                 f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
             if cur.error_type is not None:
@@ -281,6 +295,8 @@ class BooksCollector(Collector):
                     f.servicing.add_metric([namespace, service_step.value], count)
         for step, count in sorted(per_step.items()):
             f.steps.add_metric([step], count)
+        for pool, count in sorted(stuck_per_pool.items()):
+            f.pool_stuck.add_metric([pool], count)
         return f.all()
 
 

@@ -58,7 +58,7 @@ def trouble_of(
             # back on a new boot: the book's step is behind the Node (it is read after
             # the machine's step, and this may be asked before), not a lost reboot
             return None, 0.0
-        deadline = stuck.deadline(book.cursor, update)
+        deadline = stuck.deadline(book.cursor, update, pool=book.facts.pool)
         if deadline is not None and now >= deadline:
             return Trouble.REBOOT_LOST, update.entered_at
         return None, 0.0

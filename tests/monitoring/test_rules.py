@@ -58,8 +58,11 @@ def test_every_alert_says_what_a_person_paged_needs() -> None:
         url = notes["runbook_url"]
         assert url.endswith(f"docs/runbooks.md#{name.lower()}"), name
         assert name.lower() in anchors, f"docs/runbooks.md has no section {name}"
-        # the description names what is affected: the host or node, from the series' labels
-        if "host" in rule["expr"] and "stuck" in rule["expr"]:
+        # the description names what is affected: the host, node or pool, from the series'
+        # labels
+        if "hoststate_host_" in rule["expr"] and "stuck" in rule["expr"]:
             assert "$labels.host" in notes["description"], name
         if "node_update" in rule["expr"]:
             assert "$labels.node" in notes["description"], name
+        if "hoststate_nodepool_" in rule["expr"]:
+            assert "$labels.pool" in notes["description"], name

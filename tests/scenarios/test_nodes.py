@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from state_controller.api.updates import UpdateStep
-from state_controller.books.stuck import StuckPolicy
+from state_controller.books.stuck import StuckPolicy, stuck_policy
 from state_controller.cluster.interface import (
     EVENTS,
     HOSTS,
@@ -239,7 +239,8 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
     cluster: Cluster, run_controller: Any
 ) -> None:
     allow_pods(cluster)
-    policy = StuckPolicy(step_thresholds={UpdateStep.DRAINING: 1.0})
+    # the fleet's drains may take an hour; the worker pool's one second
+    policy = stuck_policy(["draining=1h", "worker:draining=1s"])
     config = ControllerConfig(workers=2, backoff=FAST_BACKOFF, stuck=policy)
     with run_controller(cluster, config=config) as running:
         node = SimulatedNode(cluster, "db-3", labels=WORKER)
@@ -269,6 +270,7 @@ def test_a_drain_held_by_a_budget_is_stuck_once_and_says_which(
         state = cluster.get(HOSTSTATES, NODE_STATE_NAMESPACE, "db-3")
         stuck = condition(state, "Stuck")
         assert stuck["reason"] == "StepTimeout" and expected in stuck["message"]
+        assert "longer than the 1s allowed in pool worker" in stuck["message"]
         # a drain that fails, told apart from one that runs: by reason, and by a series
         for ctype in ("Drained", "UpdateExecuted"):
             assert condition(state, ctype)["reason"] == "DrainBlocked", ctype

@@ -150,3 +150,63 @@ def test_stuck_thresholds_are_set_by_name_and_duration() -> None:
     assert UpdateStep.REBOOTING not in policy.step_thresholds
     assert policy.thresholds[ProvisioningState.PROVISIONING] == 7200
     assert policy.thresholds[ProvisioningState.INSPECTING] == 30 * 60  # the default kept
+
+
+def test_a_pool_of_its_own_is_timed_by_its_own_thresholds_whatever_the_flags_order() -> None:
+    from state_controller.books.stuck import stuck_policy
+
+    policy = stuck_policy(["slow:rebooting=40m", "draining=45m", "slow:draining=none"])
+    book = provisioned_book()
+    walk(book, [S.PENDING, S.DRAINING], start=T0 + 100)
+    entered = book.update.entered_at
+
+    def stuck_after(minutes: float) -> dict[str, str]:
+        status = hoststate_status(book, policy, entered + minutes * 60)
+        return next(c for c in status["conditions"] if c["type"] == "Stuck")
+
+    assert stuck_after(46)["status"] == "True"  # no pool: the fleet's 45m
+    assert "longer than the 45m0s allowed;" in stuck_after(46)["message"] + ";"
+    book.note(now=entered, node="worker-0", pool="slow")
+    assert stuck_after(600)["status"] == "False"  # the pool's draining is never stuck
+    assert policy.pools["slow"].step_thresholds[S.REBOOTING] == 40 * 60
+    assert policy.step_thresholds[S.REBOOTING] == POLICY.step_thresholds[S.REBOOTING]
+    book.note(now=entered, pool="worker")  # a pool without thresholds of its own
+    assert stuck_after(46)["status"] == "True"
+    scaled = policy.scaled(0.5)
+    assert S.DRAINING not in scaled.pools["slow"].step_thresholds
+    assert scaled.pools["slow"].step_thresholds[S.REBOOTING] == 20 * 60
+
+
+def test_a_stuck_pool_says_which_pool_allowed_how_long_and_what_is_usual() -> None:
+    from state_controller.books.records import Expected
+    from state_controller.books.stuck import stuck_policy
+
+    policy = stuck_policy(["worker:draining=30m"])
+    book = provisioned_book()
+    book.note(now=T0 + 10, pool="worker")
+    walk(book, [S.PENDING, S.DRAINING], start=T0 + 100)
+    entered = book.update.entered_at
+    usual = Expected("update", "draining", entered, entered + 180, entered + 720,
+                     entered + 900, entered + 1800, 240, "pool worker")  # fmt: skip
+    book.note_seen(now=entered, expected=usual)
+    status = hoststate_status(book, policy, entered + 41 * 60)
+    stuck = next(c for c in status["conditions"] if c["type"] == "Stuck")
+    assert stuck["status"] == "True"
+    assert "longer than the 30m0s allowed in pool worker" in stuck["message"]
+    assert "draining takes 3m0s-12m0s" in stuck["message"]
+    assert "from 240 past durations" in stuck["message"]
+    slow = next(c for c in status["conditions"] if c["type"] == "Slow")
+    assert slow["status"] == "True"
+
+
+def test_a_threshold_for_a_pool_is_refused_with_the_field_and_the_fix() -> None:
+    import pytest
+
+    from state_controller.books.stuck import stuck_policy
+
+    with pytest.raises(ValueError, match=r"':draining=30m'.*POOL:NAME=DURATION"):
+        stuck_policy([":draining=30m"])
+    with pytest.raises(ValueError, match="--stuck-after worker:draining: 'soon' is not"):
+        stuck_policy(["worker:draining=soon"])
+    with pytest.raises(ValueError, match="no state or step 'drainig'"):
+        stuck_policy(["worker:drainig=30m"])

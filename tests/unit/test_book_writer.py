@@ -163,6 +163,32 @@ def test_a_stuck_state_is_told_once_with_how_long_and_the_last_error(
     assert writer.wake_after(book, T0 + 90) is None  # stuck already: no timer
 
 
+def test_a_node_stuck_in_its_pool_is_told_with_the_pools_limit_and_what_is_usual(
+    cluster: EmbeddedCluster, reporter: Reported
+) -> None:
+    from state_controller.api.updates import UpdateStep
+    from state_controller.books.records import Expected, UpdateCursor
+    from state_controller.books.stuck import stuck_policy
+
+    config = ControllerConfig(stuck=stuck_policy(["worker:draining=30m"]))
+    writer = BookWriter(cluster, Informer(cluster, HOSTSTATES, NS), config, reporter)
+    book, delivery = registering(), Delivery()
+    book.note(now=T0, node="worker-0", pool="worker")
+    draining = UpdateCursor(UpdateStep.DRAINING, T0 + 60, "v2", "v1")
+    book.update_to(draining, now=T0 + 60, reason="StepDraining")
+    usual = Expected("update", "draining", T0 + 60, T0 + 240, T0 + 780, T0 + 900,
+                     T0 + 1800, 240, "pool worker")  # fmt: skip
+    book.note_seen(now=T0 + 60, expected=usual)
+    assert writer.wake_after(book, T0 + 60) == 720  # slow first, at the late bound
+    writer.notice_stuck(book, delivery, T0 + 60 + 41 * 60)
+    (notice,) = stuck_notices(book)
+    assert notice.message == (
+        "node worker-0 has been draining for 41m0s, longer than the 30m0s allowed in pool "
+        "worker; draining takes 3m0s-12m0s on machines like it (pool worker), from 240 "
+        "past durations"
+    )
+
+
 def test_a_state_entered_anew_is_told_again_once_stuck(writer: BookWriter) -> None:
     book, delivery = registering(), Delivery()
     writer.notice_stuck(book, delivery, T0 + 61)

@@ -118,3 +118,29 @@ def test_nodepool_counts_are_read_from_the_nodepools() -> None:
     assert series[("hoststate_nodepool_degraded_machines", worker)] == 1
     assert series[("hoststate_nodepool_unavailable_machines", worker)] == 5
     assert series[("hoststate_nodepool_machines", infra)] == 0
+
+
+def test_a_pool_of_its_own_times_its_nodes_and_counts_those_stuck() -> None:
+    from state_controller.books.stuck import stuck_policy
+
+    clock = Clock()
+    books = {}
+    for i, pool in enumerate(("worker", "infra")):
+        book = Book(f"ns/host-{i}", now=T0)
+        book.move(P.PROVISIONED, now=T0, reason="r")
+        book.note(now=T0, node=f"{pool}-0", pool=pool)
+        book.update_to(UpdateCursor(step=UpdateStep.REBOOTING, desired="v2"), now=T0, reason="R")
+        books[book.key] = book
+    policy = stuck_policy(["rebooting=10m", "infra:rebooting=40m"])
+    collector = BooksCollector(lambda: books, policy, clock)
+    clock.now = T0 + 15 * 60  # the worker's reboot is stuck, the infra node's is not
+    series = scrape(collector)
+    stuck = per_host(series, "hoststate_node_update_stuck_seconds")
+    assert stuck == {
+        (("hoststate", "host-0"), ("namespace", "ns"), ("node", "worker-0"), ("step", "rebooting"))
+    }
+    assert series[("hoststate_nodepool_stuck_machines", (("pool", "worker"),))] == 1
+    assert series[("hoststate_nodepool_stuck_machines", (("pool", "infra"),))] == 0
+    clock.now = T0 + 41 * 60
+    series = scrape(collector)
+    assert series[("hoststate_nodepool_stuck_machines", (("pool", "infra"),))] == 1

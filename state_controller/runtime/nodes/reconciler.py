@@ -51,7 +51,10 @@ class NodeFollower:
 
     def follow(self, book: Book, node: NodeSignals | None, now: float) -> None:
         """Record the book's Node (or that it has none) and the step its update is at."""
-        book.note(now=now, node=node.name if node is not None else "")
+        if node is None:
+            book.note(now=now, node="", pool="")
+        else:
+            book.note(now=now, node=node.name, pool=node.pool)
         book.note_seen(now=now, sources_disagree=disagreement(node) if node is not None else None)
         if node is not None:
             progress(book, node, self.drains.status(node.name), now)

@@ -20,7 +20,7 @@ from ...api import annotations as ann
 from ...api.objects import Obj
 from ...api.servicing import ServiceStep
 from ...books.book import Book
-from ...books.estimates import usual
+from ...books.estimates import usual, usual_of_step
 from ...books.journal import SLOW, STUCK
 from ...books.projections import hoststate_status
 from ...books.stuck import human_duration
@@ -141,14 +141,16 @@ class BookWriter:
     def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
         """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
         update = book.node_update()
-        clock = self.config.stuck.clock(book.cursor, update, book.service)
+        clock = self.config.stuck.clock(book.cursor, update, book.service, book.facts.pool)
         if delivery.stuck_announced == clock.entered_at:
             return
         if clock.deadline is None or now < clock.deadline:
             return
         delivery.stuck_announced = clock.entered_at
-        held = f"for {human_duration(now - clock.entered_at)}, longer than the "
-        held += f"{human_duration(clock.limit or 0)} allowed"
+        held = f"for {human_duration(now - clock.entered_at)}, longer than "
+        held += self.config.stuck.limit_words(clock, book.facts.pool)
+        where = clock.step.value if clock.step is not None else book.cursor.state.value
+        held += usual_of_step(book.seen.expected, where, clock.entered_at)
         if isinstance(clock.step, ServiceStep):
             detail = f": {book.service.message}" if book.service.message else ""
             message = f"host has been {clock.step.value} {held}"
@@ -179,7 +181,8 @@ class BookWriter:
     def wake_after(self, book: Book, now: float) -> float | None:
         """Seconds until the book's current state or step is stuck, or slow (None: never,
         or already)."""
-        deadline = self.config.stuck.deadline(book.cursor, book.node_update(), book.service)
+        stuck = self.config.stuck
+        deadline = stuck.deadline(book.cursor, book.node_update(), book.service, book.facts.pool)
         expected = book.seen.expected
         times = [t for t in (deadline, expected and expected.step_late_at) if t and t > now]
         return min(times) - now if times else None

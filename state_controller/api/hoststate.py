@@ -31,6 +31,7 @@ from .base import (
 )
 from .estimates import EstimateShown
 from .host_status import ERROR_TYPE_DESCRIPTION, STATE_DESCRIPTION
+from .inventory import InventoryShown
 from .servicing import SETTINGS_MAX, ServiceStep
 from .states import ErrorType, OperationalStatus, ProvisioningState
 from .updates import UpdateStep
@@ -342,6 +343,7 @@ class HostStateStatus(StatusModel):
         "the power-cycles made, and what is done now.",
     )
     estimate: EstimateShown | None = None
+    inventory: InventoryShown | None = None
     stuck: bool = False
     conditions: list[Condition] = Field(
         default_factory=list,

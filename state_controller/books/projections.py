@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..api.base import CONDITION_MESSAGE_MAX, MESSAGE_MAX, REASON_MAX
-from ..api.hoststate import ConditionType, Phase, Source
+from ..api.hoststate import ConditionType, Phase
 from ..api.servicing import ServiceStep
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
@@ -21,6 +21,7 @@ from .book import Book
 from .chapters import UPDATE_CHAPTER
 from .estimates import estimate_status, slow_condition, usual_of_step
 from .host_conditions import HOST_CONDITION_ORDER
+from .inventory import inventory_of, source
 from .records import (
     BareMetalHostFacts,
     Cursor,
@@ -235,16 +236,6 @@ def _update_progress(update: UpdateCursor) -> dict[str, Any]:
     return out
 
 
-def source(book: Book) -> Source:
-    """What the book follows: a lone Node, an observed BareMetalHost (whose facts only an
-    observed book holds) or a driven Host."""
-    if book.node_only:
-        return Source.NODE
-    if book.facts.bare_metal_host is not None:
-        return Source.BARE_METAL_HOST
-    return Source.HOST
-
-
 def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur = book.cursor
     generation = book.facts.observed_generation
@@ -288,6 +279,8 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
         out["update"] = _update_progress(update)
     if book.facts.consumer:
         out["consumer"] = book.facts.consumer
+    if inventory := inventory_of(book).wire():
+        out["inventory"] = inventory
     if book.facts.bare_metal_host is not None:
         out["bareMetalHost"] = _bare_metal_host(book.facts.bare_metal_host)
     if book.service.tasks or book.service.digest:

@@ -56,7 +56,6 @@ STEP_CODES: dict[UpdateStep, int] = {
 }
 NEW_HOST = "none"  # the ``from`` of a host's first transition (a label is never empty)
 STATE_NAMES = [s.value or NEW_HOST for s in ProvisioningState]
-MESSAGE_LABEL_LIMIT = 200  # characters of an error message carried as a label
 
 
 def state_label(state: str) -> str:
@@ -97,9 +96,10 @@ class BookFamilies:
         )
         self.errors = GaugeMetricFamily(
             "hoststate_host_consecutive_errors",
-            "Consecutive errors of each host in error, with the last message; "
+            "Consecutive errors of each host in error, with the error's type (its message "
+            "is the HostState's status.provisioning.errorMessage, unbounded, never a label); "
             "only hosts in error have a series.",
-            labels=[*host, "state", "type", "message"],
+            labels=[*host, "state", "type"],
         )
         self.in_error = GaugeMetricFamily(
             "hoststate_hosts_in_error",
@@ -280,8 +280,7 @@ class BooksCollector(Collector):
                 f.stuck_seconds.add_metric([*host, state], now - cur.entered_at)
             if cur.error_type is not None:
                 per_error[namespace, cur.error_type.value] += 1
-                message = (cur.error_message or "")[:MESSAGE_LABEL_LIMIT]
-                f.errors.add_metric([*host, state, cur.error_type.value, message], cur.error_count)
+                f.errors.add_metric([*host, state, cur.error_type.value], cur.error_count)
         serviced = {ns for ns, _ in per_service}  # namespaces with a host ever serviced
         for namespace in sorted(namespaces):  # every state and type of a namespace, 0 or not
             for state in STATE_NAMES:

@@ -9,11 +9,12 @@ from .panels import IN_NAMESPACE, RATE, graph, label_variable, listing, new_dash
 
 UID = "hoststate-fleet"
 QUANTILES = (0.5, 0.9, 0.99)
-# Each stuck host with its last error when it has one: the error series (one per host in
-# error) turned into labels to copy, or an empty set of labels for a host with none.
+# Each stuck host with the type of its last error when it has one: the error series (one
+# per host in error) turned into a label to copy, or an empty set of labels for a host with
+# none (the message is the HostState's: `kubectl get hoststate NAME`).
 STUCK_WITH_ERROR = (
     f"hoststate_host_stuck_seconds{{{IN_NAMESPACE}}}"
-    " * on (namespace, host) group_left (type, message) ("
+    " * on (namespace, host) group_left (type) ("
     f"  hoststate_host_consecutive_errors{{{IN_NAMESPACE}}} * 0 + 1"
     f"  or on (namespace, host) hoststate_host_state{{{IN_NAMESPACE}}} * 0 + 1"
     ")"
@@ -69,9 +70,47 @@ def dashboard() -> Dashboard:
                     "state": "State",
                     "Value": "Time in state",
                     "type": "Last error",
-                    "message": "Message",
                 },
-                about="Each host stuck in its state, for how long, and its last error.",
+                about="Each host stuck in its state, for how long, and the type of its last "
+                "error (its message: kubectl get hoststate NAME).",
+            )
+        )
+        .with_row(row("Inventory"))
+        .with_panel(
+            listing(
+                "Hosts by vendor and model",
+                [(f"count by (vendor, model) (hoststate_host_info{{{IN_NAMESPACE}}})", "")],
+                columns={"vendor": "Vendor", "model": "Model", "Value": "Hosts"},
+                unit="short",
+                width=8,
+                about="As inspection reported them (unknown: not inspected, or a lone Node).",
+            )
+        )
+        .with_panel(
+            listing(
+                "Hosts by BIOS version",
+                [
+                    (
+                        f"count by (model, bios_version) (hoststate_host_info{{{IN_NAMESPACE}}})",
+                        "",
+                    )
+                ],
+                columns={"model": "Model", "bios_version": "BIOS", "Value": "Hosts"},
+                unit="short",
+                width=8,
+                about="A model on two BIOS versions is a firmware rollout under way, or one "
+                "that missed some machines.",
+            )
+        )
+        .with_panel(
+            listing(
+                "Hosts by pool and source",
+                [(f"count by (pool, source) (hoststate_host_info{{{IN_NAMESPACE}}})", "")],
+                columns={"pool": "Pool", "source": "Follows", "Value": "Hosts"},
+                unit="short",
+                width=8,
+                about="Source: Host (driven), BareMetalHost (observed) or Node (no machine "
+                "known); pool unlabeled: no Node yet.",
             )
         )
         .with_row(row("Servicing and remediation"))

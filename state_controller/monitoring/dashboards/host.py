@@ -95,7 +95,6 @@ def dashboard() -> Dashboard:
                 columns={
                     "state": "State",
                     "type": "Error",
-                    "message": "Message",
                     "Value": "Consecutive errors",
                 },
                 unit="short",

@@ -23,6 +23,7 @@ from ...books.stuck import StuckPolicy
 from ...durations.learned import Learned
 from ..collectors import BooksCollector, ControllerCollector
 from ..durations import LearnedCollector
+from ..inventory import InventoryCollector
 from ..pool_collector import PoolsCollector
 from .children import Children
 from .client_go import ClientGoMetrics
@@ -60,6 +61,7 @@ class Metrics:
 
     def watch_books(self, books: Callable[[], Mapping[str, Book]], stuck: StuckPolicy) -> None:
         self.registry.register(BooksCollector(books, stuck))
+        self.registry.register(InventoryCollector(books))
 
     def watch_pools(self, pools: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
         self.registry.register(PoolsCollector(pools))

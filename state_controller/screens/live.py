@@ -10,12 +10,14 @@ row is a node already done. The screen therefore sorts before it draws
 2. **In progress** — moving normally — one line each, the message cut to fit;
 3. **Settled** — folded into one line of counts ("41 provisioned and updated").
 
-Then the NodePools during a rollout, progress bars with the time left, and the
-caller's footer (where ``/metrics`` is). :func:`frame` fits all of it into the
-terminal: rows that do not fit are counted on a line of their own, attention
-first to be kept. It is drawn with rich on the alternate screen
-(:class:`.terminal.LiveScreen`), so a resize or a slow terminal never leaves half a
-frame; the last frame is printed again on the normal screen when the screen closes.
+Then the NodePools during a rollout: their counts, each pool's progress bar with when
+its rollout is expected to end as its ``status.estimate`` says (:mod:`.pools`; a pool
+with no estimate says why, a late one is marked), the fleet's bars, and the caller's
+footer (where ``/metrics`` is). :func:`frame` fits all of it into the terminal: rows
+that do not fit are counted on a line of their own, attention first to be kept. It is
+drawn with rich on the alternate screen (:class:`.terminal.LiveScreen`), so a resize or
+a slow terminal never leaves half a frame; the last frame is printed again on the
+normal screen when the screen closes.
 
 :func:`hoststates_table` and :func:`pools_table` print the plain ``kubectl get``
 tables for a terminal that is not one (a pipe, a log).
@@ -38,6 +40,7 @@ from rich.text import Text
 
 from ..api.columns import AGE, HOSTSTATE_COLUMNS, NODEPOOL_COLUMNS, Column
 from ..cluster.interface import HOSTSTATES, NODEPOOLS, Cluster
+from .pools import pool_bars
 from .rows import Row, all_settled, sort_rows
 from .tables import human_age, render, rows
 
@@ -95,19 +98,25 @@ def frame(
     rows in progress, the settled counts, then the pools, the bars and the footer.
 
     What goes below the rows is measured as drawn (a bar wraps on a narrow terminal) and
-    shrinks before the rows that need attention do: the pools fold into one line, then
-    the bars go, then every footer line but the last (where ``/metrics`` is)."""
+    shrinks before the rows that need attention do: each pool's bar goes where it would
+    cost a row, the pools fold into one line, then the bars go, then every footer line
+    but the last (where ``/metrics`` is)."""
     now = time.time() if now is None else now
     attention, moving, settled = sort_rows(items)
     measure = _Measure(width)
     # room for the settled line and, if any, the title and the first row with its reason
     needed = 1 + (1 + measure(_attention_blocks(attention[:1], attention, now)) if attention else 0)
+    choices, per_pool = _below_choices(pools, bars, footer, measure)
     below: list[RenderableType] = []
-    for below in _below_choices(pools, bars, footer, measure):
+    for below in choices:
         if height - measure(below) >= needed:
             break
-    room = height - measure(below)
-    return Group(*_rows(attention, moving, settled, room, measure, now), *below)
+    drawn = _rows(attention, moving, settled, height - measure(below), measure, now)
+    if per_pool and below is choices[0]:  # the pools' bars only where they cost no row
+        lean = _rows(attention, moving, settled, height - measure(choices[1]), measure, now)
+        if measure(lean) > measure(drawn):
+            below, drawn = choices[1], lean
+    return Group(*drawn, *below)
 
 
 class _Measure:
@@ -129,20 +138,25 @@ class _Measure:
 
 def _below_choices(
     pools: Sequence[dict[str, Any]], bars: Bars | None, footer: Sequence[str], measure: _Measure
-) -> list[list[RenderableType]]:
+) -> tuple[list[list[RenderableType]], bool]:
     """What goes below the rows, from the fullest to the leanest (the pools' table only
-    where it is drawn whole)."""
+    where it is drawn whole; first, if they fit, each pool's bar with its estimate), and
+    whether the first has the pools' bars."""
     lines: list[RenderableType] = [Text(t, overflow="ellipsis", no_wrap=True) for t in footer]
     has_bars = bars is not None and len(bars) > 0
     bar: list[RenderableType] = [bars.renderable()] if bars is not None and has_bars else []
     folded: list[RenderableType] = [_pools_line(pools)] if pools else []
     table = _pools(pools) if pools else None
+    counts = [table] if table is not None and measure.fits(table) else folded
+    per_pool = pool_bars(pools, measure.width)
+    fullest = [[*counts, per_pool, *bar, *lines]] if per_pool is not None else []
     return [
-        ([table] if table is not None and measure.fits(table) else folded) + bar + lines,
+        *fullest,
+        counts + bar + lines,
         folded + bar + lines,
         folded + lines,
         lines[-1:],
-    ]
+    ], bool(fullest)
 
 
 def _rows(

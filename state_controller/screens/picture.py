@@ -26,6 +26,7 @@ DRAWN_BY = (
     "screens/live.py",
     "screens/rows.py",
     "screens/progress.py",
+    "screens/pools.py",
     "screens/picture.py",
     "screens/tables.py",
     "api/columns.py",

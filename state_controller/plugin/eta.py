@@ -4,8 +4,12 @@ From the NodePool: its counts (machines, updated, updating, degraded), its
 ``status.estimate`` (expected end and late bound, as first said and as now, the
 machines left, how many update at once, one machine's whole update) and its
 ``OnSchedule`` condition; then the pool's machines still updating, each with its own
-estimate: the HostStates whose Node (``spec.node``) the NodePool's label puts in the
-pool. With no estimate it says why, and gives no number.
+estimate. A machine is in the pool the controller put it in: the pool its HostState
+records (``status.inventory.pool``, which the controller takes from the Node's
+MachineConfigNode ``spec.pool.name`` first, else from the pool label: ``NodeSignals.pool``).
+A HostState that records none (written by an older controller) is placed the same way
+from what the API shows: its Node's MachineConfigNode where that kind is served, else
+the Node's labels. With no estimate it says why, and gives no number.
 """
 
 from __future__ import annotations
@@ -15,33 +19,80 @@ from typing import Any
 
 from ..api.nodepool import UNLABELED_POOL
 from ..api.objects import Obj
-from ..updates.signals import DEFAULT_POOL_LABEL, pool_of
+from ..updates.signals import DEFAULT_POOL_LABEL, machine_config_node_signals, pool_of
 from .clock import columns, instant, one_line, relative, span, utc, when
-from .reading import Target, hoststates, nodepool, nodes
+from .reading import Target, hoststates, machineconfignodes, nodepool, nodes
 from .why import UPDATE_DEGRADED, UPDATE_TIMED
 
 HELP = "a NodePool's rollout: its expected end, on schedule or late, the machines updating"
 DEFAULT_LIMIT = 20  # machines listed
 
 
-def pool_nodes(pool: Obj, all_nodes: list[Obj]) -> set[str]:
-    """The names of the Nodes the pool's label puts in it (``unlabeled``: those in none)."""
+def _pool_name(pool: Obj) -> str:
+    """The pool as the controller names a Node's pool: ``""`` for ``unlabeled``."""
     name = str((pool.get("metadata") or {}).get("name") or "")
+    return "" if name == UNLABELED_POOL else name
+
+
+def node_pools(pool: Obj, all_nodes: list[Obj], mcns: list[Obj]) -> dict[str, str]:
+    """Each Node's pool as the controller decides it from what the API shows: its
+    MachineConfigNode's ``spec.pool.name`` (the MCN named after the Node), else the
+    NodePool's label on the Node (``""``: in none)."""
     label = str((pool.get("spec") or {}).get("label") or DEFAULT_POOL_LABEL)
-    wanted = "" if name == UNLABELED_POOL else name
-    return {
-        str(n["metadata"]["name"])
-        for n in all_nodes
-        if pool_of((n.get("metadata") or {}).get("labels") or {}, label) == wanted
-    }
+    named: dict[str, str] = {}
+    for mcn in mcns:
+        node = ((mcn.get("spec") or {}).get("node") or {}).get("name")
+        chosen = machine_config_node_signals(mcn).pool
+        if chosen:
+            named[str(node or (mcn.get("metadata") or {}).get("name") or "")] = chosen
+    found: dict[str, str] = {}
+    for n in all_nodes:
+        meta = n.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        found[name] = named.get(name) or pool_of(meta.get("labels") or {}, label)
+    return found
 
 
-def updating(states: list[Obj], in_pool: set[str]) -> list[Obj]:
-    """The HostStates of the pool's Nodes with an update under way (or degraded)."""
+def pool_nodes(pool: Obj, all_nodes: list[Obj], mcns: list[Obj] | None = None) -> set[str]:
+    """The names of the Nodes in the pool by what the API shows (``unlabeled``: those in
+    none): see :func:`node_pools`."""
+    wanted = _pool_name(pool)
+    return {n for n, p in node_pools(pool, all_nodes, mcns or []).items() if p == wanted}
+
+
+def recorded_pool(state: Obj) -> str | None:
+    """The pool the controller recorded for the HostState's Node (``status.inventory``;
+    ``""``: in none), or None when the HostState records no inventory."""
+    inventory = (state.get("status") or {}).get("inventory")
+    if not isinstance(inventory, dict) or not inventory.get("source"):
+        return None
+    return str(inventory.get("pool") or "")
+
+
+def in_pool(pool: Obj, states: list[Obj], all_nodes: list[Obj], mcns: list[Obj]) -> list[Obj]:
+    """The HostStates of the pool's machines: those with a Node (``spec.node``) whose
+    recorded pool is this one; for a HostState recording none, its Node's pool as
+    :func:`node_pools` finds it."""
+    wanted = _pool_name(pool)
+    shown = node_pools(pool, all_nodes, mcns)
+    chosen = []
+    for s in states:
+        node = (s.get("spec") or {}).get("node")
+        if not node:
+            continue
+        recorded = recorded_pool(s)
+        if (recorded if recorded is not None else shown.get(str(node))) == wanted:
+            chosen.append(s)
+    return chosen
+
+
+def updating(states: list[Obj], in_pool: set[str] | None = None) -> list[Obj]:
+    """The HostStates (of the Nodes named, when given) with an update under way (or
+    degraded)."""
     return [
         s
         for s in states
-        if (s.get("spec") or {}).get("node") in in_pool
+        if (in_pool is None or (s.get("spec") or {}).get("node") in in_pool)
         and ((s.get("status") or {}).get("update") or {}).get("step")
         in (UPDATE_TIMED | {UPDATE_DEGRADED})
     ]
@@ -176,12 +227,16 @@ def add(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, target: Target, now: float) -> str:
-    """Read the NodePool, the Nodes and the HostStates, and say when the rollout ends."""
+    """Read the NodePool, the HostStates (and, for those recording no pool, the Nodes
+    and MachineConfigNodes), and say when the rollout ends."""
     cluster = target.connect()
     try:
         pool = nodepool(cluster, args.pool)
-        in_pool = pool_nodes(pool, nodes(cluster))
-        hosts = updating(hoststates(cluster), in_pool)
+        states = hoststates(cluster)
+        unrecorded = any(recorded_pool(s) is None for s in states)
+        all_nodes = nodes(cluster) if unrecorded else []
+        mcns = machineconfignodes(cluster) if unrecorded else []
+        hosts = updating(in_pool(pool, states, all_nodes, mcns))
     finally:
         cluster.close()
     return render(pool, hosts, now, limit=args.limit)

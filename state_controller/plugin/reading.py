@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..api.objects import Obj
-from ..cluster.interface import HOSTSTATES, NODEPOOLS, NODES, ApiError, NotFound
+from ..cluster.interface import (
+    HOSTSTATES,
+    MACHINECONFIGNODES,
+    NODEPOOLS,
+    NODES,
+    ApiError,
+    NotFound,
+)
 from ..cluster.kube import KubeCluster
 
 DEFAULT_NAMESPACE = "default"
@@ -144,3 +151,14 @@ def nodes(cluster: KubeCluster) -> list[Obj]:
         return cluster.list(NODES, None)[0]
     except _io_errors() as err:
         raise _reads("Nodes", err) from None
+
+
+def machineconfignodes(cluster: KubeCluster) -> list[Obj]:
+    """Every MachineConfigNode (OpenShift's; each names its Node's pool); none where the
+    API server does not serve the kind (not OpenShift)."""
+    try:
+        return cluster.list(MACHINECONFIGNODES, None)[0]
+    except NotFound:
+        return []
+    except _io_errors() as err:
+        raise _reads("MachineConfigNodes (machineconfiguration.openshift.io/v1)", err) from None

@@ -4,6 +4,7 @@ tests/cluster/test_plugin_on_kube.py runs the installed executable on a real one
 
 from __future__ import annotations
 
+import argparse
 import itertools
 from typing import Any
 
@@ -13,6 +14,7 @@ from state_controller.api.timefmt import parse_rfc3339, rfc3339_ms
 from state_controller.cluster.interface import NotFound
 from state_controller.plugin import eta, history, main, reading, why
 from state_controller.plugin.clock import columns, relative, span
+from state_controller.updates import signals
 
 NOW = parse_rfc3339("2026-11-28T23:50:00Z") or 0.0
 
@@ -423,6 +425,102 @@ def test_the_pools_machines_are_those_its_label_puts_in_it() -> None:
         updating_host("w-01b", "updated", None) | {"spec": {"node": "w-01"}},
     ]
     assert [s["metadata"]["name"] for s in eta.updating(states, {"w-01"})] == ["w-01"]
+
+
+def mcn(node: str, pool: str) -> dict[str, Any]:
+    return {"metadata": {"name": node}, "spec": {"node": {"name": node}, "pool": {"name": pool}}}
+
+
+def test_a_machineconfignode_s_pool_wins_over_the_node_s_labels_as_in_the_controller() -> None:
+    """On OpenShift a custom-pool Node keeps the worker label; its MachineConfigNode names
+    the pool the Machine Config Operator chose, and so does the controller
+    (NodeSignals.pool); "not-yet-set" is no pool, so the labels decide."""
+    nodes = [
+        {"metadata": {"name": "w-01", "labels": {"node-role.kubernetes.io/worker": ""}}},
+        {"metadata": {"name": "g-01", "labels": {"node-role.kubernetes.io/worker": ""}}},
+        {"metadata": {"name": "n-01", "labels": {"node-role.kubernetes.io/worker": ""}}},
+    ]
+    mcns = [mcn("g-01", "gpu"), mcn("n-01", "not-yet-set")]
+    worker = rollout(late=False)
+    gpu = {"metadata": {"name": "gpu"}, "spec": {}}
+    assert eta.pool_nodes(worker, nodes, mcns) == {"w-01", "n-01"}
+    assert eta.pool_nodes(gpu, nodes, mcns) == {"g-01"}
+    for name in ("w-01", "g-01", "n-01"):
+        want = "gpu" if name == "g-01" else "worker"
+        assert signals.node_signals(nodes_by_name(nodes)[name]).role_pool == "worker"
+        assert eta.node_pools(worker, nodes, mcns)[name] == want
+
+
+def nodes_by_name(nodes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {n["metadata"]["name"]: n for n in nodes}
+
+
+def test_eta_takes_the_pool_the_controller_recorded_in_the_hoststate() -> None:
+    """status.inventory.pool is the controller's own choice: it wins over what the Node's
+    labels and MachineConfigNode show now; a HostState without inventory falls back."""
+    nodes = [{"metadata": {"name": n, "labels": {"node-role.kubernetes.io/worker": ""}}}
+             for n in ("a", "b", "c", "d")]  # fmt: skip
+    recorded = updating_host("a", "draining", 3)
+    recorded["status"]["inventory"] = {"source": "Node", "pool": "gpu"}
+    no_pool = updating_host("b", "draining", 3)
+    no_pool["status"]["inventory"] = {"source": "Node"}  # in none: the unlabeled pool
+    older = updating_host("c", "draining", 3)  # no inventory: the Node's MCN says gpu
+    plain = updating_host("d", "draining", 3)  # no inventory, no MCN: its labels
+    states = [recorded, no_pool, older, plain]
+    mcns = [mcn("c", "gpu")]
+
+    def names(pool: str) -> list[str]:
+        chosen = eta.in_pool({"metadata": {"name": pool}, "spec": {}}, states, nodes, mcns)
+        return [s["metadata"]["name"] for s in chosen]
+
+    assert names("gpu") == ["a", "c"]
+    assert names("worker") == ["d"]
+    assert names("unlabeled") == ["b"]
+
+
+class Fleet:
+    """A cluster with one pool, HostStates, Nodes, and MachineConfigNodes or none."""
+
+    def __init__(self, states: list[Any], nodes: list[Any], mcns: list[Any] | None) -> None:
+        self.objects = {"hoststates": states, "nodes": nodes, "machineconfignodes": mcns}
+        self.listed: list[str] = []
+
+    def get(self, resource: Any, namespace: str | None, name: str) -> Any:
+        return {"metadata": {"name": name}, "spec": {}, "status": {"machineCount": 2}}
+
+    def list(self, resource: Any, namespace: str | None) -> Any:
+        self.listed.append(resource.plural)
+        found = self.objects[resource.plural]
+        if found is None:
+            raise NotFound("the server could not find the requested resource")
+        return found, "1"
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_eta_run_reads_machineconfignodes_only_when_a_hoststate_records_no_pool(
+    monkeypatch: pytest.MonkeyPatch, served: bool
+) -> None:
+    nodes = [{"metadata": {"name": n, "labels": {"node-role.kubernetes.io/worker": ""}}}
+             for n in ("a", "b")]  # fmt: skip
+    states = [updating_host("a", "draining", 3), updating_host("b", "draining", 3)]
+    fleet = Fleet(states, nodes, [mcn("a", "gpu")] if served else None)
+    monkeypatch.setattr(reading.Target, "connect", lambda self: fleet)
+    args = argparse.Namespace(pool="gpu", limit=20)
+    text = eta.run(args, reading.Target(), NOW)
+    assert fleet.listed == ["hoststates", "nodes", "machineconfignodes"]
+    assert (
+        ("machines updating: 1" in text and "metal/a" in text)
+        if served
+        else ("machines updating: none" in text)
+    )
+    for s in states:
+        s["status"]["inventory"] = {"source": "Node", "pool": "gpu"}
+    fleet.listed.clear()
+    text = eta.run(args, reading.Target(), NOW)
+    assert fleet.listed == ["hoststates"] and "machines updating: 2" in text
 
 
 # -- arguments, errors ----------------------------------------------------------------------

@@ -94,6 +94,8 @@ class ConditionType(StrEnum):
     POWERED_ON = "PoweredOn"
     # a node's two accounts of its update (MCO annotations, MachineConfigNode) agree
     SOURCES_AGREE = "SourcesAgree"
+    # the machine's hardware, by its BMC's health rollup (where something reports it)
+    HARDWARE_HEALTHY = "HardwareHealthy"
 
 
 class HostStateSpec(SpecModel):

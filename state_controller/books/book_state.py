@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Unpack
 
+from ..api.hardware import CONDITION
 from ..api.hoststate import ConditionType
 from . import conditions, host_conditions, update_conditions
 from .records import (
     Cursor,
     FactChanges,
     Facts,
+    HardwareHealth,
     Observations,
     SeenChanges,
     ServiceCursor,
@@ -25,6 +27,7 @@ from .records import (
 )
 
 SOURCES_AGREE = ConditionType.SOURCES_AGREE.value
+HARDWARE_HEALTHY = ConditionType.HARDWARE_HEALTHY.value
 
 
 class BookState:
@@ -106,12 +109,14 @@ class BookState:
                 **update_conditions.derive(self.update),
             }
         elif not self.facts.node:
-            return conditions.derive(self.cursor, self.facts, self.seen, service=self.service)
+            derived = conditions.derive(self.cursor, self.facts, self.seen, service=self.service)
         else:
             derived = {
                 **conditions.derive(self.cursor, self.facts, self.seen, self.update, self.service),
                 **update_conditions.derive(self.update),
             }
+        if self.facts.health is not None:
+            derived[HARDWARE_HEALTHY] = _hardware_healthy(self.facts.health)
         apart = self.seen.sources_disagree
         if apart is not None:
             derived[SOURCES_AGREE] = (
@@ -136,3 +141,11 @@ class BookState:
         return conditions.stamped(
             current, self.host_stamps, self._changed_at, self.cursor.entered_at
         )
+
+
+def _hardware_healthy(health: HardwareHealth) -> conditions.Cond:
+    """``HardwareHealthy``: the BMC's health rollup, in the reporter's words."""
+    status, reason = CONDITION[health.health]
+    said = f": {health.message}" if health.message else ""
+    rollup = f"the BMC's health rollup is {health.health.value}, as the {health.source} says"
+    return conditions.Cond(status, reason, rollup + said)

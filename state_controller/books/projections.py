@@ -245,6 +245,8 @@ def hoststate_status(book: Book, policy: StuckPolicy, now: float) -> dict[str, A
     order = _condition_order(book)
     if ConditionType.SOURCES_AGREE in derived:  # only for a node with two accounts
         order = (*order, ConditionType.SOURCES_AGREE)
+    if ConditionType.HARDWARE_HEALTHY in derived:  # only where something reports health
+        order = (*order, ConditionType.HARDWARE_HEALTHY)
     slow = slow_condition(book.seen.expected, now)
     for ctype in order:
         cond = stuck if ctype == ConditionType.STUCK else derived[ctype]

@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 import orjson
 
 from ..api.base import MESSAGE_MAX
+from ..api.hardware import Health
 from ..api.objects import to_json
 from ..api.servicing import ServiceStep
 from ..api.states import ErrorType, OperationalStatus, ProvisioningState
@@ -114,6 +115,16 @@ class BareMetalHostFacts:
     conditions: tuple[ForeignCondition, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class HardwareHealth:
+    """The machine's hardware health as its BMC rolls it up, and who reported it (the
+    observed BareMetalHost's ``Healthy`` condition). Immutable: replaced whole."""
+
+    health: Health
+    message: str  # the reporter's words ("" none)
+    source: str  # who reported it: BareMetalHost
+
+
 POWER_CYCLED = "PowerCycled"  # the record of one remediation attempt
 REMEDIATED = "Remediated"  # the record of a Node back after remediation
 
@@ -187,6 +198,8 @@ class Facts:
     serviced: str = ""
     # what the BMC reports of its firmware: settings with their schema, component versions
     firmware: dict[str, Any] | None = None
+    # its hardware's health by its BMC's rollup (None: nothing reports it)
+    health: HardwareHealth | None = None
 
     @property
     def hardware(self) -> dict[str, Any] | None:
@@ -249,6 +262,7 @@ class FactChanges(TypedDict, total=False):
     remediation: Remediation | None
     serviced: str
     firmware: dict[str, Any] | None
+    health: HardwareHealth | None
 
 
 class SeenChanges(TypedDict, total=False):

@@ -1,6 +1,8 @@
-"""The fleet's inventory at scrape time: one ``hoststate_host_info`` series per host, its
+"""The fleet's machines at scrape time: one ``hoststate_host_info`` series per host, its
 labels what the machine is (books/inventory.py), so that dashboards group hosts by vendor,
-model, BIOS version, pool, source and consumer, and other series join it by host.
+model, BIOS version, pool, source and consumer, and other series join it by host; and
+``hoststate_host_hardware_unhealthy`` for each machine whose BMC's health rollup says
+Warning or Critical, while it says so.
 
 One series per host, whatever its values: a host whose BIOS is updated moves to a new
 series and leaves the old one (an info series, as kube-state-metrics' ``kube_node_info``).
@@ -16,6 +18,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ..api.hardware import Health
 from ..books.book import Book
 from ..books.inventory import inventory_of
 from .durations import UNKNOWN_CLASS, UNLABELED_POOL
@@ -35,17 +38,33 @@ def _family() -> GaugeMetricFamily:
     )
 
 
+def _unhealthy() -> GaugeMetricFamily:
+    return GaugeMetricFamily(
+        "hoststate_host_hardware_unhealthy",
+        "1 for each host whose BMC's health rollup says Warning or Critical (the HostState's "
+        "HardwareHealthy condition says what it said), with who reported it; only such "
+        "hosts have a series.",
+        labels=["namespace", "host", "health", "source"],
+    )
+
+
+UNHEALTHY = frozenset({Health.WARNING, Health.CRITICAL})
+
+
 class InventoryCollector(Collector):
     def __init__(self, books: Callable[[], Mapping[str, Book]]) -> None:
         self.books = books
 
     def describe(self) -> Iterable[Any]:
-        return [_family()]
+        return [_family(), _unhealthy()]
 
     def collect(self) -> Iterable[Any]:
-        family = _family()
+        family, unhealthy = _family(), _unhealthy()
         for key, book in list(self.books().items()):
             namespace, _, name = key.partition("/")
+            health = book.facts.health
+            if health is not None and health.health in UNHEALTHY:
+                unhealthy.add_metric([namespace, name, health.health.value, health.source], 1)
             seen = inventory_of(book)
             family.add_metric(
                 [
@@ -60,4 +79,4 @@ class InventoryCollector(Collector):
                 ],
                 1,
             )
-        return [family]
+        return [family, unhealthy]

@@ -37,6 +37,7 @@ from ..api.hoststate import (
 from ..api.timefmt import parse_rfc3339
 from ..books.book import Book
 from ..books.records import BareMetalHostFacts, ForeignCondition, cut
+from .health import health_reported
 
 EVENT_REASON_MAX = 128  # events.k8s.io/v1's limit for an Event's reason
 
@@ -126,6 +127,7 @@ def observe_facts(book: Book, bmh: dict[str, Any], now: float) -> None:
     before = book.facts.bare_metal_host
     was_consumer = book.facts.consumer
     seen, consumer = facts_of(bmh), consumer_of(bmh)
+    book.note(now=now, health=health_reported(seen.conditions))
     if not book.note(now=now, bare_metal_host=seen, consumer=consumer):
         return
     if before is None:

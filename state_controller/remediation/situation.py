@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..api.hardware import Health
 from ..api.states import OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..api.updates import UpdateStep
@@ -82,6 +83,12 @@ def blocked_by(book: Book, *, deleting: bool) -> str:
         return f"not provisioned ({cursor.state.value or 'new'})"
     if cursor.operational_status == OperationalStatus.ERROR and cursor.error_type is not None:
         return f"in error ({cursor.error_type.value}: its BMC or backend is failing)"
+    health = book.facts.health
+    if health is not None and health.health == Health.CRITICAL:
+        return (
+            f"failed, by its BMC's health rollup (Critical, as the {health.source} says): "
+            "a power-cycle mends no failed part"
+        )
     return ""
 
 

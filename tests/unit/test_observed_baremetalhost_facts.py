@@ -86,8 +86,10 @@ def test_bmos_conditions_are_shown_as_written_apart_from_hoststates_own() -> Non
         "message": "",
         "lastTransitionTime": rfc3339(T0 - 50),  # BMO's time, not when it was seen
     }
-    # hoststate's own condition set is unchanged: BMO's are not mixed into it
-    assert [c["type"] for c in status["conditions"]] == list(CONDITION_ORDER)
+    # hoststate's own condition set is unchanged but for what the BMC says of the
+    # hardware (HardwareHealthy, from BMO's Healthy): BMO's are not mixed into it
+    types = [c["type"] for c in status["conditions"]]
+    assert types == [*CONDITION_ORDER, "HardwareHealthy"]
     assert status["bareMetalHost"]["online"] is True and "detached" not in status["bareMetalHost"]
 
 
@@ -242,3 +244,38 @@ def test_what_is_restated_is_what_bmo_sets_for_a_state_or_a_status() -> None:
             cond.update(status="False", reason="NotManageableReason")
     observe(book, other, T0 + 5)
     assert [n[:2] for n in notices(book, start)] == [("Warning", "ManageableNotManageableReason")]
+
+
+def test_the_bmcs_health_rollup_is_the_hardware_healthy_condition_a_series_and_a_hold() -> None:
+    from state_controller.observability.inventory import InventoryCollector
+    from state_controller.remediation.situation import blocked_by
+
+    book = Book(KEY, now=T0)
+    unhealthy = InventoryCollector(lambda: {KEY: book})
+
+    def condition(now: float) -> dict[str, Any]:
+        conditions = status_of(book, now)["conditions"]
+        return next(c for c in conditions if c["type"] == "HardwareHealthy")
+
+    def series() -> list[dict[str, str]]:
+        samples = [s for family in unhealthy.collect() for s in family.samples]
+        return [dict(s.labels) for s in samples if s.name == "hoststate_host_hardware_unhealthy"]
+
+    observe(book, bmh("provisioned"), T0)  # no Healthy condition: nothing reports health
+    assert "HardwareHealthy" not in [c["type"] for c in status_of(book, T0)["conditions"]]
+    observe(book, shown("provisioned", healthy="Healthy"), T0 + 1)
+    assert (condition(T0 + 1)["status"], condition(T0 + 1)["reason"]) == ("True", "Healthy")
+    assert series() == [] and blocked_by(book, deleting=False) == ""
+    observe(book, shown("provisioned", healthy="Warning", at=T0 + 10), T0 + 12)
+    assert (condition(T0 + 12)["status"], condition(T0 + 12)["reason"]) == ("False", "Warning")
+    assert series() == [{"namespace": "metal3", "host": "worker-0",
+                         "health": "Warning", "source": "BareMetalHost"}]  # fmt: skip
+    assert blocked_by(book, deleting=False) == ""  # degraded, not failed: may be power-cycled
+    observe(book, shown("provisioned", healthy="CriticalError", at=T0 + 20), T0 + 22)
+    critical = condition(T0 + 22)
+    assert (critical["status"], critical["reason"]) == ("False", "CriticalError")
+    assert critical["message"].startswith("the BMC's health rollup is Critical")
+    assert [s["health"] for s in series()] == ["Critical"]
+    assert blocked_by(book, deleting=False).startswith("failed, by its BMC's health rollup")
+    observe(book, shown("provisioned", healthy="", at=T0 + 30), T0 + 32)  # BMC not answering
+    assert condition(T0 + 32)["status"] == "Unknown" and series() == []

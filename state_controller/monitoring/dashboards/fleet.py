@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grafana_foundation_sdk.builders import table
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 
 from ...api.servicing import SERVICE_ACTIVE
@@ -21,6 +22,20 @@ STUCK_WITH_ERROR = (
 )
 FLEET_WIDE = "Counted for the whole fleet (the counters carry no namespace, to stay small)."
 ACTIVE = "|".join(sorted(s.value for s in SERVICE_ACTIVE))
+
+
+def _counted(title: str, by: dict[str, str], about: str) -> table.Panel:
+    """A table of the hosts counted by some of ``hoststate_host_info``'s labels (``by``:
+    each label and its column's title)."""
+    labels = ", ".join(by)
+    return listing(
+        title,
+        [(f"count by ({labels}) (hoststate_host_info{{{IN_NAMESPACE}}})", "")],
+        columns={**by, "Value": "Hosts"},
+        unit="short",
+        width=8,
+        about=about,
+    )
 
 
 def dashboard() -> Dashboard:
@@ -77,40 +92,26 @@ def dashboard() -> Dashboard:
         )
         .with_row(row("Inventory"))
         .with_panel(
-            listing(
+            _counted(
                 "Hosts by vendor and model",
-                [(f"count by (vendor, model) (hoststate_host_info{{{IN_NAMESPACE}}})", "")],
-                columns={"vendor": "Vendor", "model": "Model", "Value": "Hosts"},
-                unit="short",
-                width=8,
-                about="As inspection reported them (unknown: not inspected, or a lone Node).",
+                {"vendor": "Vendor", "model": "Model"},
+                "As inspection reported them (unknown: not inspected, or a lone Node).",
             )
         )
         .with_panel(
-            listing(
+            _counted(
                 "Hosts by BIOS version",
-                [
-                    (
-                        f"count by (model, bios_version) (hoststate_host_info{{{IN_NAMESPACE}}})",
-                        "",
-                    )
-                ],
-                columns={"model": "Model", "bios_version": "BIOS", "Value": "Hosts"},
-                unit="short",
-                width=8,
-                about="A model on two BIOS versions is a firmware rollout under way, or one "
-                "that missed some machines.",
+                {"model": "Model", "bios_version": "BIOS"},
+                "A model on two BIOS versions is a firmware rollout under way, or one that "
+                "missed some machines.",
             )
         )
         .with_panel(
-            listing(
+            _counted(
                 "Hosts by pool and source",
-                [(f"count by (pool, source) (hoststate_host_info{{{IN_NAMESPACE}}})", "")],
-                columns={"pool": "Pool", "source": "Follows", "Value": "Hosts"},
-                unit="short",
-                width=8,
-                about="Source: Host (driven), BareMetalHost (observed) or Node (no machine "
-                "known); pool unlabeled: no Node yet.",
+                {"pool": "Pool", "source": "Follows"},
+                "Source: Host (driven), BareMetalHost (observed) or Node (no machine known); "
+                "pool unlabeled: no Node yet.",
             )
         )
         .with_row(row("Servicing and remediation"))

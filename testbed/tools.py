@@ -1,6 +1,7 @@
 """The Go-built tools of the install tests, each built (or fetched) once from the Go module
 proxy by its script under tools/ and cached under ~/.cache/hoststate, like the control
-plane (testbed/kube.py): Helm, the OLM bundle validator, prometheus-operator's CRDs."""
+plane (testbed/kube.py): Helm, the OLM bundle validator, krew's manifest validator,
+prometheus-operator's CRDs."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def olm_validator() -> Path:
     """tools/olm/validate, built: ``validate-bundle [-json] [-operatorhub=false] DIR``
     prints the operator-framework validators' findings and exits 1 on any error."""
     return _cached("olm/build.sh", timeout=1800)
+
+
+def krew_validator() -> Path:
+    """krew's validate-krew-manifest (sigs.k8s.io/krew, pinned in tools/krew/go.mod):
+    ``-manifest FILE -skip-install`` exits non-zero and says why on an invalid manifest."""
+    return _cached("krew/build.sh", timeout=1200)
 
 
 def clusterctl() -> Path:

@@ -1,5 +1,5 @@
 # Sourced by the scripts that build a tool from a Go module pinned in their folder
-# (tools/k8s, tools/helm, tools/olm, tools/clusterctl, tools/alertmanager): the one way
+# (tools/k8s, tools/helm, tools/olm, tools/clusterctl, tools/alertmanager, tools/krew): the one way
 # they keep Go's environment, key their cache, serialise concurrent builds and publish a build, so that a fix to
 # one (a lock left by a killed build, a toolchain fetched behind our back) is a fix
 # to all. Each script says what it builds and how; this file is the cache around it.

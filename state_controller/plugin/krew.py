@@ -10,7 +10,9 @@ date and mode, so the same launcher always makes the same bytes and the manifest
 sha256 can be checked against it (tests/unit/test_plugin.py).
 
 ``python -m state_controller.plugin.krew DIR`` writes the archive into DIR (to attach to
-the release the manifest's ``uri`` names) and prints its sha256.
+the release the manifest's ``uri`` names) and prints its path, its sha256 and the
+manifest's lines that name it (``version``, ``uri``, ``sha256``), to paste into
+``plugins/krew/hoststate.yaml`` when the version changes.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ fi
 exec "$python" -m state_controller.plugin.main "$@"
 """
 FIXED_DATE = (2020, 1, 1, 0, 0, 0)  # zip dates start in 1980; any fixed one will do
+RELEASES = "https://github.com/hoststate/hoststate/releases/download"  # + /vX.Y.Z/archive
 
 
 def archive_name(version: str) -> str:
@@ -59,18 +62,44 @@ def sha256() -> str:
     return hashlib.sha256(archive()).hexdigest()
 
 
+def uri(version: str) -> str:
+    """Where the release of ``version`` serves the archive (the manifest's ``uri``)."""
+    tag = f"v{version.removeprefix('v')}"
+    return f"{RELEASES}/{tag}/{archive_name(version)}"
+
+
+def manifest_lines(version: str) -> str:
+    """The lines of plugins/krew/hoststate.yaml that name the archive of ``version``."""
+    return (
+        f"  version: v{version.removeprefix('v')}\n"
+        f"      uri: {uri(version)}\n"
+        f"      sha256: {sha256()}\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write the archive into the directory named, print its path and sha256."""
+    """Write the archive into the directory named; print its path and sha256, and the
+    manifest's lines to paste."""
     from .. import __version__
 
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m state_controller.plugin.krew DIR", file=sys.stderr)
+    if len(args) != 1 or args[0].startswith("-"):
+        print(
+            "usage: python -m state_controller.plugin.krew DIR (the directory to write "
+            f"{archive_name(__version__)} into)",
+            file=sys.stderr,
+        )
         return 2
     path = Path(args[0]) / archive_name(__version__)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(archive())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(archive())
+    except OSError as err:
+        print(f"cannot write {path}: {err}; name a directory you can write to", file=sys.stderr)
+        return 1
     print(f"{path} sha256 {sha256()}")
+    print("plugins/krew/hoststate.yaml names it with (spec.version, then in spec.platforms[0]):")
+    print(manifest_lines(__version__), end="")
     return 0
 
 

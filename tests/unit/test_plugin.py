@@ -695,6 +695,40 @@ def test_the_krew_manifest_names_this_version_and_the_archive_the_code_makes() -
     assert 'exec "$python" -m state_controller.plugin.main "$@"' in launcher
 
 
+def test_the_krew_release_archive_written_is_the_one_the_manifest_names(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m state_controller.plugin.krew DIR`` writes the file a release attaches:
+    its sha256 is the manifest's, and the lines it prints are the manifest's own."""
+    import hashlib
+    from pathlib import Path
+
+    import yaml
+
+    from state_controller import __version__
+    from state_controller.plugin import krew
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "plugins" / "krew" / "hoststate.yaml").read_text()
+    (platform,) = yaml.safe_load(text)["spec"]["platforms"]
+    assert krew.main([str(tmp_path / "dist")]) == 0
+    written = tmp_path / "dist" / platform["uri"].rsplit("/", 1)[1]
+    assert hashlib.sha256(written.read_bytes()).hexdigest() == platform["sha256"]
+    out = capsys.readouterr().out
+    assert out.startswith(f"{written} sha256 {platform['sha256']}\n")
+    uncommented = [line.split(" #")[0] for line in text.splitlines()]
+    for line in krew.manifest_lines(__version__).splitlines():
+        assert line in uncommented and line in out
+    assert krew.main([str(tmp_path / "dist")]) == 0  # again: the same bytes
+    assert hashlib.sha256(written.read_bytes()).hexdigest() == platform["sha256"]
+    assert krew.main([]) == 2 and "usage: python -m state_controller.plugin.krew DIR" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "file").write_text("")
+    assert krew.main([str(tmp_path / "file")]) == 1
+    assert "name a directory you can write to" in capsys.readouterr().err
+
+
 def test_the_krew_launcher_runs_the_package_or_says_how_to_install_it(tmp_path: Any) -> None:
     import io
     import subprocess

@@ -89,9 +89,11 @@ def cluster_for(kube: bool) -> Iterator[Cluster]:
         return
     from benchmarks.harness import control_plane
     from state_controller.cluster.kube import KubeCluster
+    from testbed.scenarios import allow_pods
 
     with control_plane("eta-accuracy") as plane:
         client = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
+        allow_pods(client)  # the Nodes' pods need the namespace's default ServiceAccount
         try:
             yield client
         finally:

@@ -20,7 +20,10 @@ from packaging.version import Version
 
 from tests.image import locks
 
-pytestmark = pytest.mark.slow
+# The first build makes the Debian bases with mmdebstrap and installs the locks: from an
+# empty cache, beside three other test workers, that is more than pytest's default 300 s
+# (tools/image/build.sh is bounded by its own 1,200 s below).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 ROOT = Path(__file__).resolve().parents[2]
 TAG = "localhost/hoststate/state-controller:test"

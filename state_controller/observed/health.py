@@ -7,15 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..api.hardware import Health
+from ..api.hardware import CONDITION, Health
 from ..books.records import ForeignCondition, HardwareHealth
 
 HEALTHY = "Healthy"  # the condition's type
-REASONS = {
-    "Healthy": Health.OK,
-    "Warning": Health.WARNING,
-    "CriticalError": Health.CRITICAL,
-}
+# its reasons are the HardwareHealthy condition's own words: read back through that table
+REASONS = {reason: health for health, (_, reason) in CONDITION.items()}
 SOURCE = "BareMetalHost"
 
 

@@ -54,6 +54,13 @@ def test_the_masks_keep_what_is_not_time() -> None:
         "[ 12.2s] update: 7/8 nodes at their new config | draining=1, rebooting=2 | stuck host-0002"
     )
     assert samples.differences(line, other) == []
+    late = (
+        "2026-11-29T01:35:00Z WARNING state_controller.runtime.pools.reconciler: pool worker: "
+        "the rollout runs late: expected to end at 2026-11-29T01:36:00Z"
+    )
+    assert samples.differences(f"{line}\n{late}", other) == []  # told or not, as timing falls
+    stuck = "2026-11-29T01:35:00Z WARNING state_controller.hosts: host-0002 Stuck: draining"
+    assert samples.differences(f"{line}\n{stuck}", other) != []  # any other line is kept
     assert samples.differences(line, other.replace("new config", "config")) != []
     # a UUID is masked whole, even one with a group that reads like a duration
     uuid = "323d1c38-052a-4ae2-8d1d-f50b5396cc6b"

@@ -246,9 +246,13 @@ _STUCK_DETAIL = re.compile(r" allowed: .*? host=")  # what was known the moment 
 
 
 def _loose(line: str) -> str:
-    """A progress or log line, whose counts depend on when it was printed; of a Stuck
-    warning, the detail that follows the threshold (a drain still being counted, or
-    already blocked by a budget, depending on which informer spoke first)."""
+    """A progress or log line, whose counts depend on when it was printed; of a progress
+    line, only what it is about (its fields after the first ``|`` come and go with the
+    moment: no host counted yet in any state, or nothing stuck); of a Stuck warning, the
+    detail that follows the threshold (a drain still being counted, or already blocked
+    by a budget, depending on which informer spoke first)."""
+    if line.startswith("[<t>]"):
+        line = line.split(" |", 1)[0]
     return re.sub(r"\d+", "N", _COUNTS.sub("…", _STUCK_DETAIL.sub(" allowed: … host=", line)))
 
 

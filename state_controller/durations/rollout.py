@@ -9,7 +9,9 @@ at once and how long an update of the pool's machines took.
   :mod:`.expected` does for one host.
 - A machine under way (from ``update pending``, its turn given, to ``resuming``) has what
   its own estimate left (:class:`~..books.records.Expected`, none below zero), or, without
-  one, a whole update less the time it has run.
+  one, a whole update less the time it has run; once it has run longer than a whole
+  update, as long again as it is overdue (a lost reboot holds its slot as a late step
+  does, not a slot free at once).
 - A machine late in its step (past the step's late bound) is expected to need as long
   again as it has been late, then the rest of its update; a degraded one, as long again as
   it has been degraded: nothing says when a blocked drain or a failed apply ends, and the
@@ -130,7 +132,10 @@ def rollout_expected(
             under_way.append((max(expected.ends_at - now, 0.0), late))
         else:
             ran = now - (update.started_at or now)
-            under_way.append((max(machine.seconds - ran, 0.0), machine.spread))
+            if ran > machine.seconds:  # past its whole update: held, as a late step is
+                under_way.append((ran - machine.seconds, machine.spread))
+            else:
+                under_way.append((machine.seconds - ran, machine.spread))
     if not under_way and not waiting:
         return None
     at_once = max(len(under_way), at_once_seen, 1)

@@ -68,6 +68,20 @@ def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
     assert wider is not None and wider.at_once == 5
 
 
+def test_a_machine_past_its_whole_update_holds_its_slot_as_long_again() -> None:
+    # a reboot lost: no estimate of its step, and it has run 900 s of a 600 s update
+    lost = (draining(T0), None, None)
+    alone = rollout_expected([lost], "v2", WHOLE, now=T0 + 900)
+    assert alone is not None and alone.ends_at - T0 == pytest.approx(900 + 300)
+    # the machine behind it waits for that slot, not for one free at once
+    behind = rollout_expected([lost, (WAITING, None, None)], "v2", WHOLE, now=T0 + 900)
+    assert behind is not None and behind.at_once == 1
+    assert behind.ends_at - T0 == pytest.approx(900 + 300 + 600)
+    # one on time has what its whole update leaves
+    early = rollout_expected([lost], "v2", WHOLE, now=T0 + 450)
+    assert early is not None and early.ends_at - T0 == pytest.approx(450 + 150)
+
+
 def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
     first = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0)
     assert first is not None

@@ -15,13 +15,15 @@ minutes, a restart twelve, thirty on the slow model).
 Every 0.1 s the run reads each NodePool: how many machines are updated, and the finish
 time its ``status.estimate`` shows (what a user reads). When a pool reaches 10, 25, 50
 and 75 % of its machines updated, the estimate shown is compared with the pool's real
-finish: the error, as a share of the time the rollout had left then. Beside it, what
-constants per step say at the same moment, as ``oc adm upgrade status`` does for each
-node (openshift/oc, ``pkg/cli/admin/upgrade/status/workerpool.go``: ``+10m`` while
-draining, ``+5m`` while updating or rebooting, nothing for a node not started): the pool
-ends, by them, when its last node under way does (its constant), plus, for the nodes not
-started, the same constants in turn, ``--max-unavailable`` at a time. The constants are
-scaled by ``--minute`` as the timings are.
+finish: the error, as a share of the time the rollout had left then, and whether the
+pool finished by the late bound shown (what the estimate says of what it cannot foresee,
+a fault still to come). Beside it, what constants per step say at the same moment, as
+``oc adm upgrade status`` does for each node (openshift/oc,
+``pkg/cli/admin/upgrade/status/workerpool.go``: ``+10m`` while draining, ``+5m`` while
+updating or rebooting, nothing for a node not started): the pool ends, by them, when its
+last node under way does (its constant), plus, for the nodes not started, the same
+constants in turn, ``--max-unavailable`` at a time. The constants are scaled by
+``--minute`` as the timings are.
 
     .venv/bin/python -m benchmarks.eta_accuracy [--hosts 200] [--max-unavailable 10]
         [--faults] [--seed 1] [--minute 0.1] [--hold 30] [--kube]
@@ -74,8 +76,9 @@ class PoolRun:
     machines: int
     began: float
     finished: float | None = None
-    # checkpoint -> (when, our estimate's end or None, the constants' end)
-    seen: dict[float, tuple[float, float | None, float]] = field(default_factory=dict)
+    # checkpoint -> (when, our estimate's end or None, its late bound or None, the
+    # constants' end)
+    seen: dict[float, tuple[float, float | None, float | None, float]] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -214,6 +217,7 @@ def _look(
         run.finished = now
     estimate = status.get("estimate") or {}
     ours = parse_rfc3339(estimate.get("endsAt"))
+    late = parse_rfc3339(estimate.get("lateAt"))
     steps, waiting = [], 0
     for member in kubelets.members.values():
         if member.pool != name:
@@ -236,7 +240,7 @@ def _look(
     theirs = constants_end(steps, waiting, args.max_unavailable, now, args.minute)
     for checkpoint in CHECKPOINTS:
         if checkpoint not in run.seen and updated >= checkpoint * machines:
-            run.seen[checkpoint] = (now, ours, theirs)
+            run.seen[checkpoint] = (now, ours, late, theirs)
 
 
 def _report(pools: dict[str, PoolRun], minute: float) -> None:
@@ -246,15 +250,21 @@ def _report(pools: dict[str, PoolRun], minute: float) -> None:
         assert run.finished is not None
         took = (run.finished - run.began) / minute
         print(f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min")
-        print("  at     left (min)   ours: error   constants: error")
+        print("  at     left (min)   ours: error   within late bound   constants: error")
         for checkpoint in CHECKPOINTS:
             if checkpoint not in run.seen:
                 continue
-            at, ours, theirs = run.seen[checkpoint]
+            at, ours, late, theirs = run.seen[checkpoint]
             left = run.finished - at
+            if left <= 0:  # reached in the same reading as the finish: nothing was left
+                continue
             mine = "none" if ours is None else f"{100 * (ours - run.finished) / left:+.0f} %"
+            held = "-" if late is None else ("yes" if run.finished <= late else "no")
             them = 100 * (theirs - run.finished) / left
-            print(f"  {checkpoint:>4.0%}   {left / minute:8.0f}   {mine:>12}   {them:+12.0f} %")
+            print(
+                f"  {checkpoint:>4.0%}   {left / minute:8.0f}   {mine:>12}   {held:>17}"
+                f"   {them:+14.0f} %"
+            )
             if checkpoint == 0.25:
                 if ours is not None:
                     ours_25.append(abs(ours - run.finished) / left)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -77,8 +78,38 @@ class PoolRun:
     began: float
     finished: float | None = None
     # checkpoint -> (when, our estimate's end or None, its late bound or None, the
-    # constants' end)
-    seen: dict[float, tuple[float, float | None, float | None, float]] = field(default_factory=dict)
+    # newest estimate's end or None, the constants' end)
+    seen: dict[float, tuple[float, float | None, float | None, float | None, float]] = field(
+        default_factory=dict
+    )
+
+
+# pool -> the end of the newest estimate the controller made, shown or not
+NEWEST: dict[str, float] = {}
+_MAKING = threading.local()  # the pool whose estimate this thread is making
+
+
+def record_newest() -> None:
+    """A NodePool shows the estimate it said while the rollout runs within it; the newest
+    one made is recorded beside it (in :data:`NEWEST`), so one run compares the two
+    without another run's chance between them."""
+    from state_controller.durations.rollout import rollout_expected as expected
+    from state_controller.runtime.pools import reconciler
+
+    estimate = reconciler.PoolReconciler._estimate
+
+    def making(self: Any, pool: str, *args: Any) -> None:
+        _MAKING.pool = pool
+        estimate(self, pool, *args)
+
+    def newest(*args: Any, **kwargs: Any) -> Any:
+        made = expected(*args, **kwargs)
+        if made is not None:
+            NEWEST[_MAKING.pool] = made.ends_at
+        return made
+
+    vars(reconciler)["rollout_expected"] = newest
+    setattr(reconciler.PoolReconciler, "_estimate", making)  # noqa: B010
 
 
 @contextlib.contextmanager
@@ -134,6 +165,7 @@ def main() -> None:
     names = [f"host-{i:04d}" for i in range(args.hosts)]
     kinds = (UpdateFault.DRAIN_BLOCKED, UpdateFault.REBOOT_LOST, UpdateFault.APPLY_DEGRADED)
     faults = choose_faults(names, 0.2, kinds, args.seed) if args.faults else {}
+    record_newest()
     with cluster_for(args.kube) as cluster:
         config = ControllerConfig(workers=4)
         observed = observed_controller(cluster, SimulatedProvisioner(), config)
@@ -240,7 +272,7 @@ def _look(
     theirs = constants_end(steps, waiting, args.max_unavailable, now, args.minute)
     for checkpoint in CHECKPOINTS:
         if checkpoint not in run.seen and updated >= checkpoint * machines:
-            run.seen[checkpoint] = (now, ours, late, theirs)
+            run.seen[checkpoint] = (now, ours, late, NEWEST.get(name), theirs)
 
 
 def _report(pools: dict[str, PoolRun], minute: float) -> None:
@@ -250,20 +282,24 @@ def _report(pools: dict[str, PoolRun], minute: float) -> None:
         assert run.finished is not None
         took = (run.finished - run.began) / minute
         print(f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min")
-        print("  at     left (min)   ours: error   within late bound   constants: error")
+        print(
+            "  at     left (min)   ours: error   within late bound   newest: error"
+            "   constants: error"
+        )
         for checkpoint in CHECKPOINTS:
             if checkpoint not in run.seen:
                 continue
-            at, ours, late, theirs = run.seen[checkpoint]
+            at, ours, late, newest, theirs = run.seen[checkpoint]
             left = run.finished - at
             if left <= 0:  # reached in the same reading as the finish: nothing was left
                 continue
             mine = "none" if ours is None else f"{100 * (ours - run.finished) / left:+.0f} %"
             held = "-" if late is None else ("yes" if run.finished <= late else "no")
+            new = "none" if newest is None else f"{100 * (newest - run.finished) / left:+.0f} %"
             them = 100 * (theirs - run.finished) / left
             print(
                 f"  {checkpoint:>4.0%}   {left / minute:8.0f}   {mine:>12}   {held:>17}"
-                f"   {them:+14.0f} %"
+                f"   {new:>13}   {them:+14.0f} %"
             )
             if checkpoint == 0.25:
                 if ours is not None:

@@ -7,12 +7,14 @@ import sys
 
 from ..observability.endpoints import port_number
 from ..provisioning.fault_plan import FAULT_KINDS
+from ..simulation.bmo_fleet import BMO_FAULTS, BmoFault
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
 from .flags import ironic_settings, provisioner_flags, reach, reach_flags, trace_flag
 
 HELP = "run a simulated fleet on the embedded cluster and watch it"
 UPDATE_FAULT_KINDS = tuple(f.value for f in UPDATE_FAULTS)
 ALL_FAULT_KINDS = (*FAULT_KINDS, *UPDATE_FAULT_KINDS)
+OBSERVED_FAULT_KINDS = tuple(f.value for f in BMO_FAULTS)
 
 
 def add(p: argparse.ArgumentParser) -> None:
@@ -24,8 +26,16 @@ def add(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fault-rate", type=float, default=0.3, help="share of hosts with a fault")
     p.add_argument(
         "--fault-kinds",
-        default=",".join(ALL_FAULT_KINDS),
-        help=f"comma-separated subset of: {', '.join(ALL_FAULT_KINDS)}",
+        help=f"comma-separated subset of: {', '.join(ALL_FAULT_KINDS)} (default: all); "
+        f"with --observe, of: {', '.join(OBSERVED_FAULT_KINDS)}",
+    )
+    p.add_argument(
+        "--observe",
+        action="store_true",
+        help="observe instead of drive: a played baremetal-operator creates BareMetalHosts "
+        "and walks them to provisioned (with --faults: a deploy it retries, an inspection "
+        "that hangs, a BMC reporting its hardware Critical or Warning); hoststate reports "
+        "on them as `run --sources baremetalhosts` would, and writes none",
     )
     p.add_argument(
         "--no-update",
@@ -82,7 +92,6 @@ def add(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--remediation",
-        default="all",
         metavar="off|all|POOL,…",
         help="the node pools whose lost reboots are power-cycled through the simulated BMC "
         "(default all; off shows a lost reboot holding its pool)",
@@ -100,14 +109,44 @@ def _pools(chosen: str) -> frozenset[str] | None:
     return frozenset(pool.strip() for pool in chosen.split(",") if pool.strip())
 
 
+def observe_problem(args: argparse.Namespace, ironic: bool) -> str:
+    """Why ``--observe`` cannot go with the other flags given ("" when it can): observe
+    mode drives nothing, so what only a driven fleet has makes no sense with it."""
+    if not args.observe:
+        return ""
+    driven = [
+        flag
+        for flag, given in (
+            ("--provisioner ironic", ironic),
+            ("--firmware-rollout", args.firmware_rollout),
+            ("--remediation", args.remediation is not None),
+            ("--store", args.store is not None),
+            ("--keep", args.keep),
+        )
+        if given
+    ]
+    if not driven:
+        return ""
+    return (
+        f"--observe with {', '.join(driven)}: in observe mode baremetal-operator (played) "
+        "drives the BareMetalHosts and hoststate only reports on them, so there is no "
+        "backend, servicing, remediation or kept store of its own; leave "
+        f"{'it' if len(driven) == 1 else 'them'} out, or drop --observe"
+    )
+
+
 def main(args: argparse.Namespace) -> int:
     from ..demo import DemoOptions, run_demo
 
-    kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in ALL_FAULT_KINDS]
+    known = OBSERVED_FAULT_KINDS if args.observe else ALL_FAULT_KINDS
+    kinds = tuple(k.strip() for k in (args.fault_kinds or ",".join(known)).split(",") if k.strip())
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        known = ", ".join(ALL_FAULT_KINDS)
-        print(f"--fault-kinds: unknown {', '.join(unknown)}; use some of {known}", file=sys.stderr)
+        also = " (with --observe, baremetal-operator's faults)" if args.observe else ""
+        print(
+            f"--fault-kinds: unknown {', '.join(unknown)}; use some of {', '.join(known)}{also}",
+            file=sys.stderr,
+        )
         return 2
     if (
         args.hosts < 1
@@ -127,6 +166,10 @@ def main(args: argparse.Namespace) -> int:
         allowed = reach(args)
     except ValueError as err:
         print(str(err), file=sys.stderr)
+        return 2
+    problem = observe_problem(args, ironic is not None)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     if ironic is not None and args.faults:
         print(
@@ -159,8 +202,10 @@ def main(args: argparse.Namespace) -> int:
         reach=allowed,
         keep=args.keep,
         screenshot=args.screenshot,
-        remediation_pools=_pools(args.remediation),
+        remediation_pools=_pools(args.remediation or "all"),
         firmware_rollout=args.firmware_rollout,
+        observe=args.observe,
+        bmo_fault_kinds=tuple(BmoFault(k) for k in OBSERVED_FAULT_KINDS if k in kinds),
     )
     try:
         return run_demo(opts)

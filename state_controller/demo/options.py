@@ -10,6 +10,7 @@ from ..api.states import ProvisioningState
 from ..observability.tracing import Exporter
 from ..provisioning.fault_plan import FAULT_KINDS, FaultKind
 from ..provisioning.ironic import IronicSettings
+from ..simulation.bmo_fleet import BMO_FAULTS, BmoFault
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
 
 
@@ -43,4 +44,7 @@ class DemoOptions:
     remediation_pools: frozenset[str] | None = None
     # after the node update, every host gets a new BIOS image, serviced a pool at a time
     firmware_rollout: bool = False
+    # observe a fleet a played baremetal-operator drives (BareMetalHosts), drive nothing
+    observe: bool = False
+    bmo_fault_kinds: tuple[BmoFault, ...] = BMO_FAULTS  # its faults, with --faults
     extra: dict[str, Any] = field(default_factory=dict)

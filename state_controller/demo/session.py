@@ -53,6 +53,7 @@ from ..simulation.rollout import (
     choose_faults,
 )
 from ..wiring import observed_controller
+from .observed import run_observed_demo
 from .options import DemoOptions
 from .watch import summarize_update, watch
 
@@ -91,6 +92,8 @@ def demo_policy(speed: float) -> StuckPolicy:
 
 
 def run_demo(opts: DemoOptions) -> int:
+    if opts.observe:
+        return run_observed_demo(opts, demo_policy)
     if opts.ironic is not None:
         try:
             backend = _ironic_backend(opts.ironic, opts)

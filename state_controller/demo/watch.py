@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,16 +72,21 @@ def watch(
     rollout: RollingUpdate | None,
     metrics: str,
     firmware: FirmwareRollout | None = None,
+    *,
+    notes: Callable[[], str] | None = None,
 ) -> float | None:
     """Show progress until every host is at its target and, with an update, every node
     at its new configuration (and, with a firmware rollout, every host serviced), or until
     the timeout; then, unless told to exit when settled, until the timeout. When it
-    settled (None: it did not)."""
+    settled (None: it did not). ``notes``: a few more words for each progress line and
+    the screen's footer (the observe-mode demo's hardware health)."""
     # a live screen redraws the terminal: with traces on the console it would wipe them
     live = opts.table and sys.stdout.isatty() and not opts.json and opts.trace != "console"
     screen = LiveScreen() if live else None
     with screen or contextlib.nullcontext():
-        return _follow(controller, cluster, keys, opts, started, rollout, metrics, screen, firmware)
+        return _follow(
+            controller, cluster, keys, opts, started, rollout, metrics, screen, firmware, notes
+        )
 
 
 def _follow(
@@ -93,6 +99,7 @@ def _follow(
     metrics: str,
     screen: LiveScreen | None,
     firmware: FirmwareRollout | None,
+    notes: Callable[[], str] | None,
 ) -> float | None:
     deadline = started + opts.timeout
     linger = not opts.exit_when_settled  # keep serving /metrics until the timeout
@@ -150,6 +157,8 @@ def _follow(
             if update is not None:
                 bars.set("updated", update["updated"], max(update["nodes"], 1))
             footer = [_line(summary, update, started), metrics]
+            if notes is not None:
+                footer.insert(1, notes())
             if settled_at is not None and linger:
                 footer[-1] += f" (settled in {settled_at - started:.1f}s; serving until --timeout)"
             if screen is not None:
@@ -166,6 +175,8 @@ def _follow(
             if firmware is not None and firmware.started:
                 told = firmware.summary(controller.books)
                 line += f" | firmware {told['serviced']}/{told['hosts']} serviced"
+            if notes is not None:
+                line += f" | {notes()}"
             print(line, file=sys.stderr, flush=True)
             last_line = time.time()
         if finished:

@@ -130,7 +130,9 @@ def hardware_details(name: str, index: int, seed: int) -> dict[str, Any]:
 
 
 @dataclass
-class _Host:
+class PlayedHost:
+    """One BareMetalHost of the fleet and where the played operator has it."""
+
     bmo: PlayedBMO
     name: str
     index: int
@@ -156,7 +158,7 @@ class PlayedFleet:
     attempts: int = 2  # deploys a provisioning-error host fails (0: every one)
     hold: float = 12.0  # how long a stuck inspection lasts (with attempts 0: for ever)
     seed: int = 1
-    _hosts: list[_Host] = field(default_factory=list)
+    hosts: list[PlayedHost] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -170,9 +172,9 @@ class PlayedFleet:
         for index, name in enumerate(self.names()):
             bmo = PlayedBMO(self.cluster, self.namespace, name, image=False)
             rng = random.Random(f"{self.seed}:{name}")
-            host = _Host(bmo, name, index, self.faults.get(name), rng, next_at=now)
-            self._hosts.append(host)
-        return [f"{self.namespace}/{h.name}" for h in self._hosts]
+            host = PlayedHost(bmo, name, index, self.faults.get(name), rng, next_at=now)
+            self.hosts.append(host)
+        return [f"{self.namespace}/{h.name}" for h in self.hosts]
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="played-bmo", daemon=True)
@@ -193,20 +195,20 @@ class PlayedFleet:
 
     def tick(self, now: float) -> None:
         """Move every host whose time has come one step on."""
-        for host in self._hosts:
+        for host in self.hosts:
             if host.next_at <= now:
                 self._step(host, now)
 
-    def _lasting(self, host: _Host, seconds: float) -> float:
+    def _lasting(self, host: PlayedHost, seconds: float) -> float:
         spread = self.timings.spread
         return seconds * host.rng.uniform(1 - spread, 1 + spread)
 
-    def _healthy(self, host: _Host) -> str:
+    def _healthy(self, host: PlayedHost) -> str:
         if host.fault in HEALTH:
             return HEALTH[host.fault]
         return "Healthy"
 
-    def _step(self, host: _Host, now: float) -> None:
+    def _step(self, host: PlayedHost, now: float) -> None:
         t = self.timings
         bmo, health = host.bmo, self._healthy(host)
         if host.state == "":
@@ -237,7 +239,7 @@ class PlayedFleet:
         elif host.state == "provisioning":
             self._provisioning(host, now)
 
-    def _provisioning(self, host: _Host, now: float) -> None:
+    def _provisioning(self, host: PlayedHost, now: float) -> None:
         t = self.timings
         if host.in_error:  # BMO's backoff is over: Ironic accepted the deploy again
             host.in_error = False
@@ -260,7 +262,7 @@ class PlayedFleet:
         host.state, host.next_at = "provisioned", float("inf")
 
     def _show(
-        self, host: _Host, state: str, now: float, *, started: tuple[str, ...] = (),
+        self, host: PlayedHost, state: str, now: float, *, started: tuple[str, ...] = (),
         ended: tuple[str, ...] = (), **status: Any,
     ) -> None:  # fmt: skip
         """A write after inspection: the hardware it found stays in the status, as the

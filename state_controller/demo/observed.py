@@ -35,6 +35,7 @@ from .options import DemoOptions
 from .watch import watch
 
 HARDWARE_HEALTHY = "HardwareHealthy"
+NAMED = 3  # unhealthy hosts named on a progress line; the end lists every one
 
 
 def run_observed_demo(
@@ -150,7 +151,8 @@ def health_line(cluster: Cluster, namespace: str) -> str:
     unhealthy = hardware_unhealthy(cluster, namespace)
     if not unhealthy:
         return "hardware healthy"
-    named = ", ".join(
+    named = [
         f"{name} {said.partition('(')[2].partition(')')[0]}" for name, said in unhealthy.items()
-    )
-    return f"hardware unhealthy: {named}"
+    ]
+    more = f" and {len(named) - NAMED} more" if len(named) > NAMED else ""
+    return f"hardware unhealthy: {', '.join(named[:NAMED])}{more}"

@@ -23,6 +23,7 @@ from state_controller.demo.observed import run_observed_demo
 from state_controller.demo.session import demo_policy
 from state_controller.provisioning.simulated_machines import model_of
 from state_controller.simulation.bmo_fleet import IMAGE, BmoFault, PlayedFleet, hardware_details
+from testbed.processes import cli
 from testbed.scenarios import NS as SCENARIO_NAMESPACE
 
 NS = "demo"
@@ -135,6 +136,21 @@ def test_the_played_fleet_writes_only_what_bmos_own_crd_keeps(cluster: Cluster) 
     )
     healthy = {c["type"]: c for c in written["host-0002"][-1]["status"]["conditions"]}["Healthy"]
     assert (healthy["status"], healthy["reason"]) == ("False", "CriticalError")
+
+
+@pytest.mark.slow
+def test_demo_observe_runs_from_the_command_line_to_its_json_summary() -> None:
+    done = cli(
+        "demo", "--observe", "--hosts", "4", "--speed", "4", "--faults", "--fault-rate", "0.5",
+        "--fault-kinds", "health-critical", "--exit-when-settled", "--json", "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["settled"] is True and summary["source"] == "BareMetalHost"
+    assert summary["by_state"] == {"provisioned": 4}
+    critical = sorted(k.rpartition("/")[2] for k in summary["faults"])
+    assert len(critical) == 2 and sorted(summary["hardware_unhealthy"]) == critical
+    assert "hardware unhealthy: " + " CriticalError, ".join(critical) in done.stderr
 
 
 @pytest.mark.parametrize(

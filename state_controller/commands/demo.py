@@ -34,8 +34,9 @@ def add(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="observe instead of drive: a played baremetal-operator creates BareMetalHosts "
         "and walks them to provisioned (with --faults: a deploy it retries, an inspection "
-        "that hangs, a BMC reporting its hardware Critical or Warning); hoststate reports "
-        "on them as `run --sources baremetalhosts` would, and writes none",
+        "that hangs, a BMC reporting its hardware Critical or Warning), then their Nodes "
+        "update unless --no-update; hoststate reports on them as `run --sources "
+        "baremetalhosts` would, and writes none",
     )
     p.add_argument(
         "--no-update",

@@ -7,8 +7,10 @@ own faults (a deploy that fails and is retried, an inspection that hangs, a BMC 
 health rollup turns Critical or Warning); hoststate runs in observe mode beside it, as
 ``run --sources baremetalhosts`` would in a cluster: it drives nothing and never writes
 a BareMetalHost, and tells each host's story in its HostState, on the same live screen
-as the driven demo. At the end it lists the hosts whose hardware is unhealthy, as their
-``HardwareHealthy`` condition says.
+as the driven demo. Then, as there, each provisioned host's Node registers (linked to its
+BareMetalHost by the providerID cluster-api-provider-metal3 gives it) and rolls to a new
+configuration, unless ``--no-update``. At the end it lists the hosts whose hardware is
+unhealthy, as their ``HardwareHealthy`` condition says.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from ..runtime.config import ControllerConfig
 from ..runtime.machinery.leader_election import DEFAULT_LEASE
 from ..screens.progress import summarize
 from ..simulation.bmo_fleet import BmoTimings, PlayedFleet, choose_bmo_faults
+from ..simulation.rollout import RollingUpdate
 from ..wiring import observed_controller
 from .options import DemoOptions
-from .watch import watch
+from .watch import summarize_update, watch
 
 HARDWARE_HEALTHY = "HardwareHealthy"
 NAMED = 3  # unhealthy hosts named on a progress line; the end lists every one
@@ -41,11 +44,14 @@ NAMED = 3  # unhealthy hosts named on a progress line; the end lists every one
 def run_observed_demo(
     opts: DemoOptions,
     policy_for: Callable[[float], StuckPolicy],
+    rollout_for: Callable[[Cluster, ControllerConfig], RollingUpdate | None] | None = None,
     cluster: EmbeddedCluster | None = None,
 ) -> int:
     """Run the played fleet and the observing controller until it settled or timed out
-    (``policy_for``: the demo's stuck thresholds at a speed). ``cluster``: one to run on
-    and leave open, for a caller to read afterwards (default: a new embedded cluster)."""
+    (``policy_for``: the demo's stuck thresholds at a speed; ``rollout_for``: the
+    provisioned hosts' Nodes and their rolling update, as the driven demo has them, or
+    None). ``cluster``: one to run on and leave open, for a caller to read afterwards
+    (default: a new embedded cluster)."""
     policy = policy_for(opts.speed)
     given = cluster is not None
     cluster = cluster if cluster is not None else EmbeddedCluster(validators=validators())
@@ -70,6 +76,7 @@ def run_observed_demo(
     metrics_line = f"metrics: http://127.0.0.1:{server.port}/metrics"
     print(metrics_line, file=sys.stderr, flush=True)
     fleet = _fleet(cluster, opts, hold=policy.thresholds[ProvisioningState.INSPECTING] * 1.5)
+    rollout = rollout_for(cluster, config) if rollout_for is not None else None
     if opts.faults:
         print(
             f"baremetal-operator faults in {len(fleet.faults)} of {opts.hosts} hosts "
@@ -82,10 +89,12 @@ def run_observed_demo(
         keys = fleet.create()
         fleet.start()
         settled_at = watch(
-            controller, cluster, keys, opts, started, None, metrics_line,
+            controller, cluster, keys, opts, started, rollout, metrics_line,
             notes=lambda: health_line(cluster, opts.namespace),
         )  # fmt: skip
         summary = summarize(controller, dict.fromkeys(keys, opts.target), opts.target.value)
+        if rollout is not None:
+            summary["update"] = summarize_update(controller, keys)
         summary["elapsed_seconds"] = round((settled_at or time.time()) - started, 2)
         unhealthy = hardware_unhealthy(cluster, opts.namespace)
     finally:
@@ -98,6 +107,8 @@ def run_observed_demo(
     summary["settled"] = settled_at is not None
     summary["metrics_port"] = server.port
     summary["faults"] = {f"{opts.namespace}/{k}": str(v) for k, v in sorted(fleet.faults.items())}
+    if rollout is not None:
+        summary["update_faults"] = {k: str(v) for k, v in sorted(rollout.kubelets.faults.items())}
     summary["hardware_unhealthy"] = unhealthy
     summary["source"] = "BareMetalHost"
     if opts.json:
@@ -105,11 +116,10 @@ def run_observed_demo(
     else:
         for name, said in unhealthy.items():
             print(f"{name}: {HARDWARE_HEALTHY} {said}", file=sys.stderr)
-        print(
-            f"{summary['at_target']}/{summary['hosts']} BareMetalHosts {opts.target.value} "
-            f"in {summary['elapsed_seconds']}s",
-            file=sys.stderr,
-        )
+        line = f"{summary['at_target']}/{summary['hosts']} BareMetalHosts {opts.target.value}"
+        if "update" in summary:
+            line += f", {summary['update']['updated']}/{summary['update']['nodes']} nodes updated"
+        print(f"{line} in {summary['elapsed_seconds']}s", file=sys.stderr)
     if opts.exit_when_settled and settled_at is None:
         return 1
     return 0

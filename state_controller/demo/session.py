@@ -93,7 +93,12 @@ def demo_policy(speed: float) -> StuckPolicy:
 
 def run_demo(opts: DemoOptions) -> int:
     if opts.observe:
-        return run_observed_demo(opts, demo_policy)
+        # the played baremetal-operator's hosts' Nodes roll as the driven demo's do
+        # (without its remediation, which power-cycles through hoststate's own backend)
+        def rollout(cluster: Cluster, config: ControllerConfig) -> RollingUpdate | None:
+            return _rollout(cluster, opts, config, None) if opts.update else None
+
+        return run_observed_demo(opts, demo_policy, rollout)
     if opts.ironic is not None:
         try:
             backend = _ironic_backend(opts.ironic, opts)
@@ -264,7 +269,7 @@ def _run_demo_on(
 
 
 def _rollout(
-    cluster: Cluster, opts: DemoOptions, config: ControllerConfig, prov: Provisioner
+    cluster: Cluster, opts: DemoOptions, config: ControllerConfig, prov: Provisioner | None
 ) -> RollingUpdate:
     names = [key.rpartition("/")[2] for key in _keys(opts)]
     faults: dict[str, UpdateFault] = {}
@@ -282,9 +287,9 @@ def _rollout(
     )
 
 
-def _power_cycles(prov: Provisioner, namespace: str) -> Callable[[str], int] | None:
+def _power_cycles(prov: Provisioner | None, namespace: str) -> Callable[[str], int] | None:
     """How often each host's simulated machine was power-cycled through its BMC (None with
-    a real backend: its machines come back by themselves or not at all)."""
+    a real backend, or none driven: its machines come back by themselves or not at all)."""
     if not isinstance(prov, SimulatedProvisioner):
         return None
     addresses: dict[str, str] = {}

@@ -58,7 +58,7 @@ def test_the_observe_demo_tells_bmos_fleet_and_its_faults_host_by_host(
         hosts=8, namespace=NS, faults=True, fault_rate=0.5, speed=2.0, workers=2,
         exit_when_settled=True, timeout=90.0, json=True, table=False, observe=True,
     )  # fmt: skip
-    assert run_observed_demo(opts, demo_policy, cluster) == 0
+    assert run_observed_demo(opts, demo_policy, cluster=cluster) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["settled"] is True and summary["by_state"] == {"provisioned": 8}
     faults = {key.rpartition("/")[2]: BmoFault(kind) for key, kind in summary["faults"].items()}
@@ -148,6 +148,8 @@ def test_demo_observe_runs_from_the_command_line_to_its_json_summary() -> None:
     summary = json.loads(done.stdout)
     assert summary["settled"] is True and summary["source"] == "BareMetalHost"
     assert summary["by_state"] == {"provisioned": 4}
+    # then their Nodes, linked to the BareMetalHosts by providerID, rolled to a new config
+    assert (summary["update"]["nodes"], summary["update"]["updated"]) == (4, 4)
     critical = sorted(k.rpartition("/")[2] for k in summary["faults"])
     assert len(critical) == 2 and sorted(summary["hardware_unhealthy"]) == critical
     assert "hardware unhealthy: " + " CriticalError, ".join(critical) in done.stderr

@@ -9,9 +9,9 @@ Faults are BMO-shaped, so a baremetal-operator user meets the failures they know
 
 * ``provisioning-error``: Ironic's deploy fails; BMO writes operationalStatus ``error``,
   errorType ``provisioning error`` and Ironic's last error, counts it in errorCount,
-  and after its backoff tries again (clearing the error but keeping the count, which
-  only a success resets: the CRD's "how many times the host has encountered an error
-  since the last successful operation");
+  and after its backoff tries again (its clearError empties errorType and errorMessage
+  but leaves the count, which per the CRD counts the errors since the last successful
+  operation);
 * ``stuck-inspecting``: inspection never answers (BMO issues #1706 and #1284);
 * ``health-critical`` and ``health-warning``: the BMC's health rollup says a part
   failed or is failing; BMO's ``Healthy`` condition goes False with reason

@@ -118,11 +118,12 @@ class BareMetalHostFacts:
 @dataclass(frozen=True, slots=True)
 class HardwareHealth:
     """The machine's hardware health as its BMC rolls it up, and who reported it (the
-    observed BareMetalHost's ``Healthy`` condition). Immutable: replaced whole."""
+    observed BareMetalHost's ``Healthy`` condition, a driven host's Ironic node, the
+    simulated BMC). Immutable: replaced whole."""
 
     health: Health
     message: str  # the reporter's words ("" none)
-    source: str  # who reported it: BareMetalHost
+    source: str  # who reported it: BareMetalHost, Ironic node, simulated BMC
 
 
 POWER_CYCLED = "PowerCycled"  # the record of one remediation attempt

@@ -93,6 +93,14 @@ def provisioner_flags(p: argparse.ArgumentParser) -> None:
         default=2.0,
         help="seconds between polls of a node that is busy (default 2)",
     )
+    g.add_argument(
+        "--ironic-health-every",
+        type=float,
+        default=120.0,
+        help="seconds between reads of an idle host's hardware health from Ironic (Ironic "
+        "refreshes it at its power sync, 120 s by default); 0: only when the host changes "
+        "(default 120)",
+    )
     g.add_argument("--ironic-ca-file", help="CA bundle for an https Ironic")
     g.add_argument("--ironic-insecure", action="store_true", help="skip TLS verification")
     g.add_argument(
@@ -241,6 +249,7 @@ def ironic_settings(args: argparse.Namespace) -> IronicSettings | None:
         credentials_dir=args.ironic_credentials_dir,
         driver=args.ironic_driver,
         poll_delay=args.ironic_poll_delay,
+        health_every=args.ironic_health_every,
         ca_file=args.ironic_ca_file,
         insecure=args.ironic_insecure,
         allow_http=args.ironic_allow_http,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 
 from ..health.summary import ProvisionerSeen
-from ..provisioning.provisioner import HostView, Provisioner, Versioned
+from ..provisioning.provisioner import HealthWatched, HostView, Provisioner, Versioned
 from ..provisioning.results import Outcome, Result
 from ..runtime.machinery.outages import Outage
 from ..servicing.plan import ServicePlan
@@ -36,6 +36,11 @@ class InstrumentedProvisioner:
                 metrics.child(
                     metrics.hosts.provisioner_requests, self.backend, operation, outcome.value
                 )
+
+    @property
+    def health_every(self) -> float:
+        """The wrapped backend's (:class:`HealthWatched`); 0 when it reads no health."""
+        return self.inner.health_every if isinstance(self.inner, HealthWatched) else 0.0
 
     def seen(self) -> ProvisionerSeen:
         """The provisioner as this replica's calls found it, for the controller's status."""

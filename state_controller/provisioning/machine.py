@@ -43,7 +43,7 @@ from .deletion import DELETION, registered_for_deletion
 from .inputs import HostInput
 from .lifecycle import LIFECYCLE
 from .power_requests import delete_action, detach_asked
-from .provisioner import Provisioner
+from .provisioner import HealthWatched, Provisioner
 from .steps import Decision, RetryWindow, StepContext
 from .verdicts import REST, Failed, GoOn, Refused, Rest, Verdict, Wait
 
@@ -78,11 +78,22 @@ class HostMachine:
                 break
         else:
             decision.after(0.0)  # more to do: come straight back
+        if isinstance(verdict, Rest) and watched(book, host):
+            every = self.prov.health_every if isinstance(self.prov, HealthWatched) else 0.0
+            if every > 0:  # at rest, yet its hardware may fail: read its health again then
+                decision.after(every)
         decision.retry = run.retry
         decision.remove_finalizer = run.remove_finalizer
         decision.remove_annotations = run.remove_annotations
         decision.backend_said = run.backend_said
         return decision
+
+
+def watched(book: Book, host: HostInput) -> bool:
+    """Whether a host at rest has a health its backend reads: registered, not detached
+    nor being deleted."""
+    detached = book.cursor.operational_status == OperationalStatus.DETACHED
+    return book.facts.health is not None and not host.deleting and not detached
 
 
 def heed(decision: Decision, verdict: Verdict) -> None:

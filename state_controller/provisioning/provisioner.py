@@ -206,3 +206,13 @@ class Versioned(Protocol):
 
     @property
     def microversion(self) -> str | None: ...
+
+
+@runtime_checkable
+class HealthWatched(Protocol):
+    """A backend that reads each machine's hardware health from its BMC (``register``
+    answers it in ``Result.health``): a registered host at rest is looked at again every
+    ``health_every`` seconds (0: never), so that a part failing on an idle machine is seen."""
+
+    @property
+    def health_every(self) -> float: ...

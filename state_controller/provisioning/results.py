@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from ..api.servicing import ServiceStep
+from ..books.records import HardwareHealth
 
 
 class Outcome(Enum):
@@ -58,6 +59,9 @@ class Result:
     # inspect() or provision() with HostView.force_reboot: the deploy ramdisk the work
     # waited on was restarted, and the work starts over (.forced_reboot)
     restarted: bool = False
+    # register(): the machine's hardware health as the backend has it from the BMC (None:
+    # this backend does not say; an unknown health is said as such, never as OK)
+    health: HardwareHealth | None = None
 
     @property
     def done(self) -> bool:

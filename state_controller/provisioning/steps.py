@@ -31,6 +31,7 @@ from ..api.states import ProvisioningState as S
 from ..books.book import Book
 from ..books.records import FactChanges
 from .backoff import Backoff
+from .hardware_health import note_health
 from .inputs import HostInput
 from .provisioner import Credentials, HostView, Provisioner
 from .results import Outcome, Result
@@ -274,6 +275,8 @@ class StepContext:
             facts["provider_id"] = result.provider_id
         if result.powered_on is not None:
             facts["powered_on"] = result.powered_on
+        if result.health is not None:
+            note_health(book, result.health, self.now)
         book.note(now=self.now, **facts)
         if book.cursor.error_type in (ErrorType.REGISTRATION, ErrorType.PROVISIONED_REGISTRATION):
             book.recover(

@@ -21,6 +21,7 @@ from ..results import failed, retry_after
 from . import ownership
 from .client import IronicClient, Reply
 from .faults import Answer, fault_text, readable, registration_message
+from .health import node_fields
 from .nodes import (
     INVENTORY_VERSION,
     NODE_FIELDS,
@@ -236,7 +237,10 @@ class Attempt:
 
     def _read(self, ident: str, field: str) -> Reply:
         return self.request(
-            "GET", node_path(ident, field, f"?fields={NODE_FIELDS}"), route="node", allow=(404,)
+            "GET",
+            node_path(ident, field, f"?fields={node_fields(NODE_FIELDS, self.client.version())}"),
+            route="node",
+            allow=(404,),
         )
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from ..results import Result, complete, continuing, failed
 from .attempt import Attempt
 from .faults import registration_message
+from .health import node_health
 from .node_work import NodeWork
 from .nodes import deployed_image, driver_info_patch, powered
 from .states import BUSY_STATES, busy
@@ -45,7 +46,12 @@ def register(work: NodeWork, at: Attempt, credentials_changed: bool) -> Result:
         return work.started(at, node, "manage")
     if state == "verifying":
         return continuing(work.poll_delay)
-    return complete(provider_id=uuid, powered_on=powered(node), deployed_image=deployed_image(node))
+    return complete(
+        provider_id=uuid,
+        powered_on=powered(node),
+        deployed_image=deployed_image(node),
+        health=node_health(node, at.client.version()),
+    )
 
 
 def inspect(work: NodeWork, at: Attempt, restart: bool) -> Result:

@@ -39,6 +39,7 @@ from . import deploying, enrolling, powering
 from .attempt import Attempt
 from .client import IronicClient
 from .faults import Answer, scrub
+from .health import HEALTH_EVERY
 from .memory import FRESH_FOR
 from .node_work import NodeWork
 from .nodes import Node, NodeOverrides
@@ -60,6 +61,8 @@ class IronicProvisioner:
     ``max_connections`` should be at least the controller's worker count.
     ``fresh_for`` is how long (seconds) a node read serves the next call on the same
     host; ``reason_grace`` how long a failed state without a reason waits for one.
+    ``health_every`` is how often (seconds) a host at rest is read again for its hardware
+    health (:mod:`.health`; 0: only when something else wakes it).
     """
 
     backend = "ironic"
@@ -83,7 +86,9 @@ class IronicProvisioner:
         insecure: bool = False,
         fresh_for: float = FRESH_FOR,
         reason_grace: float = REASON_GRACE,
+        health_every: float = HEALTH_EVERY,
     ) -> None:
+        self.health_every = health_every
         self.client = IronicClient(
             url,
             username=username,

@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .client import without_userinfo
+from .health import HEALTH_EVERY
 from .provisioner import IronicProvisioner
 
 
@@ -31,6 +32,7 @@ class IronicSettings:
     password: str | None = field(default=None, repr=False)
     driver: str | None = None  # one hardware type for every node, e.g. fake-hardware
     poll_delay: float = 2.0
+    health_every: float = HEALTH_EVERY  # seconds between health reads of an idle host
     ca_file: str | None = None
     insecure: bool = False
     credentials_dir: str | None = None  # read again when Ironic refuses the credentials
@@ -50,6 +52,7 @@ class IronicSettings:
             ),
             driver=self.driver,
             poll_delay=self.poll_delay,
+            health_every=self.health_every,
             max_connections=max(workers, 1),
             ca_file=self.ca_file,
             insecure=self.insecure,
@@ -64,6 +67,7 @@ def load_ironic_settings(
     credentials_dir: str | None = None,
     driver: str | None = None,
     poll_delay: float = 2.0,
+    health_every: float = HEALTH_EVERY,
     ca_file: str | None = None,
     insecure: bool = False,
     allow_http: bool = False,
@@ -87,6 +91,10 @@ def load_ironic_settings(
         )
     if poll_delay <= 0:
         raise ValueError(f"--ironic-poll-delay must be more than 0 seconds, not {poll_delay:g}")
+    if health_every < 0:
+        raise ValueError(
+            f"--ironic-health-every must be 0 (never) or more seconds, not {health_every:g}"
+        )
     if insecure and ca_file is not None:  # the CA file would be silently ignored
         raise ValueError(
             "--ironic-insecure and --ironic-ca-file: give one or the other; "
@@ -122,6 +130,7 @@ def load_ironic_settings(
         password=password,
         driver=driver or None,
         poll_delay=poll_delay,
+        health_every=health_every,
         ca_file=ca_file,
         insecure=insecure,
         credentials_dir=credentials_dir,

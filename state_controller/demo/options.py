@@ -21,6 +21,8 @@ class DemoOptions:
     faults: bool = False
     fault_rate: float = 0.3
     fault_kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    # some machines' BMCs report failing hardware for a while (fault_plan.health_faults)
+    health_faults: bool = True
     update_fault_kinds: tuple[UpdateFault, ...] = UPDATE_FAULTS
     fault_attempts: int = 2  # 0: the fault never clears
     seed: int = 1

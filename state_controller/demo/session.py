@@ -34,7 +34,7 @@ from ..cluster.interface import Cluster
 from ..cluster.schema import validators
 from ..observability.endpoints import BindError, serve_metrics
 from ..provisioning.backoff import Backoff
-from ..provisioning.fault_plan import FaultPlan
+from ..provisioning.fault_plan import FaultPlan, health_faults
 from ..provisioning.hardware_file import HardwareFile
 from ..provisioning.ironic import IronicSettings, node_name_prefix
 from ..provisioning.provisioner import CheckedBackend, Provisioner
@@ -123,10 +123,21 @@ def run_demo(opts: DemoOptions) -> int:
         hang = max(policy.service_thresholds.values()) * 1.5
         for key, fault in firmware_faults(keys, opts.fault_rate, opts.seed, hang).items():
             plan.add(key, fault)
+    health_every = 0.0
+    if opts.faults and opts.health_faults:
+        trouble = max(policy.thresholds.values()) * 2  # long enough to be seen on the screen
+        recovers = bool(opts.fault_attempts)
+        for key, fault in health_faults(
+            keys, opts.fault_rate, opts.seed, trouble, recovers=recovers
+        ).items():
+            plan.add(key, fault)
+        health_every = trouble / 10
     timings = faster(Timings.demo(), opts.speed)
     # with --store the machines are kept in the same file: a second run finds them as they were
     hardware = HardwareFile(opts.store) if opts.store else None
-    sim = SimulatedProvisioner(timings=timings, faults=plan, seed=opts.seed, hardware=hardware)
+    sim = SimulatedProvisioner(
+        timings=timings, faults=plan, seed=opts.seed, hardware=hardware, health_every=health_every
+    )
     remedied = opts.remediation_pools is None or bool(opts.remediation_pools)
     config = ControllerConfig(
         workers=opts.workers,

@@ -15,7 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
+from ..api.host import unfetchable_checksum
 from .provisioner import HostView
 from .results import Result, failed
 
@@ -31,7 +33,14 @@ Operation = Literal[
     "service",
 ]
 FaultKind = Literal[
-    "credentials", "unreachable", "inspection", "provisioning", "power", "hang", "firmware"
+    "credentials",
+    "unreachable",
+    "inspection",
+    "provisioning",
+    "power",
+    "hang",
+    "firmware",
+    "health",
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = (
     "credentials",
@@ -49,6 +58,7 @@ _FAULT_OPERATION: dict[FaultKind, Operation] = {
     "provisioning": "provision",
     "power": "power",
     "firmware": "service",
+    "health": "register",  # read with the node at every registration check
 }
 
 
@@ -59,7 +69,9 @@ class Fault:
     kind: FaultKind
     times: int | None = 3
     operation: Operation = "inspect"  # for "hang": the operation that hangs
-    seconds: float = 30.0  # for "hang": how long it hangs
+    # for "hang": how long it hangs; for "health": how long the hardware is in trouble
+    # once it struck (``times`` None: it stays in trouble)
+    seconds: float = 30.0
 
     @property
     def target(self) -> Operation:
@@ -88,11 +100,17 @@ class FaultPlan:
         with self._lock:
             self._faults.pop(host, None)
 
+    def health(self, host: str) -> Fault | None:
+        """The host's hardware fault, if it has one: not an attempt that fails, but a
+        machine whose BMC reports trouble for a while (see the simulated backend)."""
+        with self._lock:
+            return next((f for f in self._faults.get(host, ()) if f.kind == "health"), None)
+
     def take(self, host: str, operation: Operation) -> Fault | None:
         """The fault that strikes this attempt, if any (and count it)."""
         with self._lock:
             for index, fault in enumerate(self._faults.get(host, ())):
-                if fault.target != operation:
+                if fault.target != operation or fault.kind == "health":
                     continue
                 used = self._used[(host, index)]
                 if fault.times is None or used < fault.times:
@@ -125,6 +143,20 @@ class FaultPlan:
         return cls(plan)
 
 
+def health_faults(
+    keys: list[str], rate: float, seed: int, seconds: float, *, recovers: bool = True
+) -> dict[str, Fault]:
+    """A tenth of ``rate`` of the hosts (one at least) get a hardware fault: their BMC's
+    health rollup goes Warning, then Critical, for ``seconds`` once deployed, then OK again
+    (the part replaced) unless not ``recovers``. Drawn apart from the other kinds, so that
+    adding it changed no seed's other faults."""
+    if rate <= 0 or not keys:
+        return {}
+    count = max(1, round(len(keys) * rate / 10))
+    chosen = sorted(random.Random(seed + 11).sample(sorted(keys), min(count, len(keys))))
+    return {key: Fault("health", times=1 if recovers else None, seconds=seconds) for key in chosen}
+
+
 def failure(fault: Fault, host: HostView) -> Result:
     """What the simulated backend answers when ``fault`` strikes."""
     if fault.kind == "inspection":
@@ -150,3 +182,19 @@ def failure(fault: Fault, host: HostView) -> Result:
             details="Firmware update failed: image verification error",
         )
     return failed(f"simulated {fault.kind} failure")
+
+
+def unfetchable_checksum_failure(host: HostView) -> Result | None:
+    """A checksum file under the ``.invalid`` domain (RFC 2606: it never resolves) cannot
+    be fetched: provisioning fails as it does in Ironic, with the same sentence."""
+    checksum = str((host.image or {}).get("checksum") or "")
+    if not checksum.startswith(("http://", "https://")):
+        return None
+    if not (urlsplit(checksum).hostname or "").endswith(".invalid"):
+        return None
+    reason = "Name or service not known"
+    return failed(
+        "deploying the image failed: "
+        + unfetchable_checksum(checksum, reason, fetcher="the simulated backend"),
+        details=f"Failed to download image {checksum}, reason: {reason}",
+    )

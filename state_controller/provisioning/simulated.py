@@ -18,14 +18,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Concatenate, ParamSpec
-from urllib.parse import urlsplit
 
-from ..api.host import unfetchable_checksum
 from ..servicing.plan import ServicePlan
-from .fault_plan import Fault, FaultPlan, Operation, failure
+from .fault_plan import Fault, FaultPlan, Operation, failure, unfetchable_checksum_failure
 from .hardware_file import HardwareFile
 from .provisioner import HostView
 from .results import Result, complete, continuing, failed, retry_after, transient
+from .simulated_health import SimulatedHealth
 from .simulated_machines import Machine, SimulatedMachines, inventory, registered_with
 
 RAMDISK_WORK = ("inspect", "provision")  # waits on the deploy ramdisk while busy
@@ -106,8 +105,11 @@ class SimulatedProvisioner:
         seed: int = 0,
         clock: Callable[[], float] = time.monotonic,
         hardware: HardwareFile | None = None,
+        health_every: float = 0.0,
     ) -> None:
         self.timings = timings or Timings()
+        self.health_every = health_every  # how often a resting faulted host is read again
+        self._health = SimulatedHealth()
         self.faults = faults or FaultPlan()
         self.seed = seed
         self.clock = clock
@@ -153,7 +155,9 @@ class SimulatedProvisioner:
             def finish() -> Result:
                 if not machine.node_id:
                     machine.node_id = self._node_id(host.bmc_address)
-                return complete(provider_id=machine.node_id, powered_on=machine.powered_on)
+                on = machine.powered_on
+                health = self._health.reported(self.faults, host.key, machine, self.clock())
+                return complete(provider_id=machine.node_id, powered_on=on, health=health)
 
             if machine.node_id and not credentials_changed:
                 return finish()  # already managed: nothing to wait for (nor to digest)
@@ -190,7 +194,7 @@ class SimulatedProvisioner:
         with self._machines.at(host.bmc_address) as machine:
 
             def finish() -> Result:
-                if (unfetchable := _unfetchable_checksum(host)) is not None:
+                if (unfetchable := unfetchable_checksum_failure(host)) is not None:
                     return unfetchable  # as in Ironic: the deploy starts, then fails
                 machine.disk_image = dict(host.image) if host.image else None
                 machine.custom_deploy = host.custom_deploy
@@ -380,19 +384,3 @@ def _passed(machine: Machine, operation: Operation) -> bool:
         return False
     current = machine.busy[0] if machine.busy is not None else machine.finished
     return current in _FORWARD and _FORWARD.index(current) > _FORWARD.index(operation)
-
-
-def _unfetchable_checksum(host: HostView) -> Result | None:
-    """A checksum file under the ``.invalid`` domain (RFC 2606: it never resolves) cannot
-    be fetched: provisioning fails as it does in Ironic, with the same sentence."""
-    checksum = str((host.image or {}).get("checksum") or "")
-    if not checksum.startswith(("http://", "https://")):
-        return None
-    if not (urlsplit(checksum).hostname or "").endswith(".invalid"):
-        return None
-    reason = "Name or service not known"
-    return failed(
-        "deploying the image failed: "
-        + unfetchable_checksum(checksum, reason, fetcher="the simulated backend"),
-        details=f"Failed to download image {checksum}, reason: {reason}",
-    )

@@ -9,6 +9,7 @@ Usage::
         bmc.bios_attributes(system)             # {"ProcTurboMode": "Enabled", ...}
         bmc.bios_version(system)                # "1.0.0"; a firmware update makes it "1.1.0"
         bmc.volumes(system)                     # RAID volumes: [{"RAIDType": "RAID1", ...}]
+        bmc.set_health(system, "Critical")      # its Status.Health (testbed/sushy_health.py)
         bmc.stop(); bmc.start()                 # a BMC that stops answering, and comes back
 
 One ``sushy-emulator`` process (Flask's threaded server) in its own process group, with
@@ -155,6 +156,7 @@ class RedfishBMC(LoopbackServer):
         self.auth_path = self.workdir / "htpasswd"
         self.state_dir = self.workdir / "state"
         self.log_path = self.workdir / "sushy-emulator.log"
+        self.health_path = self.workdir / "health.json"
         self.error = RedfishBMCError
         self._process = ServerProcess(
             "sushy-emulator", self.log_path, stop_timeout=stop_timeout, error=RedfishBMCError
@@ -200,6 +202,16 @@ class RedfishBMC(LoopbackServer):
         action = f"POST /redfish/v1/Systems/{system.uuid}/Actions/ComputerSystem.Reset "
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return text.count(action)
+
+    def set_health(self, system: FakeSystem, health: str | None) -> None:
+        """What the system's ``Status.Health`` says from now on (``OK``, ``Warning``,
+        ``Critical``; None: the emulator's own OK), as a BMC whose sensors changed."""
+        said = json.loads(self.health_path.read_text()) if self.health_path.exists() else {}
+        if health is None:
+            said.pop(system.uuid, None)
+        else:
+            said[system.uuid] = health
+        self.health_path.write_text(json.dumps(said))
 
     def bios_attributes(self, system: FakeSystem) -> dict[str, Any]:
         """The system's current BIOS attributes, as the emulator's Redfish API says."""
@@ -259,6 +271,7 @@ class RedfishBMC(LoopbackServer):
             "SUSHY_EMULATOR_VOLUMES": {(s.uuid, "1"): [] for s in self.systems},
             "SUSHY_EMULATOR_STATE_DIR": str(self.state_dir),
             "SUSHY_EMULATOR_AUTH_FILE": str(self.auth_path),
+            "SUSHY_EMULATOR_HEALTH_FILE": str(self.health_path),  # testbed/sushy_health.py
         }
         if self.power_delay is not None:  # read by testbed/sushy_hardware.py
             settings["SUSHY_EMULATOR_FAKE_POWER_DELAY"] = self.power_delay

@@ -31,8 +31,9 @@ the change is applied that long after it was asked instead: still not at once (t
 answers the request before the system has switched, and a read in between sees the old
 state, as on hardware), and before Ironic's first look 1 s later.
 
-Servicing (BIOS, firmware, RAID) is in testbed/sushy_servicing.py, imported here
-before the emulator starts; its docstring records why each of its patches exists.
+Servicing (BIOS, firmware, RAID) is in testbed/sushy_servicing.py, a health rollup a
+test can change in testbed/sushy_health.py, both imported here before the emulator
+starts; their docstrings record why each of their patches exists.
 
 No import from the project: this runs in the emulator's virtualenv, not the project's.
 """
@@ -108,6 +109,7 @@ FakeDriver.set_power_state = set_power_state
 
 if __name__ == "__main__":
     # Next to this file, on the path of a script: BIOS, firmware and RAID for servicing.
+    import sushy_health  # type: ignore[import-not-found]  # noqa: F401
     import sushy_servicing  # type: ignore[import-not-found]  # noqa: F401
 
     sys.exit(main.main())

@@ -21,7 +21,10 @@ delays).
 
 The last test runs the whole controller (``state-controller run`` on the session's
 kube-apiserver) on one Host: registered, inspected, deployed with its data Secrets as the
-config drive, powered on, then off through ``spec.online``.
+config drive, its hardware health read from Ironic while it rests (OK, then Critical when
+the BMC says so: testbed/sushy_health.py), powered on, then off through ``spec.online``.
+For that test Ironic syncs power, and so reads health, every 2 s instead of every 120 s
+(:func:`health_synced`): a restart of the module's Ironic, undone after.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import Any
 import pytest
 
 from state_controller.api.bmc import parse_bmc_address
-from state_controller.cluster.interface import HOSTS, SECRETS
+from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
@@ -320,15 +323,34 @@ NETWORK_DATA = {
 META_DATA = {"local-hostname": "driven-0"}
 
 
+HEALTH_SYNC = {"sync_power_state_interval": 2}  # seconds; Ironic's default is 120
+
+
+@pytest.fixture
+def health_synced(api: IronicAPI, redfish_ironic_server: IronicServer) -> Iterator[IronicServer]:
+    """The module's Ironic, restarted to sync power (and read health) every 2 s; stopped
+    after with its own config back (the ``api`` fixture starts it again when asked)."""
+    server = redfish_ironic_server
+    before = dict(server.extra_config.get("conductor", {}))
+    server.extra_config["conductor"] = {**before, **HEALTH_SYNC}
+    server.restart()
+    try:
+        yield server
+    finally:
+        server.extra_config["conductor"] = before
+        server.stop()
+
+
 def test_the_controller_registers_inspects_deploys_and_powers_off_a_redfish_host(
     control_plane: ControlPlane,
     bmc: RedfishBMC,
     api: IronicAPI,
-    redfish_ironic_server: IronicServer,
+    health_synced: IronicServer,
     boot_iso: str,
     genisoimage: str,
     tmp_path: Path,
 ) -> None:
+    redfish_ironic_server = health_synced
     kubectl(control_plane, "create", "namespace", CONTROLLER_NS, check=False)
     kube = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
     log = tmp_path / "run.log"
@@ -346,11 +368,19 @@ def test_the_controller_registers_inspects_deploys_and_powers_off_a_redfish_host
                 redfish_ironic_server, bmc, node, genisoimage, tmp_path
             )
 
+            # At rest, its health is read from Ironic, which reads it from the BMC.
+            wait_healthy(kube, log, ("True", "Healthy"))
+            bmc.set_health(DRIVEN, "Critical")
+            message = wait_healthy(kube, log, ("False", "CriticalError"))
+            assert message == "the BMC's health rollup is Critical, as the Ironic node says"
+            assert (api.node(node["uuid"]) or {}).get("health") == "Critical"
+
             kube.patch(HOSTS, CONTROLLER_NS, "driven", {"spec": {"online": False}})
             wait_host(kube, log, lambda s: s.get("poweredOn") is False, "powered off")
             assert bmc.power_state(DRIVEN) == "Off"
             assert bmc.password not in log.read_text()
     finally:
+        bmc.set_health(DRIVEN, None)
         empty_namespace(kube, CONTROLLER_NS)
         kube.close()
 
@@ -366,6 +396,7 @@ def controller(plane: ControlPlane, ironic_url: str, log: Path) -> Iterator[None
              "--kubeconfig", str(plane.kubeconfig), "--namespace", CONTROLLER_NS,
              "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
              "--ironic-url", ironic_url, "--ironic-poll-delay", "0.3",
+             "--ironic-health-every", "1",
              "--allow-bmc", "127.0.0.1", "--allow-image-host", "127.0.0.1"],
             stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
             start_new_session=True,
@@ -440,6 +471,29 @@ def wait_host(
     except AssertionError as e:
         raise AssertionError(f"{e}; the Host: {seen}; log: {log.read_text()[-3000:]}") from None
     return found
+
+
+def wait_healthy(kube: KubeCluster, log: Path, want: tuple[str, str]) -> str:
+    """The message of the HostState's HardwareHealthy condition once its status and reason
+    are ``want`` (Ironic's power sync every 2 s, the controller's read every 1 s)."""
+    seen: dict[str, Any] = {}
+
+    def condition() -> str | None:
+        state = kube.get(HOSTSTATES, CONTROLLER_NS, "driven")
+        conditions = (state.get("status") or {}).get("conditions") or []
+        found = next((c for c in conditions if c.get("type") == "HardwareHealthy"), {})
+        seen.update(found)
+        return (
+            found.get("message", "") if (found.get("status"), found.get("reason")) == want else None
+        )
+
+    try:
+        message: str = wait_for(condition, timeout=POWER_WAIT, what=f"HardwareHealthy {want}")
+    except AssertionError as e:
+        raise AssertionError(
+            f"{e}; the condition: {seen}; log: {log.read_text()[-3000:]}"
+        ) from None
+    return message
 
 
 def assert_hardware_is_the_systems(hardware: dict[str, Any]) -> None:

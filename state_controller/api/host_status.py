@@ -125,6 +125,12 @@ class ProvisionStatus(StatusModel):
         description="sha256 of the firmware settings, firmware images and RAID volumes the "
         "last servicing applied: what is applied already is never applied again.",
     )
+    backend_history_mark: Annotated[str, Field(max_length=NAME_MAX)] | None = Field(
+        default=None,
+        description="The last entry of the backend's own history of the machine (Ironic's "
+        "node history: its time and uuid) taken into the host's history: each entry is "
+        "taken once, across restarts too.",
+    )
 
 
 class CredentialsStatus(StatusModel):

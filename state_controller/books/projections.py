@@ -119,6 +119,8 @@ def host_status(book: Book, confirmed_seq: int) -> dict[str, Any]:
         provisioning["dataDigest"] = facts.deployed_data
     if facts.serviced:
         provisioning["servicedDigest"] = facts.serviced
+    if facts.backend_history:
+        provisioning["backendHistoryMark"] = facts.backend_history
     if facts.root_device_hints is not None:
         provisioning["rootDeviceHints"] = facts.root_device_hints
     if facts.boot_mode is not None:

@@ -201,6 +201,9 @@ class Facts:
     firmware: dict[str, Any] | None = None
     # its hardware's health by its BMC's rollup (None: nothing reports it)
     health: HardwareHealth | None = None
+    # the last entry of the backend's own history of the machine taken into the book
+    # (Ironic's node history: "<created_at> <uuid>"; "" none yet)
+    backend_history: str = ""
 
     @property
     def hardware(self) -> dict[str, Any] | None:
@@ -238,6 +241,8 @@ class Observations:
     # when the step under way is expected to end (None: not in a timed step, or too few
     # durations learned to say)
     expected: Expected | None = None
+    # when the backend's own history of the machine was last read (None: not since start)
+    history_read_at: float | None = None
 
 
 class FactChanges(TypedDict, total=False):
@@ -264,6 +269,7 @@ class FactChanges(TypedDict, total=False):
     serviced: str
     firmware: dict[str, Any] | None
     health: HardwareHealth | None
+    backend_history: str
 
 
 class SeenChanges(TypedDict, total=False):
@@ -281,6 +287,7 @@ class SeenChanges(TypedDict, total=False):
     paused_by: str
     sources_disagree: str | None
     expected: Expected | None
+    history_read_at: float | None
 
 
 @dataclass(slots=True)

@@ -146,6 +146,7 @@ def _restore_facts(book: Book, hs: dict[str, Any]) -> None:
     custom = prov.get("customDeploy")
     facts.custom_deploy = str(custom["method"]) if isinstance(custom, dict) else None
     facts.serviced = str(prov.get("servicedDigest") or "")
+    facts.backend_history = str(prov.get("backendHistoryMark") or "")
     digest = prov.get("dataDigest")
     facts.deployed_data = str(digest) if isinstance(digest, str) else None
     facts.root_device_hints = prov.get("rootDeviceHints")

@@ -97,9 +97,9 @@ def provisioner_flags(p: argparse.ArgumentParser) -> None:
         "--ironic-health-every",
         type=float,
         default=120.0,
-        help="seconds between reads of an idle host's hardware health from Ironic (Ironic "
-        "refreshes it at its power sync, 120 s by default); 0: only when the host changes "
-        "(default 120)",
+        help="seconds between reads of a resting host's hardware health, and of a host's "
+        "node history, from Ironic (Ironic refreshes health at its power sync, 120 s by "
+        "default); 0: health only when the host changes, node history never (default 120)",
     )
     g.add_argument("--ironic-ca-file", help="CA bundle for an https Ironic")
     g.add_argument("--ironic-insecure", action="store_true", help="skip TLS verification")

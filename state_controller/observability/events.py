@@ -49,6 +49,11 @@ SERVICING_EVENTS = {
 }
 
 
+# an entry of the backend's own history (provisioning/backend_history.py): an error or a
+# warning it recorded is a Warning, even one it recovered from
+BACKEND_EVENTS = {"BackendError": "Warning", "BackendWarning": "Warning"}
+
+
 def event_for(record: Entry) -> tuple[str, str, str] | None:
     """(type, reason, message) for a journal entry worth an Event, else None.
 
@@ -70,7 +75,8 @@ def event_for(record: Entry) -> tuple[str, str, str] | None:
     if record.error_type is not None:
         return "Warning", record.reason, record.message
     if record.from_state == record.to_state:
-        return "Normal", record.reason, record.message or record.reason
+        kind = BACKEND_EVENTS.get(record.reason, "Normal")
+        return kind, record.reason, record.message or record.reason
     try:
         before = CHAPTER_OF[ProvisioningState(record.from_state)]
     except ValueError:

@@ -8,8 +8,14 @@ from collections.abc import Callable
 from opentelemetry.trace import NoOpTracer, Status, StatusCode, Tracer
 
 from ..health.summary import ProvisionerSeen
-from ..provisioning.provisioner import HealthWatched, HostView, Provisioner, Versioned
-from ..provisioning.results import Outcome, Result
+from ..provisioning.provisioner import (
+    HealthWatched,
+    HistoryKept,
+    HostView,
+    Provisioner,
+    Versioned,
+)
+from ..provisioning.results import HistoryRead, Outcome, Result
 from ..runtime.machinery.outages import Outage
 from ..servicing.plan import ServicePlan
 from .metrics import Metrics
@@ -41,6 +47,14 @@ class InstrumentedProvisioner:
     def health_every(self) -> float:
         """The wrapped backend's (:class:`HealthWatched`); 0 when it reads no health."""
         return self.inner.health_every if isinstance(self.inner, HealthWatched) else 0.0
+
+    @property
+    def history_every(self) -> float:
+        """The wrapped backend's (:class:`HistoryKept`); 0 when it keeps no history."""
+        return self.inner.history_every if isinstance(self.inner, HistoryKept) else 0.0
+
+    def history(self, host: HostView, mark: str) -> HistoryRead | None:
+        return self.inner.history(host, mark) if isinstance(self.inner, HistoryKept) else None
 
     def seen(self) -> ProvisionerSeen:
         """The provisioner as this replica's calls found it, for the controller's status."""

@@ -38,6 +38,7 @@ from ..api import annotations as ann
 from ..api.states import ErrorType, OperationalStatus
 from ..api.states import ProvisioningState as S
 from ..books.book import Book
+from .backend_history import take_backend_history
 from .backoff import Backoff
 from .deletion import DELETION, registered_for_deletion
 from .inputs import HostInput
@@ -126,7 +127,10 @@ def registration(run: StepContext) -> Verdict | None:
     """None once the host is registered; else the verdict (deletion may go on without)."""
     if run.host.deleting:
         return registered_for_deletion(run)
-    return run.ensure_registered()
+    stop = run.ensure_registered()
+    if stop is None:
+        take_backend_history(run)
+    return stop
 
 
 def progress(run: StepContext) -> tuple[S, OperationalStatus, int]:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..api.bmc import BMCAddress
 from ..servicing.plan import ServicePlan
-from .results import Result
+from .results import HistoryRead, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,3 +216,16 @@ class HealthWatched(Protocol):
 
     @property
     def health_every(self) -> float: ...
+
+
+@runtime_checkable
+class HistoryKept(Protocol):
+    """A backend that keeps its own history of each machine (Ironic's node history): read
+    every ``history_every`` seconds (0: never), the entries newer than ``mark`` (what the
+    book last took; "" none) join the host's history once each. ``history`` answers None
+    when it cannot be read now (a backend too old, an outage): it is asked again later."""
+
+    @property
+    def history_every(self) -> float: ...
+
+    def history(self, host: HostView, mark: str) -> HistoryRead | None: ...

@@ -93,3 +93,25 @@ def transient(message: str, details: str = "", *, held: bool = False) -> Result:
 
 def retry_after(delay: float, message: str = "") -> Result:
     return Result(Outcome.RETRY_AFTER, delay=delay, message=message)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendEvent:
+    """One entry of the backend's own history of a machine (Ironic's node history): what
+    it recorded, when and how grave, in words a Host's user may read."""
+
+    at: str  # the backend's own time of it (RFC 3339, to the second)
+    severity: str  # as the backend grades it (Ironic: ERROR, INFO)
+    kind: str  # what was going on (Ironic's event_type: deploying, cleaning, monitoring, ...)
+    words: str  # what it was, told without quoting any remote server
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRead:
+    """Entries newer than the mark a book keeps, oldest first, and the mark after them; the
+    backend's raw words (scrubbed of the BMC password) for the operator's log only."""
+
+    events: tuple[BackendEvent, ...]
+    mark: str
+    said: str = ""
+    source: str = ""  # who keeps the history, as a sentence names it ("Ironic")

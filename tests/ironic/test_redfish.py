@@ -22,7 +22,9 @@ delays).
 The last test runs the whole controller (``state-controller run`` on the session's
 kube-apiserver) on one Host: registered, inspected, deployed with its data Secrets as the
 config drive, its hardware health read from Ironic while it rests (OK, then Critical when
-the BMC says so: testbed/sushy_health.py), powered on, then off through ``spec.online``.
+the BMC says so: testbed/sushy_health.py) and Ironic's node history entry of that change
+in its history, powered on, then off through ``spec.online``. The second test reads the
+node history of a power action Ironic failed while the BMC was down and then carried out.
 For that test Ironic syncs power, and so reads health, every 2 s instead of every 120 s
 (:func:`health_synced`): a restart of the module's Ironic, undone after.
 """
@@ -51,6 +53,7 @@ import pytest
 from state_controller.api.bmc import parse_bmc_address
 from state_controller.cluster.interface import HOSTS, HOSTSTATES, SECRETS
 from state_controller.cluster.kube import KubeCluster
+from state_controller.plugin.history import render
 from state_controller.provisioning.ironic import IronicProvisioner
 from state_controller.provisioning.provisioner import Credentials, HostView
 from state_controller.provisioning.results import Outcome, Result
@@ -310,6 +313,18 @@ def test_a_bmc_that_does_not_answer_is_a_connection_failure(
     node = api.node(done.provider_id)
     assert node is not None and node["provision_state"] == "manageable"
 
+    # Ironic recorded the power action it failed in its node history, which its node no
+    # longer shows: read after no mark, then nothing new after the mark of the last read
+    events, mark = [], ""
+    while (read := prov.history(host, mark)) is not None and read.events:
+        events, mark = [*events, *read.events], read.mark
+        assert "redfish-password" not in read.said  # the operator's log: scrubbed
+    assert read is not None and read.events == () and mark, read
+    failures = [e for e in events if e.severity == "ERROR"]
+    assert failures, events
+    assert "Unable to connect" not in failures[0].words  # Ironic's words: the log only
+    print(f"node history: {events}")
+
 
 # -- the controller, on a real cluster, driving the emulated system -----------------------
 
@@ -374,6 +389,20 @@ def test_the_controller_registers_inspects_deploys_and_powers_off_a_redfish_host
             message = wait_healthy(kube, log, ("False", "CriticalError"))
             assert message == "the BMC's health rollup is Critical, as the Ironic node says"
             assert (api.node(node["uuid"]) or {}).get("health") == "Critical"
+            # and Ironic's node history, which recorded the change, joined the host's
+            recorded = wait_for(
+                lambda: [
+                    r
+                    for r in kube.get(HOSTSTATES, CONTROLLER_NS, "driven")["status"]["history"]
+                    if "health rollup went from OK to Critical" in r["message"]
+                ],
+                timeout=POWER_WAIT,
+                what="Ironic's health change in the HostState's history",
+            )
+            assert recorded[0]["reason"] == "BackendEvent", recorded
+            assert recorded[0]["message"].startswith("Ironic (monitoring, INFO, ")
+            state = kube.get(HOSTSTATES, CONTROLLER_NS, "driven")
+            print(render(state, time.time(), limit=4))  # docs/ironic.md's sample (pytest -s)
 
             kube.patch(HOSTS, CONTROLLER_NS, "driven", {"spec": {"online": False}})
             wait_host(kube, log, lambda s: s.get("poweredOn") is False, "powered off")

@@ -56,6 +56,7 @@ def test_plain_http_across_a_network_is_refused_unless_the_operator_accepts_it()
         (None, {}, "--ironic-url is required with --provisioner ironic"),
         ("ironic:6385", {}, "--ironic-url: 'ironic:6385' is not an http(s) URL"),
         ("http://i", {"poll_delay": 0}, "--ironic-poll-delay must be more than 0"),
+        ("http://i", {"health_every": -1}, "--ironic-health-every must be 0 (never) or more"),
         ("http://i", {"password_file": "x"}, "--ironic-password-file needs --ironic-username"),
         ("http://i", {"username": ""}, "--ironic-username is empty"),
         ("http://i", {"ca_file": "/nonexistent/ca.pem"}, "--ironic-ca-file: /nonexistent"),

@@ -34,12 +34,13 @@ from typing import Any
 from ...api.backend_ids import id_problem
 from ...servicing.plan import ServicePlan
 from ..provisioner import HostView
-from ..results import Result, complete
+from ..results import HistoryRead, Result, complete
 from . import deploying, enrolling, powering
 from .attempt import Attempt
 from .client import IronicClient
 from .faults import Answer, scrub
 from .health import HEALTH_EVERY
+from .history import read_history
 from .memory import FRESH_FOR
 from .node_work import NodeWork
 from .nodes import Node, NodeOverrides
@@ -163,6 +164,19 @@ class IronicProvisioner:
         except Answer as answer:
             raise RuntimeError(answer.result.for_operators()) from None
         return names
+
+    @property
+    def history_every(self) -> float:
+        """Node history is read at the pace of health (:mod:`.history`)."""
+        return self.health_every
+
+    def history(self, host: HostView, mark: str) -> HistoryRead | None:
+        """The node's history after ``mark`` (:mod:`.history`); None when it cannot be read
+        now (an outage, an Ironic older than 1.78, no node yet)."""
+        try:
+            return read_history(Attempt(self.client, host), mark)
+        except Answer:
+            return None
 
     def read_node(self, uuid: str) -> Node | None:
         """The node with this UUID as Ironic holds it now, None when it has none; raises

@@ -7,8 +7,10 @@ BMC refused once) stays visible after its node's state forgot it.
 A record moves no state: its reason is :data:`REASON` of the entry's severity, its
 message says what it was, what was going on and when the backend saw it. The mark is
 noted with the records (Host.status.provisioning.backendHistoryMark), so a restarted
-controller asks only for what came after. The backend's raw words, scrubbed of the BMC
-password, go to the operator's log, as every backend text does.
+controller asks only for what came after; a book with no mark yet starts from what the
+backend has at its first read (another owner's past, or an earlier version's, is not told
+again here). The backend's raw words, scrubbed of the BMC password, go to the operator's
+log, as every backend text does.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def take_backend_history(run: StepContext) -> None:
         return
     book.note_seen(now=now, history_read_at=now)
     read = prov.history(run.view(), book.facts.backend_history)
-    if read is None or not read.events:
+    if read is None:
         return
     for event in read.events:
         book.transition(

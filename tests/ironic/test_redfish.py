@@ -283,6 +283,8 @@ def test_a_bmc_that_does_not_answer_is_a_connection_failure(
     done = polled(lambda: prov.register(fresh, credentials_changed=True), "registration", prov)
     assert done.outcome is Outcome.COMPLETE and done.provider_id, done
     host = replace(fresh, provider_id=done.provider_id)
+    began = prov.history(host, "")  # the first read: from what Ironic has now on
+    assert began is not None and began.events == () and began.mark, began
     bmc.stop()
 
     # The registered host is powered on, and a new host on that BMC is registered, at once:
@@ -314,8 +316,8 @@ def test_a_bmc_that_does_not_answer_is_a_connection_failure(
     assert node is not None and node["provision_state"] == "manageable"
 
     # Ironic recorded the power action it failed in its node history, which its node no
-    # longer shows: read after no mark, then nothing new after the mark of the last read
-    events, mark = [], ""
+    # longer shows: read after the first read's mark, then nothing new after the last
+    events, mark = [], began.mark
     while (read := prov.history(host, mark)) is not None and read.events:
         events, mark = [*events, *read.events], read.mark
         assert "redfish-password" not in read.said  # the operator's log: scrubbed

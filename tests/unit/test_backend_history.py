@@ -35,8 +35,9 @@ class Entry:
 
 @dataclass
 class KeptHistory(SimulatedProvisioner):
-    """The simulated backend with a node history answered as Ironic pages it: the entries
-    after the marker, oldest first, two at most a read."""
+    """The simulated backend with a node history answered as the Ironic provisioner reads
+    it: with no mark, nothing and the mark of what there is ("0": nothing); else the
+    entries after the marker, oldest first, two at most a read."""
 
     entries: list[Entry] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)
@@ -50,6 +51,9 @@ class KeptHistory(SimulatedProvisioner):
 
     def history(self, host: HostView, mark: str) -> HistoryRead | None:
         self.asked.append(mark)
+        if not mark:
+            newest = self.entries[-1] if self.entries else None
+            return HistoryRead((), f"{newest.created_at} {newest.uuid}" if newest else "0")
         uuids = [e.uuid for e in self.entries]
         last = mark.partition(" ")[2]
         after = self.entries[uuids.index(last) + 1 :] if last in uuids else self.entries
@@ -69,15 +73,22 @@ def entry(n: int, severity: str = "INFO") -> Entry:
 
 
 def test_each_entry_joins_once_across_a_restart_at_the_backends_pace() -> None:
-    backend = KeptHistory(entries=[entry(1, "ERROR"), entry(2), entry(3)])
+    backend = KeptHistory(entries=[entry(0)])  # the node's past, before this book
     assert isinstance(backend, HistoryKept)
     clock = backend.clock_
     book = Book(KEY, now=clock())
     host = Stepped(HostMachine(backend), book)
     host.step(host_input(with_image()), clock())
     assert book.cursor.state == S.PROVISIONED
-    # read once for the whole step (not at every state's registration), two at most
+    # read once for the whole step (not at every state's registration): from here on
     assert backend.asked == [""]
+    assert recorded(book) == []
+    assert book.facts.backend_history == "2026-11-29T04:00:00+00:00 e0"
+
+    # what the backend recorded since, two at most a read
+    backend.entries += [entry(1, "ERROR"), entry(2), entry(3)]
+    clock.advance(EVERY)
+    host.step(host_input(with_image()), clock())
     assert recorded(book) == [
         "simulated (cleaning, ERROR, 2026-11-29T04:01:00+00:00): event 1",
         "simulated (cleaning, INFO, 2026-11-29T04:02:00+00:00): event 2",
@@ -92,7 +103,7 @@ def test_each_entry_joins_once_across_a_restart_at_the_backends_pace() -> None:
     # woken before the pace: not read again
     clock.advance(EVERY / 2)
     host.step(host_input(with_image()), clock())
-    assert len(backend.asked) == 1
+    assert len(backend.asked) == 2
 
     # the controller restarts: the book comes back from the statuses, mark included
     h_status = host_status(book, book.last_seq)
@@ -144,6 +155,8 @@ def test_ironics_entries_are_told_in_its_own_sentences_or_not_quoted() -> None:
         "monitoring",
         "the BMC's health rollup went from OK to Critical",
     )
+    first = event_of({}, "Node health status changed: health='OK' (previously 'None')")
+    assert first.words == "the BMC's health rollup is OK, read for the first time"
     # an error quoting what a server answered: named where known, else not quoted
     quoted = event_of({"severity": "ERROR"}, "Failed: server at 10.0.0.9 said <html>secret banner")
     assert "banner" not in quoted.words and "hoststate's log" in quoted.words

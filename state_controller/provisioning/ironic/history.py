@@ -10,9 +10,12 @@ default) and pages them after a ``marker`` entry; each has ``uuid``, ``created_a
 ``target_provision_state`` and ``duration_seconds`` (Ironic 39.0.0,
 ``ironic/api/controllers/v1/node.py`` ``NodeHistoryController``). The book keeps the last
 entry it took as a mark (``created_at`` and ``uuid``), given back as the marker, so each
-entry joins once, across restarts too. An entry Ironic pruned since
-(``[conductor] node_history_max_entries``, 300 by default) is no marker: then the entries
-after the mark's time are taken.
+entry joins once, across restarts too. A book with no mark yet (a host just registered,
+one handed over from baremetal-operator, one driven by a version that did not read it)
+starts from the entries Ironic has at its first read: those are another owner's past,
+told as its BareMetalHost's, or an earlier version's; what comes after joins. An entry
+Ironic pruned since (``[conductor] node_history_max_entries``, 300 by default) is no
+marker: then the entries after the mark's time are taken.
 
 At most :data:`PER_READ` entries are taken a read, the oldest first: the host's history
 holds 50 records, and a flood of Ironic's entries would push its own out; the rest come
@@ -37,6 +40,7 @@ from .scrubbing import scrub_text
 HISTORY_VERSION = (1, 78)
 PER_READ = 10
 SOURCE = "Ironic"
+BEGUN = "0"  # the mark of a node read with no entries yet: every entry to come is after it
 WORD_MAX = 40  # a severity or an event type, as shown
 _HEALTH = re.compile(r"health status changed: health='(\w+)' \(previously '(\w+)'\)", re.I)
 # Ironic's own sentences for a flow of steps (ironic/conductor/utils.py, step flows):
@@ -53,6 +57,8 @@ def read_history(at: Attempt, mark: str) -> HistoryRead | None:
     uuid = at.host.provider_id
     if not uuid or at.client.version() < HISTORY_VERSION:
         return None
+    if not mark:  # the first read: from what Ironic has now on
+        return HistoryRead((), _newest(at, uuid), source=SOURCE)
     since, _, last = mark.partition(" ")
     entries = _entries(at, uuid, last)
     if entries is None:  # the marker was pruned (the oldest go first), or its node is
@@ -67,9 +73,19 @@ def read_history(at: Attempt, mark: str) -> HistoryRead | None:
         words = scrub_text(str(entry.get("event") or ""), password)
         events.append(event_of(entry, words))
         said.append(f"{entry.get('created_at')} {entry.get('event_type')}: {words}")
-    newest = taken[-1]
-    mark = f"{str(newest.get('created_at'))[:WORD_MAX]} {str(newest.get('uuid'))[:WORD_MAX]}"
-    return HistoryRead(tuple(events), mark, "; ".join(said), SOURCE)
+    return HistoryRead(tuple(events), _mark(taken[-1]), "; ".join(said), SOURCE)
+
+
+def _mark(entry: dict[str, Any]) -> str:
+    return f"{str(entry.get('created_at'))[:WORD_MAX]} {str(entry.get('uuid'))[:WORD_MAX]}"
+
+
+def _newest(at: Attempt, uuid: str) -> str:
+    """The mark of the node's newest entry; :data:`BEGUN` when it has none."""
+    path = node_path(uuid, "Ironic's node uuid", "/history?sort_dir=desc&limit=1")
+    reply = at.request("GET", path, route="node/history", allow=(404,))
+    found = reply.data.get("history") if isinstance(reply.data, dict) else None
+    return _mark(found[0]) if found and isinstance(found[0], dict) else BEGUN
 
 
 def _entries(at: Attempt, uuid: str, marker: str) -> list[dict[str, Any]] | None:
@@ -97,7 +113,12 @@ def event_of(entry: dict[str, Any], words: str) -> BackendEvent:
 def _told(words: str) -> str:
     """Ironic's own sentences, said again; a failure as :func:`~.faults.readable` says it."""
     if found := _HEALTH.search(words):
-        return f"the BMC's health rollup went from {found.group(2)} to {found.group(1)}"
+        now, was = found.groups()
+        if was == "None":
+            return f"the BMC's health rollup is {now}, read for the first time"
+        if now == "None":
+            return f"the BMC gives no health rollup any more (it was {was})"
+        return f"the BMC's health rollup went from {was} to {now}"
     if found := _STARTED.match(words):
         return f"{found.group(1)} started"
     if found := _COMPLETED.match(words):

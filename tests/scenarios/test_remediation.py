@@ -2,7 +2,8 @@
 simulated provisioner: a Node that never came back from its update's reboot is
 power-cycled through its Host's BMC and comes back; one that never does is power-cycled as
 often as allowed, then left to a person; a pool with too many such Nodes is held until it
-has fewer; the attempts made survive a restart of the controller."""
+has fewer; the attempts made survive a restart of the controller; a machine whose BMC
+says a part failed is not power-cycled until the part is replaced."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from state_controller.api.updates import DEFAULT_STEP_THRESHOLDS, UpdateStep
 from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import Cluster
+from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.remediation.policy import RemediationPolicy
 from state_controller.runtime.config import ControllerConfig
@@ -21,6 +23,7 @@ from state_controller.updates.signals import (
     OWN_DESIRED_CONFIG,
     OWN_UPDATE_STATE,
 )
+from testbed.clocks import Clock
 from testbed.scenarios import (
     NS,
     WORKER,
@@ -181,3 +184,44 @@ def test_a_pool_with_too_many_unhealthy_nodes_is_held_until_it_has_fewer(
         wait_for(running.controller.idle)
         assert hard_reboots(sim, 1) == 0 and hard_reboots(sim, 2) == 0
         assert "PowerCycled" not in reasons(cluster, 1)
+
+
+def test_a_machine_whose_bmc_says_a_part_failed_is_not_power_cycled_until_it_is_replaced(
+    cluster: Cluster, run_controller: Any
+) -> None:
+    """The simulated BMC's health rollup (the demo's ``health`` fault, on a clock the test
+    moves): Critical holds remediation, says why, shows in the HostState and the gauge;
+    the part replaced, the lost reboot is power-cycled."""
+    clock = Clock(0.0)
+    plan = FaultPlan({f"{NS}/host-0000": [Fault("health", times=1, seconds=60.0)]})
+    sim = SimulatedProvisioner(faults=plan, clock=clock, health_every=0.2)
+    with run_controller(cluster, sim, config(max_attempts=3)) as running:
+        create_fleet(cluster, NS, 1)
+        wait_for(lambda: state_of(cluster, "host-0000") == "provisioned", what="provisioned")
+        clock.advance(30.0)  # the module failed
+        wait_for(
+            lambda: hardware_healthy(cluster, 0)[:2] == ("False", "CriticalError"),
+            what="HardwareHealthy False, CriticalError",
+        )
+        lose_reboot(cluster, 0, node_for(cluster, 0))
+        wait_for(lambda: action(cluster, 0) == "Blocked", what="remediation held off")
+        assert hard_reboots(sim, 0) == 0
+        held = remediation_of(cluster, 0) or {}
+        assert "(Critical, as the simulated BMC says)" in held["message"], held
+        assert "a power-cycle mends no failed part" in held["message"]
+        series = {"namespace": NS, "host": "host-0000", "health": "Critical"}
+        unhealthy = {**series, "source": "simulated BMC"}
+        assert running.sample("hoststate_host_hardware_unhealthy", unhealthy) == 1
+        wait_for(lambda: "HardwareUnhealthy" in told(cluster, 0), what="the Event")
+
+        clock.advance(60.0)  # the module replaced: OK again, and the Node still lost
+        wait_for(lambda: hard_reboots(sim, 0) == 1, what="power-cycled once the part is OK")
+        assert hardware_healthy(cluster, 0)[:2] == ("True", "Healthy")
+        wait_for(lambda: "HardwareHealthy" in told(cluster, 0), what="the Event")
+
+
+def hardware_healthy(cluster: Cluster, index: int) -> tuple[str, str, str]:
+    """The HostState's HardwareHealthy condition: status, reason, message."""
+    status = hoststate(cluster, f"host-{index:04d}").get("status") or {}
+    found = next((c for c in status.get("conditions") or [] if c["type"] == "HardwareHealthy"), {})
+    return found.get("status", ""), found.get("reason", ""), found.get("message", "")

@@ -33,8 +33,8 @@ from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
 from state_controller.runtime.machinery.informer import Informer
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.wiring import observed_controller
-from testbed.bmo import PlayedBMO
 
 NS = "metal"
 LIFE = (

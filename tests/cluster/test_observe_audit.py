@@ -10,7 +10,7 @@ from typing import Any
 from state_controller.cluster.interface import HOSTSTATES
 from state_controller.cluster.kube import KubeCluster
 from state_controller.runtime.config import ControllerConfig
-from testbed.bmo import PlayedBMO
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from testbed.control_plane import ControlPlane
 from testbed.kube import HOSTS_NS, audit_log
 from tests.conftest import FAST_BACKOFF, wait_for

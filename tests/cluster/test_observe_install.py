@@ -34,7 +34,7 @@ from state_controller.cluster.interface import BAREMETALHOSTS, EVENTS, HOSTSTATE
 from state_controller.cluster.kube import KubeCluster
 from state_controller.pivot.target import NAMESPACES
 from state_controller.runtime.config import ControllerConfig
-from testbed.bmo import PlayedBMO
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from testbed.control_plane import ControlPlane
 from testbed.kube import (
     MONITORING_CRDS,

@@ -1,7 +1,7 @@
 """``kubectl get hoststates -o wide`` says what each HostState follows, on the real
 kube-apiserver: a Host hoststate drives, a metal3 BareMetalHost baremetal-operator drives
-(played through BMO's own CRD, testbed/bmo.py), and a Node with neither. Without the
-SOURCE column the three looked alike but for an empty HOST cell.
+(played through BMO's own CRD, simulation/baremetal_operator.py), and a Node with neither.
+Without the SOURCE column the three looked alike but for an empty HOST cell.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from state_controller.cluster.kube import KubeCluster
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.controller import HostController
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.simulation.fleet import host_manifest, secret_manifest
 from state_controller.simulation.nodes import SimulatedNode
-from testbed.bmo import PlayedBMO
 from testbed.control_plane import ControlPlane
 from testbed.kube import HOSTS_NS, kubectl
 from tests.cluster.test_kubectl_columns import parse_table

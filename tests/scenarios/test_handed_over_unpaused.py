@@ -15,8 +15,8 @@ from state_controller.api.baremetalhost import PAUSED
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTS, SECRETS, Cluster
 from state_controller.runtime.baremetalhosts.handed_over import UNPAUSED
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.simulation.fleet import host_manifest, secret_manifest
-from testbed.bmo import PlayedBMO
 from testbed.scenarios import NS, events_for
 from tests.conftest import FAST_BACKOFF, wait_for
 

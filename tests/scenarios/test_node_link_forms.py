@@ -8,8 +8,9 @@ The forms, as their writers write them: cluster-api-provider-metal3 v1.13.2
 (``examples/clusterctl-templates/clusterctl-cluster.yaml``); OpenShift's machine-api
 (openshift/cluster-api-provider-baremetal, ``pkg/cloud/baremetal/actuators/machine/
 actuator.go``, ``providerIDForHost``): ``baremetalhost:///<namespace>/<bmh>/<uid>``.
-baremetal-operator is played (:class:`testbed.bmo.PlayedBMO`): it writes each host's
-status as ``provisioned``.
+baremetal-operator is played
+(:class:`~state_controller.simulation.baremetal_operator.PlayedBMO`): it writes each
+host's status as ``provisioned``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 
 from state_controller.cluster.interface import HOSTSTATES, Cluster
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.simulation.nodes import SimulatedNode
-from testbed.bmo import PlayedBMO
 from testbed.scenarios import WORKER
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 

@@ -17,9 +17,9 @@ from state_controller.books.stuck import StuckPolicy
 from state_controller.cluster.interface import BAREMETALHOSTS, HOSTSTATES, Cluster
 from state_controller.observability.collectors import STATE_CODES
 from state_controller.runtime.config import ControllerConfig
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.simulation.nodes import SimulatedNode
 from state_controller.updates.signals import MCO
-from testbed.bmo import PlayedBMO
 from testbed.scenarios import WORKER, condition, events_for
 from tests.conftest import FAST_BACKOFF, NODE_STATE_NAMESPACE, wait_for
 

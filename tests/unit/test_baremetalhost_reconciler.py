@@ -25,8 +25,8 @@ from state_controller.runtime.baremetalhosts.reconciler import BareMetalHostReco
 from state_controller.runtime.config import ControllerConfig
 from state_controller.runtime.machinery.informer import Informer
 from state_controller.runtime.writing.book_writer import BookWriter
+from state_controller.simulation.baremetal_operator import PlayedBMO
 from state_controller.simulation.fleet import host_manifest
-from testbed.bmo import PlayedBMO
 from testbed.clocks import T0, Clock
 from testbed.hand_driven import StatusWrites
 

@@ -21,7 +21,7 @@ from state_controller.observed.baremetalhost import (
     error_sentence,
     observe,
 )
-from testbed.bmo import bmo_conditions
+from state_controller.simulation.baremetal_operator import bmo_conditions
 from testbed.clocks import T0
 
 KEY = "metal3/worker-0"

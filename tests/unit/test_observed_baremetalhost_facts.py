@@ -15,7 +15,7 @@ from state_controller.books.projections import CONDITION_ORDER, hoststate_status
 from state_controller.books.stuck import StuckPolicy
 from state_controller.observed.baremetalhost import observe
 from state_controller.observed.baremetalhost_facts import RESTATED, consumer_of
-from testbed.bmo import bmo_conditions
+from state_controller.simulation.baremetal_operator import bmo_conditions
 from testbed.clocks import T0
 from tests.unit.test_observed_baremetalhost import KEY, bmh
 
@@ -31,7 +31,7 @@ BMO_STATES = (
     "externally provisioned",
     "deprovisioning",
     "deleting",
-)  # and powering off before delete, which testbed.bmo does not play
+)  # and powering off before delete, which the played operator does not play
 
 M3M = {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "Metal3Machine"}
 
@@ -224,7 +224,7 @@ def test_a_condition_this_version_does_not_know_is_told_by_its_own_words() -> No
 
 def test_what_is_restated_is_what_bmo_sets_for_a_state_or_a_status() -> None:
     """RESTATED holds every reason baremetal-operator v0.13.2's computeConditions sets for
-    a provisioning state or an operational status (testbed.bmo plays it), and nothing it
+    a provisioning state or an operational status (the played operator plays it), and nothing it
     never sets: its declared NotManageableReason, seen False, is told."""
     statuses = ("OK", "error", "servicing", "detached")
     set_by_bmo = {

@@ -145,10 +145,11 @@ class UpdateProgress(StatusModel):
         description="The configuration it runs; with no agent, its kubelet, OS image, kernel "
         "and container runtime.",
     )
-    source: Literal["", "mcn", "mco", "agent", "kubelet"] = Field(
+    source: Literal["", "mcn", "mco", "agent", "capi", "kubelet"] = Field(
         default="",
         description="Who reports the update: OpenShift's MachineConfigNode, the Machine "
-        "Config Operator's annotations, an agent's hoststate.io/ annotations, or the "
+        "Config Operator's annotations, an agent's hoststate.io/ annotations, the Node's "
+        "Cluster API Machine (its Updating condition: an update in place), or the "
         "kubelet's nodeInfo alone.",
     )
     message: Annotated[str, Field(max_length=MESSAGE_MAX)] = ""

@@ -140,6 +140,68 @@ def machine_config_node_signals(mcn: Mapping[str, Any]) -> MachineConfigNodeSign
     )
 
 
+# Cluster API's, on a Machine (sigs.k8s.io/cluster-api/api v1.14.2, core/v1beta2/
+# machine_types.go: UpdateInProgressAnnotation; runtime/v1beta2/extensionconfig_types.go:
+# PendingHooksAnnotation,
+# the comma-separated hooks still to be called, which internal/hooks/tracking.go reads)
+CAPI_UPDATE_IN_PROGRESS = "in-place-updates.internal.cluster.x-k8s.io/update-in-progress"
+CAPI_PENDING_HOOKS = "runtime.cluster.x-k8s.io/pending-hooks"
+CAPI_UPDATE_MACHINE_HOOK = "UpdateMachine"
+
+
+@dataclass(frozen=True, slots=True)
+class CapiMachineSignals:
+    """What a Cluster API Machine (``cluster.x-k8s.io/v1beta2``) says of its Node's update
+    in place: its key (``namespace/name``), ``spec.providerID`` and ``status.nodeRef.name``
+    (how it is joined to its Node, and so to a Host), ``spec.version``, its ``Updating``
+    and ``UpToDate`` conditions as (status, reason, message), and the two annotations the
+    in-place flow keeps on it while it runs (the owner's ``update-in-progress`` mark, the
+    ``UpdateMachine`` hook still pending). Heartbeat fields are left out."""
+
+    key: str = ""
+    provider_id: str = ""
+    node_name: str = ""
+    version: str = ""
+    updating: tuple[str, str, str] = ("", "", "")
+    up_to_date: tuple[str, str, str] = ("", "", "")
+    marked: bool = False  # the update-in-progress annotation is there
+    hook_pending: bool = False  # UpdateMachine is among the pending hooks
+    deleting: bool = False  # metadata.deletionTimestamp is set
+
+    @property
+    def reported(self) -> bool:
+        """Whether the Machine says anything of an in-place update: its controller has
+        written ``Updating`` (v1.12 and later, every Machine), or the flow has begun."""
+        return bool(self.updating[0]) or self.marked or self.hook_pending
+
+
+def _condition(conditions: Any, type_: str) -> tuple[str, str, str]:
+    for c in conditions or ():
+        if isinstance(c, Mapping) and c.get("type") == type_:
+            return str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", ""))
+    return "", "", ""
+
+
+def capi_machine_signals(machine: Mapping[str, Any]) -> CapiMachineSignals:
+    meta = machine.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    spec = machine.get("spec") or {}
+    status = machine.get("status") or {}
+    conditions = status.get("conditions")
+    hooks = str(annotations.get(CAPI_PENDING_HOOKS, ""))
+    return CapiMachineSignals(
+        key=f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+        provider_id=str(spec.get("providerID", "")),
+        node_name=str((status.get("nodeRef") or {}).get("name", "")),
+        version=str(spec.get("version", "")),
+        updating=_condition(conditions, "Updating"),
+        up_to_date=_condition(conditions, "UpToDate"),
+        marked=CAPI_UPDATE_IN_PROGRESS in annotations,
+        hook_pending=CAPI_UPDATE_MACHINE_HOOK in (h.strip() for h in hooks.split(",")),
+        deleting=bool(meta.get("deletionTimestamp")),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
     """``status.nodeInfo`` as far as an update changes it (and the boot it is in)."""
@@ -177,6 +239,7 @@ class NodeSignals:
     # Changes with ``ready`` only, so a heartbeat still leaves the signals as they were.
     ready_since: float | None = None
     mcn: MachineConfigNodeSignals | None = None  # its MachineConfigNode, where there is one
+    capi: CapiMachineSignals | None = None  # its Cluster API Machine, where there is one
     metal3_uuid: str = ""  # its metal3.io/uuid label: a BareMetalHost's UID
 
     @property

@@ -37,8 +37,10 @@ from ...updates.links import host_of, label_claim, link_problem, names_read
 from ...updates.pool_summary import down
 from ...updates.signals import (
     DEFAULT_POOL_LABEL,
+    CapiMachineSignals,
     MachineConfigNodeSignals,
     NodeSignals,
+    capi_machine_signals,
     machine_config_node_signals,
     node_signals,
 )
@@ -70,6 +72,10 @@ class NodeIndex:
         self._lock = threading.Lock()
         self._signals: dict[str, NodeSignals] = {}
         self._mcns: dict[str, MachineConfigNodeSignals] = {}  # node -> its MachineConfigNode
+        # Cluster API Machines, by key; and the keys by status.nodeRef.name, by spec.providerID
+        self._capi: dict[str, CapiMachineSignals] = {}
+        self._capi_by_node: dict[str, str] = {}
+        self._capi_by_provider: dict[str, str] = {}
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
@@ -89,6 +95,8 @@ class NodeIndex:
         with self._lock:
             if signals is not None and name in self._mcns:
                 signals = replace(signals, mcn=self._mcns[name])
+            if signals is not None:
+                signals = replace(signals, capi=self._capi_of_locked(name, signals.provider_id))
             self.events += 1
             before = self._signals.get(name)
             if signals == before:
@@ -134,6 +142,57 @@ class NodeIndex:
             self._signals[name] = after
             left = {pool_key(before.pool)} if after.pool != before.pool else set()
             return {self._key_locked(name), *left}
+
+    def observe_capi_machine(self, key: str, machine: Obj | None) -> set[str]:
+        """Take a Cluster API Machine event (``key`` is ``namespace/name``); the keys to
+        reconcile. A Machine is read with the Node its ``status.nodeRef.name`` names, or
+        before that is set, the Node with its ``spec.providerID`` (the field Cluster API
+        itself finds the Node by); that Node's own link takes it to a Host."""
+        shown = None if machine is None else capi_machine_signals(machine)
+        with self._lock:
+            old = self._capi.pop(key, None)
+            touched = self._capi_nodes_locked(old)
+            if old is not None:
+                for table, value in (
+                    (self._capi_by_node, old.node_name),
+                    (self._capi_by_provider, old.provider_id),
+                ):
+                    if value and table.get(value) == key:
+                        del table[value]
+            if shown is not None:
+                self._capi[key] = shown
+                if shown.node_name:
+                    self._capi_by_node[shown.node_name] = key
+                if shown.provider_id:
+                    self._capi_by_provider[shown.provider_id] = key
+                touched |= self._capi_nodes_locked(shown)
+            keys: set[str] = set()
+            for name in sorted(touched):
+                before = self._signals[name]
+                now = self._capi_of_locked(name, before.provider_id)
+                if now != before.capi:
+                    self._signals[name] = replace(before, capi=now)
+                    keys.add(self._key_locked(name))
+            return keys
+
+    def _capi_nodes_locked(self, machine: CapiMachineSignals | None) -> set[str]:
+        """The known Nodes a Machine joins: by nodeRef, else by providerID."""
+        if machine is None:
+            return set()
+        if machine.node_name:
+            return {machine.node_name} & self._signals.keys()
+        if not machine.provider_id:
+            return set()
+        return {n for n, s in self._signals.items() if s.provider_id == machine.provider_id}
+
+    def _capi_of_locked(self, name: str, provider_id: str) -> CapiMachineSignals | None:
+        key = self._capi_by_node.get(name)
+        if key is None and provider_id:
+            key = self._capi_by_provider.get(provider_id)
+            machine = self._capi.get(key) if key is not None else None
+            # a Machine whose nodeRef names another Node is that Node's
+            return machine if machine is not None and machine.node_name in ("", name) else None
+        return self._capi.get(key) if key is not None else None
 
     def relink(self, host_name: str) -> set[str]:
         """A Host of this name appeared or went: the keys of the books whose Node changed."""

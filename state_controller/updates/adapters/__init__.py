@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..signals import NodeSignals
 from .agent import AgentAdapter
 from .base import Adapter, DrainStatus, Reading, never_back
+from .capi import CapiMachineAdapter
 from .kubelet import KubeletAdapter
 from .mcn import MachineConfigNodeAdapter
 from .mco import MachineConfigAdapter
@@ -18,6 +19,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     MachineConfigNodeAdapter(),
     MachineConfigAdapter(),
     AgentAdapter(),
+    CapiMachineAdapter(),  # an agent's annotations say more of the steps than the Machine
     KubeletAdapter(),
 )
 

@@ -70,6 +70,9 @@ MACHINECONFIGPOOLS = Resource(
     "machineconfigpools",
     namespaced=False,
 )
+# Cluster API's, written by its Machine controller: observed, never written here. v1beta2
+# is the version its Machine CRD stores and serves since v1.11 (v1beta1 is still served).
+CAPI_MACHINES = Resource("cluster.x-k8s.io", "v1beta2", "Machine", "machines")
 
 
 class ApiError(Exception):

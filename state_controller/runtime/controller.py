@@ -6,10 +6,10 @@ book is never opened before the HostState that holds its history is in the cache
 N workers (:mod:`.machinery.workers`) reconcile, never one book twice at a time, errors
 retried with per-book backoff, one timer per book for stuck detection. A queue key names
 a book: a Host's (``namespace/name``, its Node followed in its reconcile), a Node's own
-(``node:``), an observed BareMetalHost's (``bmh:``) or a NodePool (``pool:``, queued after
-each reconcile of a book that follows a Node of the pool); :meth:`HostController._kinds`
-is the one table of what each kind is reconciled by. Whom an event concerns is
-:mod:`.routes`.
+(``node:``), an observed BareMetalHost's (``bmh:``) or a NodePool (``pool:``, queued
+after each reconcile of a book that follows a Node of the pool);
+:meth:`HostController._kinds` is the one table of what each kind is reconciled by. Whom
+an event concerns is :mod:`.routes`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from .machinery.reporting import NoReporter, Reporter
 from .machinery.results import ReconcileResult
 from .machinery.workers import KindOfBook, Workers
 from .machinery.workqueue import QueueMetricsSink, WorkQueue
+from .nodes.capi_machines import CapiMachines
 from .nodes.cordoned_pods import Drains
 from .nodes.reconciler import NodeFollower, NodeReconciler
 from .pools.reconciler import PoolReconciler, pool_of_object
@@ -145,6 +146,7 @@ class HostController:
         self.mcps = Informer(
             cluster, MACHINECONFIGPOOLS, None, handlers=[lambda *e: routes().on_mcp(*e)]
         )
+        self.capi_machines = CapiMachines(cluster, lambda *e: routes().on_capi_machine(*e))
         follower = NodeFollower(self.node_index, self.drains)
         # sharded: a pool's slots are counted across every replica, on one Lease
         self.fleet_slots = (
@@ -289,7 +291,7 @@ class HostController:
         if self.config.follow_nodes:
             if self.config.observe_machineconfignodes:  # before the Nodes they describe
                 found += [self.mcns, self.mcps]
-            found += [self.nodepools, self.nodes]
+            found += [*self.capi_machines.informers(), self.nodepools, self.nodes]
         return found
 
     def start_caches(self, *, sync_timeout: float = 60.0) -> None:
@@ -366,8 +368,7 @@ class HostController:
         reconcile: Callable[[str], ReconcileResult],
         follows: Callable[[str], NodeSignals | None],
     ) -> Callable[[str], ReconcileResult]:
-        """A book's reconcile, then its Node's pool queued: the step it told may have
-        moved the pool's counts."""
+        """Reconcile a book, then queue its Node's pool: its step may move the counts."""
 
         def reconciled(name: str) -> ReconcileResult:
             outcome = reconcile(name)
@@ -389,9 +390,8 @@ class HostController:
     # -- waiting (tests, demo) ----------------------------------------------------------
 
     def idle(self) -> bool:
-        """Nothing queued and nothing being reconciled, asked of the queue under its lock.
-        Not "reconciled": a write's watch event may not have arrived yet; wait on
-        :meth:`reconciled` for that."""
+        """Nothing queued or being reconciled, asked of the queue under its lock; not
+        "reconciled": a write's watch event may yet come (:meth:`reconciled` waits for it)."""
         return self.queue.idle()
 
     def reconciled(self, key: str, resource_version: str) -> bool:

@@ -2,10 +2,11 @@
 
 Every informer's handler is here, so that the one place a change enters the queue reads
 as one table of sources: a Host, a BareMetalHost, a HostState, a Node, a
-MachineConfigNode or MachineConfigPool, a NodePool, another shard's share of a pool, a
-cordoned node's pods, a Secret. What they ask to know whom a change concerns (the
-machines by name and UID, the Secrets Hosts read, the Nodes and their links) is in
-:mod:`.indexes`; what a key then means is :mod:`.machinery.keys`'s to say.
+MachineConfigNode or MachineConfigPool, a Cluster API Machine, a NodePool, another
+shard's share of a pool, a cordoned node's pods, a Secret. What they ask to know whom a
+change concerns (the machines by name and UID, the Secrets Hosts read, the Nodes and
+their links) is in :mod:`.indexes`; what a key then means is :mod:`.machinery.keys`'s to
+say.
 
 Sharded, a key the Nodes lead to is queued only if it is this replica's to reconcile
 (:meth:`.shards.lead.Lead.admits`): its own Hosts, and Nodes with no Host and NodePools
@@ -130,6 +131,12 @@ class EventRoutes:
             self.add(self.queue_key(key))
         if keys:
             self.wake_held(name, was, gone=False)
+
+    def on_capi_machine(self, key: str, machine: Obj | None) -> None:
+        """A Cluster API Machine's in-place update is its Node's: the book of the Node it
+        joins is reconciled (and remediation looks again at a host it held for it)."""
+        for book_key in self.node_index.observe_capi_machine(key, machine):
+            self.add(self.queue_key(book_key))
 
     def wake_held(self, name: str, was: str | None, *, gone: bool) -> None:
         """Queue the hosts remediation holds in the pool of a Node that changed, and in

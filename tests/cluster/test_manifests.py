@@ -72,6 +72,8 @@ GRANTED: dict[tuple[str, str, str | None], set[str]] = {
     ("", "nodes", None): {"get", "list", "watch"},
     ("", "pods", None): {"list", "watch"},
     ("policy", "poddisruptionbudgets", None): {"list", "watch"},
+    # Cluster API's Machines, where installed: their in-place updates, read only
+    ("cluster.x-k8s.io", "machines", None): {"get", "list", "watch"},
     ("hoststate.io", "nodepools", None): {"get", "list", "watch", "create", "delete"},
     ("hoststate.io", "nodepools/status", None): {"update"},
     # the controller's own status (one HostStateController)

@@ -129,3 +129,37 @@ def test_when_to_look_again() -> None:
     assert Remediator.wake_after(Verdict(Action.WAIT, "settling", retry_at=T0 + 30), T0) == 30
     assert Remediator.wake_after(Verdict(Action.WAIT, "late", retry_at=T0 - 5), T0) == 0.0
     assert Remediator.wake_after(Verdict(Action.EXHAUSTED, "a person must look"), T0) is None
+
+
+def capi_machine(node: str, reason: str) -> dict[str, Any]:
+    """A Cluster API Machine (v1beta2) of ``node``, its Updating condition with ``reason``
+    as the Machine controller writes it (setUpdatingCondition), marked by its owner."""
+    updating = {"type": "Updating", "status": "False" if reason == "NotUpdating" else "True",
+                "reason": reason, "message": "", "lastTransitionTime": rfc3339(T0)}  # fmt: skip
+    marked = {} if reason == "NotUpdating" else {
+        "in-place-updates.internal.cluster.x-k8s.io/update-in-progress": "",
+        "runtime.cluster.x-k8s.io/pending-hooks": "UpdateMachine"}  # fmt: skip
+    return {"metadata": {"namespace": "capi", "name": f"m-{node}", "annotations": marked},
+            "spec": {"clusterName": "c"},
+            "status": {"nodeRef": {"name": node}, "conditions": [updating]}}  # fmt: skip
+
+
+def test_a_node_down_for_cluster_apis_in_place_update_is_held_off_and_says_why() -> None:
+    fleet = Fleet(ready=4, not_ready=1)
+    book = provisioned("w-4")
+    fleet.index.observe_capi_machine("capi/m-w-4", capi_machine("w-4", "InPlaceUpdating"))
+    verdict = fleet.remediator.consider(book, fleet.node("w-4"), deleting=False, now=LATE)
+    assert verdict is not None and verdict.action is Action.BLOCKED
+    assert verdict.why == (
+        "not remediated while the host is being updated in place by Cluster API "
+        "(Machine capi/m-w-4: Updating=True, InPlaceUpdating); its MachineHealthCheck "
+        "does not tell an update from a failure, so hoststate waits for Updating=False"
+    )
+    fleet.index.observe_capi_machine("capi/m-w-4", capi_machine("w-4", "InPlaceUpdateFailed"))
+    verdict = fleet.remediator.consider(book, fleet.node("w-4"), deleting=False, now=LATE)
+    assert verdict is not None and verdict.action is Action.BLOCKED
+    assert "failing an in-place update that Cluster API retries" in verdict.why
+    # the update is over and the Node still NotReady: a failure like any other
+    fleet.index.observe_capi_machine("capi/m-w-4", capi_machine("w-4", "NotUpdating"))
+    verdict = fleet.remediator.consider(book, fleet.node("w-4"), deleting=False, now=LATE)
+    assert verdict is not None and verdict.action is Action.POWER_CYCLE

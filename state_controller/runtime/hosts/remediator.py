@@ -19,7 +19,14 @@ import threading
 
 from ...books.book import Book
 from ...remediation.policy import Action, PoolHealth, Verdict, decide
-from ...remediation.situation import Readiness, blocked_by, settle, situation, trouble_of
+from ...remediation.situation import (
+    Readiness,
+    blocked_by,
+    settle,
+    situation,
+    trouble_of,
+    updating_in_place_by_capi,
+)
 from ...updates.signals import NodeSignals
 from ..config import ControllerConfig
 from ..indexes.nodes import NodeIndex
@@ -52,7 +59,11 @@ class Remediator:
             return None
         blocked = ""
         if trouble is not None:  # a link the Node itself may have forged: not on its word
-            blocked = blocked_by(book, deleting=deleting) or self.nodes.link_doubt(node.name)
+            blocked = (
+                blocked_by(book, deleting=deleting)
+                or updating_in_place_by_capi(node.capi)
+                or self.nodes.link_doubt(node.name)
+            )
         size, not_ready = self.nodes.pool_health(node.pool)
         if trouble is not None and node.ready == "True":
             not_ready += 1  # stuck rebooting, yet Ready: unhealthy all the same

@@ -49,8 +49,10 @@ def clusterctl() -> Path:
 
 
 def cluster_api_crds() -> Path:
-    """The directory of Cluster API's Cluster CRD (``cluster.x-k8s.io_clusters.yaml``) at
-    the version clusterctl is built from: clusterctl refuses a cluster without it."""
+    """The directory of Cluster API's Cluster and Machine CRDs
+    (``cluster.x-k8s.io_clusters.yaml``, ``cluster.x-k8s.io_machines.yaml``) at the version
+    clusterctl is built from: clusterctl refuses a cluster without the first; the second
+    is the Machine whose in-place update hoststate reads."""
     return _cached("clusterctl/crds.sh", timeout=600)
 
 

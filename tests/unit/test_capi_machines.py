@@ -5,12 +5,17 @@ controller write them (``core/reconcilers/machine/machine_controller_inplace_upd
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Any, cast
+
+import pytest
 
 from state_controller.api.updates import UpdateStep as S
 from state_controller.books.book import Book
 from state_controller.books.records import UpdateCursor
+from state_controller.cluster.interface import ApiError, Cluster, NotFound
 from state_controller.runtime.indexes.nodes import NodeIndex
+from state_controller.runtime.nodes.capi_machines import CapiMachines
 from state_controller.updates.adapters import DrainStatus, adapter_for
 from state_controller.updates.adapters.capi import updating_in_place
 from state_controller.updates.progression import progress
@@ -192,3 +197,39 @@ def test_progress_records_an_update_in_place_and_one_that_failed() -> None:
     ]
     assert book.update.source == "capi"
     assert "now running v1.35.2" in book.history[1].message
+
+
+class Answering:
+    """A cluster whose list of Machines answers ``error`` (None: an empty list)."""
+
+    def __init__(self, error: ApiError | None) -> None:
+        self.error = error
+        self.lists = 0
+
+    def list(self, *args: Any, **kwargs: Any) -> tuple[list[Any], str]:
+        self.lists += 1
+        if self.error is not None:
+            raise self.error
+        return [], "1"
+
+
+def test_machines_are_watched_only_where_their_crd_is_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def informers(error: ApiError | None) -> tuple[int, int]:
+        cluster = Answering(error)
+        machines = CapiMachines(cast(Cluster, cluster), lambda key, obj: None)
+        found = machines.informers()
+        assert machines.informers() == found  # asked once
+        return len(found), cluster.lists
+
+    assert informers(None) == (1, 1)
+    assert informers(NotFound("the server could not find the requested resource")) == (0, 1)
+    forbidden = ApiError('machines.cluster.x-k8s.io is forbidden: User "x" cannot list')
+    forbidden.code = 403
+    with caplog.at_level(logging.WARNING):
+        assert informers(forbidden) == (0, 1)
+    assert "Grant get, list and watch on machines.cluster.x-k8s.io" in caplog.text
+    broken = ApiError("etcdserver: request timed out")
+    with pytest.raises(ApiError):
+        informers(broken)  # no answer about the CRD: raised, as any cache that fails to fill

@@ -5,8 +5,9 @@ own Machine CRD (v1.14.2, from the Go module tools/clusterctl/go.mod pins:
 The Machine's writes are played as Cluster API v1.14.2's Machine controller makes them
 (``core/reconcilers/machine/machine_controller_inplace_update.go``,
 ``reconcileInPlaceUpdate``; ``machine_controller_status.go``, ``setUpdatingCondition``),
-in the order its in-place e2e test walks a MachineDeployment's Machines
-(``test/e2e/cluster_in_place_update.go``): the owner marks the Machine
+through the cases its own test of that function plays (``TestReconcileInPlaceUpdate`` in
+``machine_controller_inplace_update_test.go``: waits for the pending hook, requeues while
+the hook is in progress, completes and cleans the annotations): the owner marks the Machine
 ``in-place-updates.internal.cluster.x-k8s.io/update-in-progress`` and its
 ``UpdateMachine`` hook pending, ``Updating`` turns ``True``/``InPlaceUpdating`` with the
 extension's message while it answers retry-after, ``InPlaceUpdateFailed`` when it

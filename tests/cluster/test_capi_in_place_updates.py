@@ -113,11 +113,16 @@ class PlayedMachineController:
         }  # fmt: skip
         self.cluster.update_status(CAPI_MACHINES, machine)
 
-    def mark(self, marked: bool) -> None:
-        """The owner's marks (a MachineSet's), or their removal once the hook is done."""
+    def mark(self, marked: bool, version: str = "") -> None:
+        """The owner's marks (a MachineSet's, with the Machine's new spec), or their
+        removal once the hook is done."""
         value = "" if marked else None
         hooks = "UpdateMachine" if marked else None
-        patch = {"metadata": {"annotations": {IN_PROGRESS: value, PENDING_HOOKS: hooks}}}
+        patch: dict[str, Any] = {
+            "metadata": {"annotations": {IN_PROGRESS: value, PENDING_HOOKS: hooks}}
+        }
+        if version:
+            patch["spec"] = {"version": version}
         self.cluster.patch(CAPI_MACHINES, NS, MACHINE, patch)
 
 
@@ -159,7 +164,7 @@ def test_an_in_place_update_is_told_as_update_steps_and_holds_remediation_off(
         played = PlayedMachineController(kube)
         wait_for(lambda: shown(kube)[:2] == ("updated", "capi"), what="the Machine read")
 
-        played.mark(True)
+        played.mark(True, version="v1.36.3")
         played.status("True", "InPlaceUpdating", "In-place update in progress: kubelet v1.36.3")
         wait_for(
             lambda: shown(kube)[:3] == (
@@ -215,3 +220,5 @@ def test_an_in_place_update_is_told_as_update_steps_and_holds_remediation_off(
             ("provisioned", "UpdateComplete"),  # the Host's own state, once the update ends
         ]
         assert history[-1]["message"].endswith("now running v1.36.3")
+        started = next(h for h in history if h["reason"] == "UpdateStarted")
+        assert started["message"].startswith("updating from v1.36.2 to v1.36.3: marked for")

@@ -72,8 +72,10 @@ class CapiMachineAdapter:
     def read(self, node: NodeSignals, before: UpdateCursor, drain: DrainStatus) -> Reading:
         machine = node.capi
         assert machine is not None  # claims() said so
-        # the kubelet's version is what the Machine's spec.version is reached by
-        desired, current = machine.version, node.info.kubelet_version or machine.version
+        # the kubelet's version is what the Machine's spec.version is reached by; an update
+        # that keeps the version (a new OS image, a configuration) names no target
+        current = node.info.kubelet_version or machine.version
+        desired = machine.version if machine.version != current else ""
         status, reason, message = machine.updating
         said = f"Cluster API says {UPDATING}={status or 'absent'}"
 
@@ -98,7 +100,9 @@ class CapiMachineAdapter:
             words = f"{said} ({reason}): {message}" if message else f"{said} ({reason})"
             if not machine.hook_pending and reason == IN_PLACE_UPDATING:
                 words += "; waiting for the owner to mark the UpdateMachine hook pending"
-            if step != S.APPLYING:
+            if step == S.RESUMING and not node.unschedulable:
+                words = f"rebooted and Ready; {words}"  # no cordon to wait on
+            elif step != S.APPLYING:
                 words = f"{shown.message}; {words}"
             return Reading(step, desired, current, words)
         # not updating in place: the kubelet's reading (a drain, a reboot, an upgrade)

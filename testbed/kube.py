@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testbed.control_plane import ControlPlane
+from testbed.tools import cluster_api_crds
 
 if TYPE_CHECKING:
     from kubernetes.client import Configuration
@@ -147,12 +148,14 @@ def started_control_plane(workdir: Path) -> Iterator[ControlPlane]:
         crds.append(MONITORING_CRDS)  # stand-ins for the Prometheus operator's, for manifests/
         crds.append(metal3_crds())  # baremetal-operator's own, for the observe mode
         crds.extend(openshift_crds())  # MachineConfigNode and -Pool: openshift/api's own
+        crds.append(cluster_api_crds() / "cluster.x-k8s.io_machines.yaml")  # Cluster API's own
         kubectl(plane, "apply", "--server-side", *(f"--filename={path}" for path in crds))
         plane.wait_established(
             "hosts.hoststate.io", "hoststates.hoststate.io", "nodepools.hoststate.io",
             "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com",
             "baremetalhosts.metal3.io", "machineconfignodes.machineconfiguration.openshift.io",
             "machineconfigpools.machineconfiguration.openshift.io",
+            "machines.cluster.x-k8s.io",
         )  # fmt: skip
         for namespace in NAMESPACES:
             kubectl(plane, "create", "namespace", namespace)

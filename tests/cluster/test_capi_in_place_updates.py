@@ -32,9 +32,7 @@ from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest
 from state_controller.simulation.nodes import SimulatedNode
 from testbed.control_plane import ControlPlane
-from testbed.kube import kubectl
 from testbed.scenarios import NS, WORKER, hoststate, state_of, update_of
-from testbed.tools import cluster_api_crds
 from tests.conftest import (
     FAST_BACKOFF,
     NODE_STATE_NAMESPACE,
@@ -54,11 +52,8 @@ HOOK_FAILED = "UpdateMachine hook failed: please check controller logs for error
 
 @pytest.fixture
 def kube(control_plane: ControlPlane) -> Iterator[KubeCluster]:
-    """The session's control plane with Cluster API's Machine CRD; what the test made is
-    removed afterwards (the CRD stays, as the session's other CRDs do)."""
-    crd = cluster_api_crds() / "cluster.x-k8s.io_machines.yaml"
-    kubectl(control_plane, "apply", "--server-side", "-f", str(crd))
-    control_plane.wait_established("machines.cluster.x-k8s.io")
+    """The session's control plane, Cluster API's Machine CRD among its CRDs
+    (testbed/kube.py); what the test made is removed afterwards."""
     cluster = KubeCluster.from_kubeconfig(str(control_plane.kubeconfig))
     yield cluster
     for machine in cluster.list(CAPI_MACHINES, NS)[0]:

@@ -6,14 +6,14 @@ import argparse
 import sys
 
 from ..observability.endpoints import port_number
-from ..provisioning.fault_plan import FAULT_KINDS
+from ..provisioning.fault_plan import FAULT_KINDS, HEALTH_FAULT
 from ..simulation.bmo_fleet import BMO_FAULTS, BmoFault
 from ..simulation.nodes import UPDATE_FAULTS, UpdateFault
 from .flags import ironic_settings, provisioner_flags, reach, reach_flags, trace_flag
 
 HELP = "run a simulated fleet on the embedded cluster and watch it"
 UPDATE_FAULT_KINDS = tuple(f.value for f in UPDATE_FAULTS)
-ALL_FAULT_KINDS = (*FAULT_KINDS, "health", *UPDATE_FAULT_KINDS)
+ALL_FAULT_KINDS = (*FAULT_KINDS, HEALTH_FAULT, *UPDATE_FAULT_KINDS)
 OBSERVED_FAULT_KINDS = tuple(f.value for f in BMO_FAULTS)
 
 
@@ -185,7 +185,7 @@ def main(args: argparse.Namespace) -> int:
         faults=args.faults,
         fault_rate=args.fault_rate,
         fault_kinds=tuple(k for k in FAULT_KINDS if k in kinds),
-        health_faults="health" in kinds,
+        health_faults=HEALTH_FAULT in kinds,
         update_fault_kinds=tuple(UpdateFault(k) for k in UPDATE_FAULT_KINDS if k in kinds),
         update=not args.no_update,
         max_unavailable=args.max_unavailable,

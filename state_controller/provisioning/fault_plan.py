@@ -14,7 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from ..api.host import unfetchable_checksum
@@ -42,14 +42,11 @@ FaultKind = Literal[
     "firmware",
     "health",
 ]
-FAULT_KINDS: tuple[FaultKind, ...] = (
-    "credentials",
-    "unreachable",
-    "inspection",
-    "provisioning",
-    "power",
-    "hang",
-)
+# the kinds ``--faults`` deals among a fleet's hosts by their share; a firmware fault
+# belongs to a firmware rollout and a health fault is dealt apart (HEALTH_FAULT)
+DEALT_APART: tuple[FaultKind, ...] = ("firmware", "health")
+FAULT_KINDS: tuple[FaultKind, ...] = tuple(k for k in get_args(FaultKind) if k not in DEALT_APART)
+HEALTH_FAULT: FaultKind = "health"
 
 _FAULT_OPERATION: dict[FaultKind, Operation] = {
     "credentials": "register",
@@ -104,13 +101,13 @@ class FaultPlan:
         """The host's hardware fault, if it has one: not an attempt that fails, but a
         machine whose BMC reports trouble for a while (see the simulated backend)."""
         with self._lock:
-            return next((f for f in self._faults.get(host, ()) if f.kind == "health"), None)
+            return next((f for f in self._faults.get(host, ()) if f.kind == HEALTH_FAULT), None)
 
     def take(self, host: str, operation: Operation) -> Fault | None:
         """The fault that strikes this attempt, if any (and count it)."""
         with self._lock:
             for index, fault in enumerate(self._faults.get(host, ())):
-                if fault.target != operation or fault.kind == "health":
+                if fault.target != operation or fault.kind == HEALTH_FAULT:
                     continue
                 used = self._used[(host, index)]
                 if fault.times is None or used < fault.times:
@@ -154,7 +151,9 @@ def health_faults(
         return {}
     count = max(1, round(len(keys) * rate / 10))
     chosen = sorted(random.Random(seed + 11).sample(sorted(keys), min(count, len(keys))))
-    return {key: Fault("health", times=1 if recovers else None, seconds=seconds) for key in chosen}
+    return {
+        key: Fault(HEALTH_FAULT, times=1 if recovers else None, seconds=seconds) for key in chosen
+    }
 
 
 def failure(fault: Fault, host: HostView) -> Result:

@@ -23,8 +23,6 @@ from ..api.updates import UpdateStep
 from ..books.book import Book
 from ..books.records import REMEDIATED, Remediation
 from ..books.stuck import StuckPolicy
-from ..updates.adapters.capi import IN_PLACE_UPDATE_FAILED, updating_in_place
-from ..updates.signals import CapiMachineSignals
 from .policy import Action, HostSituation, Trouble, Verdict
 
 RUNNING = frozenset({S.PROVISIONED, S.EXTERNALLY_PROVISIONED})
@@ -92,32 +90,6 @@ def blocked_by(book: Book, *, deleting: bool) -> str:
             "a power-cycle mends no failed part"
         )
     return ""
-
-
-def updating_in_place_by_capi(machine: CapiMachineSignals | None) -> str:
-    """Why a host whose Node's Cluster API Machine is being updated in place must not be
-    power-cycled ("" when it is not): a reboot or a NotReady Node is the update's, and
-    a power-cycle would cut the update extension short. Cluster API's own
-    MachineHealthCheck does not tell the two apart: its in-place update proposal
-    (``docs/proposals/20240807-in-place-updates.md``, "Remediation") leaves rules for
-    Machines "on-going an update" to a later iteration, and at v1.14.2 its reconciler
-    (``core/reconcilers/machinehealthcheck``) reads neither ``Updating`` nor the
-    update-in-progress mark. So hoststate holds off until ``Updating`` is ``False``; a
-    failed update stays held, for Cluster API retries it and a person reads why."""
-    if machine is None or not updating_in_place(machine):
-        return ""
-    status, reason, _ = machine.updating
-    said = f"Updating={status}, {reason}" if status else "marked update-in-progress"
-    if reason == IN_PLACE_UPDATE_FAILED:
-        return (
-            f"failing an in-place update that Cluster API retries (Machine {machine.key}: "
-            f"{said}): its update extension or a person must act, not a power-cycle"
-        )
-    return (
-        f"being updated in place by Cluster API (Machine {machine.key}: {said}); its "
-        "MachineHealthCheck does not tell an update from a failure, so hoststate waits "
-        "for Updating=False"
-    )
 
 
 def situation(book: Book, trouble: Trouble | None, since: float, *, blocked: str) -> HostSituation:

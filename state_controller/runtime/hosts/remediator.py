@@ -25,8 +25,8 @@ from ...remediation.situation import (
     settle,
     situation,
     trouble_of,
-    updating_in_place_by_capi,
 )
+from ...updates.adapters.capi import remediation_hold
 from ...updates.signals import NodeSignals
 from ..config import ControllerConfig
 from ..indexes.nodes import NodeIndex
@@ -61,7 +61,7 @@ class Remediator:
         if trouble is not None:  # a link the Node itself may have forged: not on its word
             blocked = (
                 blocked_by(book, deleting=deleting)
-                or updating_in_place_by_capi(node.capi)
+                or remediation_hold(node.capi)
                 or self.nodes.link_doubt(node.name)
             )
         size, not_ready = self.nodes.pool_health(node.pool)

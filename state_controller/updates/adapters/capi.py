@@ -61,6 +61,32 @@ def updating_in_place(machine: CapiMachineSignals | None) -> bool:
     return machine.updating[0] == "True" or machine.marked or machine.hook_pending
 
 
+def remediation_hold(machine: CapiMachineSignals | None) -> str:
+    """Why a host whose Node's Cluster API Machine is being updated in place must not be
+    power-cycled ("" when it is not): a reboot or a NotReady Node is the update's, and
+    a power-cycle would cut the update extension short. Cluster API's own
+    MachineHealthCheck does not tell the two apart: its in-place update proposal
+    (``docs/proposals/20240807-in-place-updates.md``, "Remediation") leaves rules for
+    Machines "on-going an update" to a later iteration, and at v1.14.2 its reconciler
+    (``core/reconcilers/machinehealthcheck``) reads neither ``Updating`` nor the
+    update-in-progress mark. So hoststate holds off until ``Updating`` is ``False``; a
+    failed update stays held, for Cluster API retries it and a person reads why."""
+    if machine is None or not updating_in_place(machine):
+        return ""
+    status, reason, _ = machine.updating
+    said = f"Updating={status}, {reason}" if status else "marked update-in-progress"
+    if reason == IN_PLACE_UPDATE_FAILED:
+        return (
+            f"failing an in-place update that Cluster API retries (Machine {machine.key}: "
+            f"{said}): its update extension or a person must act, not a power-cycle"
+        )
+    return (
+        f"being updated in place by Cluster API (Machine {machine.key}: {said}); its "
+        "MachineHealthCheck does not tell an update from a failure, so hoststate waits "
+        "for Updating=False"
+    )
+
+
 class CapiMachineAdapter:
     name = "capi"
 

@@ -51,6 +51,19 @@ NICS_MAX_ITEMS = 256
 DISKS_MAX_ITEMS = 1024
 
 
+class BIOS(StatusModel):
+    """The BIOS an inspection found, as metal3's ``HardwareDetails.firmware.bios`` says it
+    (baremetal-operator fills it from the Ironic inventory's ``system_vendor.firmware``)."""
+
+    date: Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)] = ""
+    vendor: Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)] = ""
+    version: Annotated[str, Field(max_length=_VENDOR_VALUE_MAX)] = ""
+
+
+class Firmware(StatusModel):
+    bios: BIOS = Field(default_factory=BIOS)
+
+
 class HardwareDetails(StatusModel):
     """What inspection found. Closed like every other schema: the controller writes
     only these fields, from a backend's inventory or the hardware-details
@@ -73,6 +86,7 @@ class HardwareDetails(StatusModel):
         description=f"Disks (at most {DISKS_MAX_ITEMS}).",
     )
     hostname: Annotated[str, Field(max_length=NAME_MAX)] = ""
+    firmware: Firmware = Field(default_factory=Firmware)
 
 
 class ProvisionedImage(StatusModel):

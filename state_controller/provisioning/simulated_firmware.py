@@ -100,10 +100,13 @@ class ServiceRun:
         return out
 
 
+SHIPPED_BIOS = "1.0.0"  # the BIOS version a machine ships with, before any flash
+
+
 @dataclass(slots=True)
 class SimulatedFirmware:
     settings: dict[str, int | str] = field(default_factory=lambda: dict(DEFAULTS))
-    versions: dict[str, str] = field(default_factory=lambda: {"bios": "1.0.0", "bmc": "1.00"})
+    versions: dict[str, str] = field(default_factory=lambda: {"bios": SHIPPED_BIOS, "bmc": "1.00"})
     volumes: list[dict[str, Any]] = field(default_factory=list)
     run: ServiceRun | None = None
     runs: int = 0  # servicing runs started, for tests

@@ -26,7 +26,7 @@ from typing import Any
 
 from .hardware_file import HardwareFile, MachineRecord
 from .provisioner import HostView
-from .simulated_firmware import SimulatedFirmware
+from .simulated_firmware import SHIPPED_BIOS, SimulatedFirmware
 
 
 @dataclass(slots=True)
@@ -137,6 +137,8 @@ def inventory(host: HostView, *, seed: int) -> dict[str, Any]:
         "nics": [{"name": "eno1", "mac": mac, "ip": "", "speedGbps": 25}],
         "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
         "hostname": host.name,
+        # the BIOS a machine ships with, as its simulated firmware says until flashed
+        "firmware": {"bios": {"vendor": "Simulated", "version": SHIPPED_BIOS}},
     }
 
 

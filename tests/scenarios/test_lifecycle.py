@@ -13,6 +13,7 @@ from state_controller.cluster.schema import validators
 from state_controller.provisioning.backoff import Backoff
 from state_controller.provisioning.fault_plan import Fault, FaultPlan
 from state_controller.provisioning.simulated import SimulatedProvisioner
+from state_controller.provisioning.simulated_firmware import SHIPPED_BIOS
 from state_controller.runtime.config import ControllerConfig
 from state_controller.simulation.fleet import create_fleet, host_manifest, secret_manifest
 from testbed.scenarios import condition, events_for, hoststate, state_of, wait_all_in
@@ -42,6 +43,9 @@ def test_fleet_is_provisioned_and_reported(cluster: Cluster, run_controller: Any
         assert ann.FINALIZER in host["metadata"]["finalizers"]
         assert host["status"]["poweredOn"] is True
         assert host["status"]["hardware"]["cpu"]["count"] > 0
+        # the BIOS the inspection found, kept by the Host's schema, in the inventory shown
+        assert host["status"]["hardware"]["firmware"]["bios"]["version"] == SHIPPED_BIOS
+        assert status["inventory"]["biosVersion"] == SHIPPED_BIOS
         assert state["metadata"]["ownerReferences"][0]["uid"] == host["metadata"]["uid"]
         reasons = [e["reason"] for e in events_for(cluster, "host-0000")]
         assert {"Registered", "InspectionComplete", "ImageRequested"} <= set(reasons)

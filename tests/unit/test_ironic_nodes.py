@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import pytest
 
+from state_controller.api.host_status import HardwareDetails
 from state_controller.provisioning.ironic.faults import Answer
 from state_controller.provisioning.ironic.nodes import (
     config_drive,
     custom_deploy_steps,
     deploy_patch,
     deployed_image,
+    hardware_from_inventory,
     instance_info,
     new_node,
     unsupported_node_fields,
@@ -152,3 +154,20 @@ def test_a_custom_deploy_runs_its_step_with_custom_agent_and_the_next_image_undo
     assert deploy_patch(image, deploy_interface="custom-agent")[1:] == [
         {"op": "remove", "path": "/deploy_interface"}
     ]
+
+
+def test_an_inventorys_bios_is_the_hosts_firmware_as_metal3_names_it() -> None:
+    # IPA's inventory (ironic-python-agent hardware.py, SystemFirmware): the BIOS is under
+    # system_vendor.firmware; baremetal-operator maps it to HardwareDetails.firmware.bios
+    vendor = {
+        "manufacturer": "Dell Inc.",
+        "product_name": "PowerEdge R750",
+        "firmware": {"vendor": "Dell Inc.", "version": "1.6.5", "build_date": "01/10/2023"},
+    }
+    hardware = hardware_from_inventory({"system_vendor": vendor})
+    bios = {"vendor": "Dell Inc.", "version": "1.6.5", "date": "01/10/2023"}
+    assert hardware["firmware"] == {"bios": bios}
+    # the Host's schema keeps it (the status is closed: a field it lacks would be dropped)
+    assert HardwareDetails.model_validate(hardware).firmware.bios.version == "1.6.5"
+    # an inventory without firmware says nothing of it, never an empty version
+    assert hardware_from_inventory({"system_vendor": {}})["firmware"] == {"bios": {}}

@@ -270,6 +270,7 @@ def hardware_from_inventory(inventory: Mapping[str, Any]) -> dict[str, Any]:
     cpu = inventory.get("cpu") or {}
     memory = inventory.get("memory") or {}
     vendor = inventory.get("system_vendor") or {}
+    bios = vendor.get("firmware") or {}  # IPA's SystemFirmware: vendor, version, build_date
     return {
         "systemVendor": {
             k: str(v)
@@ -304,6 +305,17 @@ def hardware_from_inventory(inventory: Mapping[str, Any]) -> dict[str, Any]:
             for disk in inventory.get("disks") or []
         ],
         "hostname": str(inventory.get("hostname") or ""),
+        "firmware": {
+            "bios": {
+                k: str(v)
+                for k, v in (
+                    ("date", bios.get("build_date")),
+                    ("vendor", bios.get("vendor")),
+                    ("version", bios.get("version")),
+                )
+                if v
+            }
+        },
     }
 
 

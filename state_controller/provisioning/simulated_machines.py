@@ -138,7 +138,7 @@ def inventory(host: HostView, *, seed: int) -> dict[str, Any]:
         "storage": [{"name": "/dev/sda", "sizeBytes": 960_197_124_096, "rotational": False}],
         "hostname": host.name,
         # the BIOS a machine ships with, as its simulated firmware says until flashed
-        "firmware": {"bios": {"vendor": "Simulated", "version": SHIPPED_BIOS}},
+        "firmware": {"bios": {"date": "", "vendor": "Simulated", "version": SHIPPED_BIOS}},
     }
 
 

@@ -169,5 +169,11 @@ def test_an_inventorys_bios_is_the_hosts_firmware_as_metal3_names_it() -> None:
     assert hardware["firmware"] == {"bios": bios}
     # the Host's schema keeps it (the status is closed: a field it lacks would be dropped)
     assert HardwareDetails.model_validate(hardware).firmware.bios.version == "1.6.5"
-    # an inventory without firmware says nothing of it, never an empty version
-    assert hardware_from_inventory({"system_vendor": {}})["firmware"] == {"bios": {}}
+    # an inventory without firmware: every field the schema has, empty (unknown), as the
+    # status would read back through it
+    unknown = hardware_from_inventory({"system_vendor": {}})
+    assert unknown["firmware"] == {"bios": {"date": "", "vendor": "", "version": ""}}
+    assert (
+        HardwareDetails.model_validate(unknown).model_dump(by_alias=True)["firmware"]
+        == (unknown["firmware"])
+    )

@@ -307,13 +307,9 @@ def hardware_from_inventory(inventory: Mapping[str, Any]) -> dict[str, Any]:
         "hostname": str(inventory.get("hostname") or ""),
         "firmware": {
             "bios": {
-                k: str(v)
-                for k, v in (
-                    ("date", bios.get("build_date")),
-                    ("vendor", bios.get("vendor")),
-                    ("version", bios.get("version")),
-                )
-                if v
+                "date": str(bios.get("build_date") or ""),
+                "vendor": str(bios.get("vendor") or ""),
+                "version": str(bios.get("version") or ""),
             }
         },
     }

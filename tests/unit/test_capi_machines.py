@@ -169,6 +169,17 @@ def test_a_machine_joins_its_node_by_node_ref_or_provider_id_whichever_comes_fir
     assert adapter_for(index.all()[0]).name == "kubelet"
 
 
+def test_a_machine_without_node_ref_finds_a_known_node_by_provider_id_and_only_it() -> None:
+    index = NodeIndex(lambda name: [])
+    index.observe("worker-0", node())
+    updating = machine("InPlaceUpdating", marked=True, hook=True, node_ref=None)
+    assert index.observe_capi_machine("capi/md-0-abcde", updating) == {"node:worker-0"}
+    assert index.all()[0].capi is not None
+    # the Node gone, its providerID joins no Node: the Machine's next event touches none
+    index.observe("worker-0", None)
+    assert index.observe_capi_machine("capi/md-0-abcde", machine(node_ref=None)) == set()
+
+
 def test_progress_records_an_update_in_place_and_one_that_failed() -> None:
     book = Book("hoststate-system/worker-0", now=0, node_only=True)
     index = NodeIndex(lambda name: [])

@@ -76,6 +76,7 @@ class NodeIndex:
         self._capi: dict[str, CapiMachineSignals] = {}
         self._capi_by_node: dict[str, str] = {}
         self._capi_by_provider: dict[str, str] = {}
+        self._by_provider: dict[str, set[str]] = {}  # spec.providerID -> the Nodes that say it
         self._links: dict[str, str | None] = {}  # node -> Host key (None: followed on its own)
         self._nodes_of: dict[str, set[str]] = {}  # Host key -> linked nodes
         self._readers: dict[str, set[str]] = {}  # Host name -> nodes whose link reads it
@@ -105,6 +106,7 @@ class NodeIndex:
             keys: set[str] = set()
             self._count_locked(before, -1)
             self._count_locked(signals, +1)
+            self._index_provider_locked(name, before, signals)
             if before is not None:
                 keys.add(self._key_locked(name))
                 if signals is None or signals.pool != before.pool:
@@ -183,7 +185,20 @@ class NodeIndex:
             return {machine.node_name} & self._signals.keys()
         if not machine.provider_id:
             return set()
-        return {n for n, s in self._signals.items() if s.provider_id == machine.provider_id}
+        return set(self._by_provider.get(machine.provider_id, ()))
+
+    def _index_provider_locked(
+        self, name: str, before: NodeSignals | None, after: NodeSignals | None
+    ) -> None:
+        """Keep the Nodes by ``spec.providerID``: how a Machine with no nodeRef yet finds
+        its Node, at each of its events, without reading every Node."""
+        if before is not None and before.provider_id:
+            named = self._by_provider.get(before.provider_id, set())
+            named.discard(name)
+            if not named:
+                self._by_provider.pop(before.provider_id, None)
+        if after is not None and after.provider_id:
+            self._by_provider.setdefault(after.provider_id, set()).add(name)
 
     def _capi_of_locked(self, name: str, provider_id: str) -> CapiMachineSignals | None:
         key = self._capi_by_node.get(name)

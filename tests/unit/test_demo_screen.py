@@ -109,6 +109,17 @@ def reasons(frames: list[list[str]], name: str, trouble: str) -> list[str]:
     return found
 
 
+def rows_of(frames: list[list[str]], name: str, last: int = 20) -> str:
+    """``name``'s rows as the frames showed them, each change once (the last ``last``):
+    what a failed assertion prints, so a rare miss can be read from its log."""
+    seen: list[str] = []
+    for lines in frames:
+        row = " | ".join(line.strip() for line in lines if name in line) or "(not shown)"
+        if not seen or seen[-1] != row:
+            seen.append(row)
+    return "\n".join(seen[-last:])
+
+
 def test_every_frame_fits_the_terminal_and_keeps_the_metrics_line() -> None:
     size = (24, 80)
     output = on_terminal(
@@ -172,7 +183,7 @@ def test_a_rollout_shows_each_held_node_with_the_reason(size: tuple[int, int]) -
         shown = reasons(rollout, name, trouble)
         if not shown and size == (24, 80) and folded:
             continue
-        assert shown, f"{name} ({fault}) never shown {trouble}"
+        assert shown, f"{name} ({fault}) never shown {trouble}:\n" + rows_of(rollout, name)
         assert any(reason.format(name=name) in text for text in shown), (name, shown)
 
 

@@ -3,8 +3,10 @@ class of the machine that took it.
 
 The kind says which vocabulary the step is in (a provisioning state, a node update step or
 a servicing step); it is read off the record's chapter in one table, :data:`TIMED`, which
-also says which of a vocabulary's steps are timed: a step the machine works through, not a
-resting state or a wait for its turn.
+also says which of a vocabulary's steps are learned: a step the machine works through, not a
+resting state or a wait for its turn, and an update's ``update degraded``: no step of its
+own to expect an end of, but the time a failed apply held its machine, which a rollout's
+finish must allow for as often as it happened.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from ..api.servicing import SERVICE_ACTIVE
 from ..api.states import TRANSIENT_STATES
-from ..api.updates import IN_PROGRESS
+from ..api.updates import IN_PROGRESS, UpdateStep
 from ..books.chapters import SERVICING_CHAPTER, UPDATE_CHAPTER
 
 PROVISIONING, UPDATE, SERVICING = "provisioning", "update", "servicing"
@@ -27,19 +29,20 @@ UNKNOWN_CLASS = ""  # no inventory (yet), or a Node with no machine behind it
 # (its desired config set) until its agent begins; a servicing run's pending is a wait for
 # a slot, which says nothing of the machine
 UPDATE_TIMED = frozenset(s.value for s in IN_PROGRESS)
+UPDATE_LEARNED = UPDATE_TIMED | {UpdateStep.DEGRADED.value}
 SERVICE_TIMED = frozenset(s.value for s in SERVICE_ACTIVE)
 PROVISIONING_TIMED = frozenset(s.value for s in TRANSIENT_STATES)
 
-# the kind of step a record's chapter times, and the steps of it that are timed
+# the kind of step a record's chapter times, and the steps of it that are learned
 TIMED: Mapping[str, tuple[str, frozenset[str]]] = {
-    UPDATE_CHAPTER: (UPDATE, UPDATE_TIMED),
+    UPDATE_CHAPTER: (UPDATE, UPDATE_LEARNED),
     SERVICING_CHAPTER: (SERVICING, SERVICE_TIMED),
 }
 PROVISIONING_STEPS = (PROVISIONING, PROVISIONING_TIMED)
 
 
 def timed(chapter: str) -> tuple[str, frozenset[str]]:
-    """The kind of step a record of ``chapter`` is about, and its timed steps."""
+    """The kind of step a record of ``chapter`` is about, and its learned steps."""
     return TIMED.get(chapter, PROVISIONING_STEPS)
 
 

@@ -80,6 +80,23 @@ class Learned:
                     return _estimate(each, window)
         return None
 
+    def ring(self, key: StepKey, least: int | None = None) -> tuple[StepKey, tuple[float, ...]]:
+        """The durations kept of the narrowest key with at least ``least`` of them (the
+        estimate's minimum by default), and that key; none: ``(key, ())``."""
+        floor = self._min if least is None else least
+        with self._lock:
+            for each in key.wider():
+                window = self._windows.get(each)
+                if window is not None and len(window) >= max(floor, 1):
+                    return each, window.values()
+        return key, ()
+
+    def seen(self, key: StepKey) -> int:
+        """Every duration of ``key`` itself learned since the controller started."""
+        with self._lock:
+            window = self._windows.get(key)
+            return 0 if window is None else window.count
+
     def known(self) -> list[StepKey]:
         with self._lock:
             return sorted(self._windows)

@@ -1,64 +1,65 @@
 """When a pool's rollout is expected to finish, from the machines left, how many update
-at once and how long an update of the pool's machines took.
+at once and how long updates of the pool's machines took.
 
-- One machine's whole update (:func:`per_machine`): the sum of the learned means of an
-  update's steps for its hardware class in this pool (or wider, as an estimate falls
-  back: the class in any pool first, since a small pool of slow machines learns late);
-  a sum's expectation is the sum of the means, where medians fall short of durations that
-  run late more than early; its spread adds the steps' spreads in quadrature, as
-  :mod:`.expected` does for one host.
-- A machine under way (from ``update pending``, its turn given, to ``resuming``) has what
-  its own estimate left (:class:`~..books.records.Expected`, none below zero), or, without
-  one, a whole update less the time it has run; once it has run longer than a whole
-  update, as long again as it is overdue (a lost reboot holds its slot as a late step
-  does, not a slot free at once).
-- A machine late in its step (past the step's late bound) is expected to need as long
-  again as it has been late, then the rest of its update; a degraded one, as long again as
-  it has been degraded: nothing says when a blocked drain or a failed apply ends, and the
-  slot it holds is not free for the next machine.
+The rollout is played out many times (:data:`RUNS`), each machine's update drawn from the
+durations learned for its hardware class in this pool (or wider, as an estimate falls
+back: the class in any pool first, since a small pool of slow machines learns late), as
+:mod:`.draws` says: a hold seen among those machines comes back in the draws as often as
+it came, so the rollout's end allows for the holds still to come, which decide the last
+machine's end far more than a typical update does.
+
+- A machine under way (from ``update pending``, its turn given, to ``resuming``, or
+  degraded) keeps its slot for what is left of its update, drawn from the durations longer
+  than its step has run (a held step, or a degraded one, as long again as it has been
+  held); the slot it holds is not free for the next machine.
 - A machine not started yet takes a whole update, in the first slot free: there are ``at
   once`` slots, the most machines seen updating together in this rollout (a
   MachineConfigPool's ``maxUnavailable`` shows in it), at least one. The slot that frees
-  last is the end, made later by the expected maximum of the slots freeing near it (the
-  last of several is later than a typical one). The late bound adds the work left's
-  spread (the machines' spreads in quadrature, shared among the slots) and the last
-  machine's, never nearer than a tenth of the time left.
+  last is the rollout's end.
 
-No learned update of the pool's machines, no estimate: nothing is made up.
+The estimate is the median of the ends played, its late bound their 90th percentile (never
+nearer than a tenth of the time left: a rollout told late for a second's jitter would be
+told late all the time). The draws are seeded by the rollout and the machines left, so the
+same rollout gives the same estimate. No learned update of the pool's machines, no
+estimate: nothing is made up.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 from ..api.timefmt import parse_rfc3339, rfc3339, rfc3339_ms
 from ..api.updates import ORDER, UpdateStep
 from ..books.estimates import clock_time
-from ..books.records import Expected, UpdateCursor
+from ..books.records import UpdateCursor
+from .draws import MachineDraws, Ring
 from .expected import UPDATE_ORDER
 from .keys import ANY, UPDATE, StepKey
 from .learned import LATE_QUANTILE, Learned
+from .window import quantile
 
-# the late bound is never nearer than this share of the time left: machines that all took
-# the same time once will not keep to the second, and a rollout told late for a second's
-# jitter would be told late all the time
-LEAST_SPREAD = 0.1
+LEAST_SPREAD = 0.1  # the late bound is never nearer than this share of the time left
 LAST_STEP = UpdateStep.RESUMING  # every update ends in it, after a reboot or a reload
-LATE_Z = NormalDist().inv_cdf(LATE_QUANTILE)  # a late bound is this many deviations late
+RUNS = 200  # rollouts played for an estimate: its median moves by under 1 % from one to the next
+LEAST_RUNS = 40  # a big pool's: its end varies less, as many machines' durations average out
+DRAWS = 100_000  # machines drawn for one estimate at most: a big pool is played fewer times
+KEEP_WITHIN = 0.05  # of the time left: an estimate said stands while a new one is this near
+TABLE = 256  # whole updates drawn once per kind of machine, taken in turn by the runs
 ON_SCHEDULE = "OnSchedule"  # the NodePool's condition: the rollout keeps to its first estimate
 ROLLOUT_LATE, WITHIN_ESTIMATE = "RolloutLate", "WithinEstimate"
 
 
 @dataclass(frozen=True, slots=True)
 class PerMachine:
-    seconds: float  # the sum of its steps' means: what a whole update takes, on average
+    seconds: float  # the sum of its steps' means (and the degraded share's): on average
     spread: float  # the steps' late bounds less their medians, in quadrature
     samples: int  # the fewest durations any of its steps rests on
+    draws: MachineDraws | None = None  # the durations a rollout is played with
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,35 +72,36 @@ class RolloutExpected:
     made_at: float
 
 
-def expected_maximum(count: int) -> float:
-    """The expected largest of ``count`` standard normal deviations (Blom): 0 for one."""
-    if count <= 1:
-        return 0.0
-    return NormalDist().inv_cdf((count - 0.375) / (count + 0.25))
-
-
 def per_machine(learned: Learned, pool: str, hardware: str = ANY) -> PerMachine | None:
     """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
     key with enough durations: this class in this pool, in any pool, then the pool's, the
     fleet's); None until enough machines went through a whole update (its last step,
     ``resuming``, learned): the first steps alone would make a rollout look short."""
-    if learned.estimate(StepKey(UPDATE, LAST_STEP.value, pool, hardware)) is None:
+    last, rung = learned.ring(StepKey(UPDATE, LAST_STEP.value, pool, hardware))
+    if not rung:
         return None  # too few whole updates yet: the steps learned would be a part of one
     seconds = spread2 = 0.0
     samples: list[int] = []
+    rings: dict[str, Ring] = {}
     for step in UPDATE_ORDER:
         estimate = learned.estimate(StepKey(UPDATE, step.value, pool, hardware))
         if estimate is not None:
             seconds += estimate.mean
             spread2 += (estimate.late - estimate.median) ** 2
             samples.append(estimate.samples)
-    if not samples:
-        return None
-    return PerMachine(seconds, math.sqrt(spread2), min(samples))
+            rings[step.value] = Ring.of(learned.ring(estimate.key)[1])
+    # a failed apply's time, in the share of the whole updates of the same machines
+    degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, last.pool, last.hardware)
+    share = min(learned.seen(degraded_key) / max(learned.seen(last), 1), 1.0)
+    degraded = learned.ring(degraded_key, least=1)[1] if share else ()
+    if degraded:
+        seconds += share * sum(degraded) / len(degraded)
+    draws = MachineDraws(rings, Ring.of(degraded) if degraded else None, share)
+    return PerMachine(seconds, math.sqrt(spread2), min(samples), draws)
 
 
 def rollout_expected(
-    members: Iterable[tuple[UpdateCursor, Expected | None, PerMachine | None]],
+    members: Iterable[tuple[UpdateCursor, PerMachine | None]],
     target: str,
     whole: PerMachine | None,
     *,
@@ -108,65 +110,55 @@ def rollout_expected(
 ) -> RolloutExpected | None:
     """When the rollout to ``target`` of these members ends (None: nothing left, or no
     learned update to say it from). Each member comes with its own machine's whole update
-    (its hardware class's), ``whole`` is the pool's, shown beside the estimate."""
-    if whole is None or not target:
+    (its hardware class's), ``whole`` is the pool's, for those without and shown beside
+    the estimate."""
+    if whole is None or whole.draws is None or not target:
         return None
-    under_way: list[tuple[float, float]] = []  # (seconds left, spread) of each machine
-    waiting: list[PerMachine] = []  # the machines not started, in the order they go
-    for update, expected, own in members:
-        machine = own or whole
+    under_way: list[tuple[UpdateCursor, MachineDraws]] = []
+    waiting: list[MachineDraws] = []  # the machines not started, in the order they go
+    for update, own in members:
+        machine = (own or whole).draws or whole.draws
         if update.step == UpdateStep.UPDATED and update.current == target:
             continue
-        overdue = max(now - update.entered_at, 0.0)  # as long again as it has been there
-        if update.step == UpdateStep.DEGRADED:  # it keeps its slot until someone acts
-            under_way.append((overdue, overdue))
-        elif update.step not in ORDER:  # at rest on the old config: not started
+        if update.step in ORDER or update.step == UpdateStep.DEGRADED:
+            under_way.append((update, machine))
+        else:  # at rest on the old config: not started
             waiting.append(machine)
-        elif expected is not None and expected.kind == UPDATE:
-            if now > expected.step_late_at:  # late in its step: perhaps held by something
-                held = now - expected.step_late_at  # as long again as it has been late
-                left = held + (expected.ends_at - expected.step_ends_at)  # and the rest
-                under_way.append((left, held + (expected.late_at - expected.ends_at)))
-                continue
-            late = max(expected.late_at - max(expected.ends_at, now), 0.0)
-            under_way.append((max(expected.ends_at - now, 0.0), late))
-        else:
-            ran = now - (update.started_at or now)
-            if ran > machine.seconds:  # past its whole update: held, as a late step is
-                under_way.append((ran - machine.seconds, machine.spread))
-            else:
-                under_way.append((machine.seconds - ran, machine.spread))
     if not under_way and not waiting:
         return None
     at_once = max(len(under_way), at_once_seen, 1)
-    # each slot: (when it is free, the spread of the machine it runs last): the machines
-    # not started take the first slot free, one after another
-    slots = [(left, spread) for left, spread in under_way]
-    slots += [(0.0, 0.0)] * (at_once - len(slots))
-    heapq.heapify(slots)
-    for machine in waiting:
-        free, _ = heapq.heappop(slots)
-        heapq.heappush(slots, (free + machine.seconds, machine.spread))
-    last, last_spread = max(slots)
-    # the rollout ends when its last slot does: of the slots freeing near the same time,
-    # the latest is later than each one's own estimate by the expected maximum of as many
-    # deviations (Blom), so the end is not systematically early; earlier machines' errors
-    # do not pile up in one slot, as the next machine takes whichever slot frees first
-    sigma = last_spread / LATE_Z
-    near = sum(1 for free, _ in slots if free >= last - 2 * sigma)
-    left_seconds = last + sigma * expected_maximum(near)
-    # the late bound: the work left's spread shared among the slots, and the last machine's
-    spreads = [spread for _, spread in under_way] + [m.spread for m in waiting]
-    shared = math.sqrt(sum(spread**2 for spread in spreads))
-    spread = max(math.hypot(shared / at_once, last_spread), LEAST_SPREAD * left_seconds)
+    rng = random.Random(f"{target}/{len(under_way)}/{len(waiting)}")
+    tables = {id(m): [m.whole(rng) for _ in range(TABLE)] for m in waiting}
+    runs = max(LEAST_RUNS, min(RUNS, DRAWS // (len(under_way) + len(waiting))))
+    ends = sorted(
+        _played(under_way, [tables[id(m)] for m in waiting], at_once, now, rng) for _ in range(runs)
+    )
+    left = quantile(ends, 0.5)
+    late = max(quantile(ends, LATE_QUANTILE), left * (1 + LEAST_SPREAD))
     return RolloutExpected(
-        ends_at=now + left_seconds,
-        late_at=now + left_seconds + spread,
+        ends_at=now + left,
+        late_at=now + late,
         machines_left=len(under_way) + len(waiting),
         at_once=at_once,
         per_machine=whole,
         made_at=now,
     )
+
+
+def _played(
+    under_way: list[tuple[UpdateCursor, MachineDraws]],
+    waiting: list[list[float]],
+    at_once: int,
+    now: float,
+    rng: random.Random,
+) -> float:
+    """One rollout played out: the seconds until its last slot frees."""
+    slots = [machine.left(update, now, rng) for update, machine in under_way]
+    slots += [0.0] * (at_once - len(slots))
+    heapq.heapify(slots)
+    for table in waiting:  # each takes the first slot free
+        heapq.heapreplace(slots, slots[0] + table[rng.randrange(TABLE)])
+    return max(slots)
 
 
 def wire(estimate: RolloutExpected, first: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -188,18 +180,19 @@ def wire(estimate: RolloutExpected, first: Mapping[str, Any] | None = None) -> d
 
 
 def kept(said: Mapping[str, Any] | None, new: RolloutExpected | None) -> dict[str, Any] | None:
-    """What the NodePool shows: the estimate it said while the rollout stays within it
-    (its end no earlier than one spread before the said end, no later than the said late
-    bound), else the new one, carrying the first estimate's end and late bound. A status
-    therefore changes when the rollout leaves what was said, not at each machine's step."""
+    """What the NodePool shows: the estimate it said while the new one ends within
+    :data:`KEEP_WITHIN` of the time left of it (the plays of the same rollout differ by a
+    little from one machine's step to the next), else the new one, carrying the first
+    estimate's end and late bound. A status therefore changes when the rollout moves from
+    what was said, not at each machine's step."""
     if new is None:
         return None
     if said is None:
         return wire(new)
-    ends, late = parse_rfc3339(said.get("endsAt")), parse_rfc3339(said.get("lateAt"))
-    if ends is None or late is None:
+    ends = parse_rfc3339(said.get("endsAt"))
+    if ends is None or parse_rfc3339(said.get("lateAt")) is None:
         return wire(new)
-    if ends - (late - ends) <= new.ends_at <= late:
+    if abs(new.ends_at - ends) <= KEEP_WITHIN * max(new.ends_at - new.made_at, 0.0):
         return dict(said)
     return wire(new, said)
 

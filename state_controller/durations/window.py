@@ -49,10 +49,16 @@ class Window:
         ordered = sorted(self._values)
         if not ordered:
             raise ValueError("no durations")
-        out = []
-        for q in qs:
-            rank = q * (len(ordered) - 1)
-            low = int(rank)
-            high = min(low + 1, len(ordered) - 1)
-            out.append(ordered[low] + (ordered[high] - ordered[low]) * (rank - low))
-        return tuple(out)
+        return tuple(quantile(ordered, q) for q in qs)
+
+    def values(self) -> tuple[float, ...]:
+        """The durations kept, in no particular order."""
+        return tuple(self._values)
+
+
+def quantile(ordered: list[float] | tuple[float, ...], q: float) -> float:
+    """The ``q`` quantile of sorted numbers (linear between ranks, as numpy's default)."""
+    rank = q * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)

@@ -227,7 +227,6 @@ class HostController:
             counts_grace=self.config.pool_counts_grace,
             others=lambda name: self.self_status.pool_shares(name),
             learned=self.learned,
-            expected_of=self.node_books.expected_of,
             class_of=self.node_books.class_of,
             clock=clock,
         )

@@ -208,6 +208,21 @@ def test_nothing_is_expected_of_a_step_without_enough_durations_or_at_rest() -> 
     assert expect(updating_book(S.PENDING, entered=T0), learned, reader.key_of) is None
 
 
+def test_the_time_a_failed_apply_held_its_machine_is_learned_and_nothing_expected_of_it() -> None:
+    """``update degraded`` ends when someone acts, not when a step would: its time is
+    learned (a rollout allows for it as often as it came), but a degraded host is given no
+    end of its step, nor told slow against it."""
+    learned, reader = taught(update_degraded=(1800,) * 5)
+    book = updating_book(S.DEGRADED, entered=T0 + 100)
+    assert expect(book, learned, reader.key_of) is None
+    book.update_to(UpdateCursor(step=S.APPLYING, desired="v2", current="v1"), now=T0 + 400,
+                   reason="r")  # fmt: skip
+    up_to = ReadUpTo()
+    reader.read(book, [], up_to)
+    degraded = learned.exact(reader.key_of(book, UPDATE, "update degraded"))
+    assert degraded is not None and degraded.seen == 6 and min(learned.ring(degraded.key)[1]) == 300
+
+
 def test_the_steps_left_follow_each_operations_order() -> None:
     book = updating_book(S.DRAINING, entered=T0)
     assert steps_after(book, UPDATE, "draining") == ("applying update", "rebooting", "resuming")

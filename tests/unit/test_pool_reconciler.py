@@ -14,7 +14,7 @@ from state_controller.api.controller_status import PoolShare
 from state_controller.api.nodepool import UNLABELED_POOL
 from state_controller.api.objects import Obj
 from state_controller.api.updates import UpdateStep
-from state_controller.books.records import Expected, UpdateCursor
+from state_controller.books.records import UpdateCursor
 from state_controller.cluster.embedded import EmbeddedCluster
 from state_controller.cluster.interface import HOSTSTATES, NODEPOOLS, NotFound
 from state_controller.cluster.schema import validators
@@ -55,7 +55,6 @@ class Pools:
         self.cluster = cluster
         self.index = NodeIndex(lambda _name: [])
         self.updates: dict[str, UpdateCursor] = {}
-        self.expected: dict[str, Expected] = {}
         self.others: list[PoolShare] = []
         self.clock = Clock()
         self.writes = StatusWrites()
@@ -72,7 +71,6 @@ class Pools:
             interval=interval,
             others=lambda _name: list(self.others),
             learned=learned,
-            expected_of=self.expected.get,
             clock=self.clock,
         )
 

@@ -1,22 +1,23 @@
-"""A pool's rollout estimate: the machines left, how many update at once and how long an
-update of the pool's machines took; kept as said while the rollout runs within it, a
-RolloutLate Event once it runs past its late bound; none without learned updates."""
+"""A pool's rollout estimate: the machines left, how many update at once and how long
+updates of the pool's machines took, played out from the durations learned (a hold seen
+among them comes back as often as it came); kept as said while the rollout runs within
+it, a RolloutLate Event once it runs past its late bound; none without learned updates."""
 
 from __future__ import annotations
 
-import math
+import random
 
 import pytest
 
 from state_controller.api.timefmt import parse_rfc3339
 from state_controller.api.updates import UpdateStep as S
-from state_controller.books.records import Expected, UpdateCursor
+from state_controller.books.records import UpdateCursor
+from state_controller.durations.draws import MachineDraws, Ring
 from state_controller.durations.keys import ANY, UPDATE, StepKey
 from state_controller.durations.learned import Learned
 from state_controller.durations.rollout import (
-    LATE_Z,
+    LEAST_SPREAD,
     PerMachine,
-    expected_maximum,
     kept,
     on_schedule,
     per_machine,
@@ -26,72 +27,161 @@ from state_controller.durations.rollout import (
 from testbed.clocks import T0
 from tests.unit.test_pool_reconciler import Pools, cluster  # noqa: F401  (the fixture)
 
-WHOLE = PerMachine(seconds=600.0, spread=120.0, samples=5)
 DONE = UpdateCursor(step=S.UPDATED, current="v2", desired="v2")
 WAITING = UpdateCursor(step=S.UPDATED, current="v1", desired="v1")
 
 
-def draining(started: float) -> UpdateCursor:
-    return UpdateCursor(step=S.DRAINING, current="v1", desired="v2", started_at=started)
+def machine(rebooting: tuple[float, ...] = (500.0,), resuming: float = 100.0) -> PerMachine:
+    """A machine whose update is a reboot (of these durations, drawn) and a resume."""
+    rings = {"rebooting": Ring.of(rebooting), "resuming": Ring.of((resuming,))}
+    mean = sum(rebooting) / len(rebooting) + resuming
+    return PerMachine(mean, 0.0, len(rebooting), MachineDraws(rings))
+
+
+WHOLE = machine()  # 600 s, every time
+
+
+def in_step(step: S, entered: float, started: float | None = None) -> UpdateCursor:
+    return UpdateCursor(
+        step=step, current="v1", desired="v2", entered_at=entered, started_at=started or entered
+    )
+
+
+def learn(learned: Learned, step: str, seconds: float, times: int, pool: str = "worker") -> None:
+    for _ in range(times):
+        learned.learn(StepKey(UPDATE, step, pool, "any class"), seconds)
 
 
 def test_one_machines_update_is_the_sum_of_the_pools_learned_steps() -> None:
     learned = Learned()
     assert per_machine(learned, "worker") is None
     for step, seconds in (("draining", 60.0), ("rebooting", 500.0), ("resuming", 40.0)):
-        for _ in range(5):
-            learned.learn(StepKey(UPDATE, step, "worker", "any class"), seconds)
+        learn(learned, step, seconds, 5)
     whole = per_machine(learned, "worker")
     assert whole is not None and whole.seconds == 600 and whole.spread == 0 and whole.samples == 5
+    assert whole.draws is not None and sorted(whole.draws.steps) == [
+        "draining", "rebooting", "resuming"
+    ]  # fmt: skip
+    assert whole.draws.whole(random.Random(1)) == 600
+
+
+def test_a_failed_apply_weighs_as_often_as_updates_degraded() -> None:
+    """The time in ``update degraded`` is no step every machine takes: it is added to a
+    whole update in the share of whole updates that went through it."""
+    learned = Learned()
+    learn(learned, "rebooting", 500.0, 10)
+    learn(learned, "resuming", 100.0, 10)
+    assert (whole := per_machine(learned, "worker")) is not None and whole.seconds == 600
+    learn(learned, "update degraded", 1800.0, 2)  # two in ten: fewer than an estimate needs
+    whole = per_machine(learned, "worker")
+    assert whole is not None and whole.draws is not None
+    assert whole.draws.degraded_share == pytest.approx(0.2)
+    assert whole.seconds == pytest.approx(600 + 0.2 * 1800)
+    rng = random.Random(7)
+    draws = [whole.draws.whole(rng) for _ in range(2000)]
+    assert set(draws) == {600.0, 2400.0}
+    assert draws.count(2400.0) / len(draws) == pytest.approx(0.2, abs=0.03)
+    # a machine past its apply is not held by one any more
+    rebooting = in_step(S.REBOOTING, T0)
+    assert {whole.draws.left(rebooting, T0 + 100, rng) for _ in range(200)} == {500.0}
 
 
 def test_the_work_left_is_shared_among_the_machines_at_once() -> None:
-    own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 120, T0 + 300, T0 + 400, 5, "pool")
     members = [
-        (DONE, None, None),
-        (draining(T0), own, None),  # its own estimate: 300 - 100 left
-        (draining(T0), None, None),  # none: a whole update less the 100 s it ran
-        *[(WAITING, None, None)] * 4,  # not started: a whole update each
+        (DONE, None),
+        (in_step(S.REBOOTING, T0), None),  # 100 s into its 500 s reboot: 400 s, then 100
+        *[(WAITING, None)] * 4,  # not started: a whole update each
     ]
-    made = rollout_expected(members, "v2", WHOLE, now=T0 + 100)
+    made = rollout_expected(members, "v2", WHOLE, now=T0 + 100, at_once_seen=2)
     assert made is not None
-    assert (made.machines_left, made.at_once) == (6, 2)
-    # two slots: 200 s then two whole updates (1400); 500 s then two (1700), the last; the
-    # other frees well before it, so nothing is added for the later of two
+    assert (made.machines_left, made.at_once) == (5, 2)
+    # two slots: 500 s then 1100, 1700; 0 then 600, 1200: the first is the last to free
     assert made.ends_at - T0 == pytest.approx(100 + 1700)
-    # the late bound: the work left's spread shared by two slots, and the last machine's
-    shared = math.sqrt(100**2 + 120**2 + 4 * 120**2) / 2
-    assert made.late_at - made.ends_at == pytest.approx(math.hypot(shared, 120))
+    # every duration the same: the late bound is the least spread allowed
+    assert made.late_at - made.ends_at == pytest.approx(LEAST_SPREAD * 1700)
     assert rollout_expected(members, "v2", None, now=T0) is None  # nothing learned
-    assert rollout_expected([(DONE, None, None)], "v2", WHOLE, now=T0) is None  # nothing left
-    wider = rollout_expected(members, "v2", WHOLE, now=T0 + 100, at_once_seen=5)
-    assert wider is not None and wider.at_once == 5
+    assert rollout_expected([(DONE, None)], "v2", WHOLE, now=T0) is None  # nothing left
+    alone = rollout_expected(members, "v2", WHOLE, now=T0 + 100)
+    assert alone is not None and alone.at_once == 1  # only one seen under way
+    assert alone.ends_at - T0 == pytest.approx(100 + 500 + 4 * 600)
+
+
+def test_a_hold_seen_among_the_machines_is_in_the_late_bound() -> None:
+    """One reboot in ten was lost for half an hour: a rollout of ten machines after it
+    allows for it in its late bound (where normal spreads around the mean would not), and
+    the same rollout gives the same estimate."""
+    typical = machine((500.0,) * 9 + (2300.0,))
+    plain = machine((500.0,) * 10)
+    members = [(WAITING, None)] * 10
+    held = rollout_expected(members, "v2", typical, now=T0, at_once_seen=5)
+    calm = rollout_expected(members, "v2", plain, now=T0, at_once_seen=5)
+    assert held is not None and calm is not None
+    assert calm.ends_at - T0 == pytest.approx(1200)  # two rounds of 600 s
+    # two in three rollouts of ten see a lost reboot, and the median allows for one: its
+    # slot frees at 2400 s, while the other four take the other nine machines by 1800 s
+    assert held.ends_at - T0 == pytest.approx(2400)
+    assert held.late_at >= held.ends_at
+    again = rollout_expected(members, "v2", typical, now=T0, at_once_seen=5)
+    assert again == held
+    # a rollout of one machine seldom meets it: its median does not, its late bound may
+    one = rollout_expected([(WAITING, None)], "v2", typical, now=T0)
+    assert one is not None and one.ends_at - T0 == pytest.approx(600)
+
+
+def test_a_machine_under_way_is_drawn_among_the_durations_longer_than_it_has_run() -> None:
+    varied = machine((300.0, 400.0, 500.0, 600.0, 2000.0))
+    rng = random.Random(3)
+    rebooting = in_step(S.REBOOTING, T0)
+    # 450 s in: 500, 600 or 2000 s in all, less the 450, then 100 s resuming
+    lefts = {varied.draws.left(rebooting, T0 + 450, rng) for _ in range(300)}  # type: ignore[union-attr]
+    assert lefts == {150.0, 250.0, 1650.0}
 
 
 def test_a_machine_past_its_whole_update_holds_its_slot_as_long_again() -> None:
-    # a reboot lost: no estimate of its step, and it has run 900 s of a 600 s update
-    lost = (draining(T0), None, None)
+    # a reboot lost: 900 s into a reboot that always took 500 s, 400 s past it: 400 s more
+    lost = (in_step(S.REBOOTING, T0), None)
     alone = rollout_expected([lost], "v2", WHOLE, now=T0 + 900)
-    assert alone is not None and alone.ends_at - T0 == pytest.approx(900 + 300)
+    assert alone is not None and alone.ends_at - T0 == pytest.approx(900 + 400 + 100)
     # the machine behind it waits for that slot, not for one free at once
-    behind = rollout_expected([lost, (WAITING, None, None)], "v2", WHOLE, now=T0 + 900)
+    behind = rollout_expected([lost, (WAITING, None)], "v2", WHOLE, now=T0 + 900)
     assert behind is not None and behind.at_once == 1
-    assert behind.ends_at - T0 == pytest.approx(900 + 300 + 600)
-    # one on time has what its whole update leaves
-    early = rollout_expected([lost], "v2", WHOLE, now=T0 + 450)
+    assert behind.ends_at - T0 == pytest.approx(900 + 500 + 600)
+    # a step with nothing learned of it: the whole update less what it ran, or as long
+    # again as it is past it
+    draining = (in_step(S.DRAINING, T0), None)
+    early = rollout_expected([draining], "v2", WHOLE, now=T0 + 450)
     assert early is not None and early.ends_at - T0 == pytest.approx(450 + 150)
+    late = rollout_expected([draining], "v2", WHOLE, now=T0 + 900)
+    assert late is not None and late.ends_at - T0 == pytest.approx(900 + 300)
+
+
+def test_a_degraded_machine_keeps_its_slot_for_as_long_again_as_it_has_been_degraded() -> None:
+    degraded = in_step(S.DEGRADED, T0 + 200)
+    made = rollout_expected([(degraded, None), (WAITING, None)], "v2", WHOLE, now=T0 + 500)
+    # degraded for 300 s: 300 s more, then its reboot and resume, then the next machine
+    assert made is not None and made.at_once == 1 and made.machines_left == 2
+    assert made.ends_at - T0 == pytest.approx(500 + 300 + 600 + 600)
+    # with failed applies learned, the time left is drawn among the longer of them
+    learned_degraded = MachineDraws(WHOLE.draws.steps, Ring.of((200.0, 1800.0)), 0.1)  # type: ignore[union-attr]
+    fixed = PerMachine(600.0, 0.0, 5, learned_degraded)
+    drawn = rollout_expected([(degraded, fixed)], "v2", WHOLE, now=T0 + 500)
+    assert drawn is not None and drawn.ends_at - T0 == pytest.approx(500 + 1500 + 600)
 
 
 def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
-    first = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0)
+    first = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0)
     assert first is not None
     said = wire(first)
     assert kept(None, first) == said
     assert (said["firstEndsAt"], said["firstLateAt"]) == (said["endsAt"], said["lateAt"])
     assert on_schedule(said, None, T0)["status"] == "True"  # type: ignore[index]
-    nearly = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0 + 100)
+    nearly = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 100)
     assert nearly is not None and kept(said, nearly) == said  # within: unchanged
-    late = rollout_expected([(WAITING, None, None)] * 4, "v2", WHOLE, now=T0 + 1000)
+    # 200 s later of 2400 left: within the late bound still, but not what was said
+    moved = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 200)
+    assert moved is not None and moved.ends_at < parse_rfc3339(said["lateAt"])  # type: ignore[operator]
+    assert kept(said, moved) == wire(moved, said)
+    late = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 1000)
     assert late is not None
     shown = kept(said, late)
     assert shown is not None and shown["endsAt"] == wire(late)["endsAt"]
@@ -99,7 +189,7 @@ def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
     condition = on_schedule(shown, on_schedule(said, None, T0), T0 + 1000)
     assert condition is not None and condition["status"] == "False"
     assert condition["reason"] == "RolloutLate" and "4 machines left" in condition["message"]
-    early = rollout_expected([(WAITING, None, None)], "v2", WHOLE, now=T0)
+    early = rollout_expected([(WAITING, None)], "v2", WHOLE, now=T0)
     assert early is not None
     sooner = kept(said, early)
     assert sooner is not None and sooner["endsAt"] == wire(early)["endsAt"]
@@ -115,13 +205,13 @@ def test_the_nodepool_shows_the_estimate_and_turns_late_past_what_it_said(
         learned.learn(StepKey(UPDATE, "rebooting", "worker", ANY), 600)
     pools = Pools(cluster, learned=learned)
     pools.clock.now = T0
-    pools.join("n1", draining(T0))
+    pools.join("n1", in_step(S.DRAINING, T0))
     pools.reconciler.reconcile("worker")
     assert "estimate" not in pools.status()  # no whole update learned yet: none said
     for _ in range(5):
         learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0)
     pools.clock.now = T0
-    pools.join("n1", draining(T0))
+    pools.join("n1", in_step(S.DRAINING, T0))
     for name in ("n2", "n3"):
         pools.join(name, WAITING)
     pools.reconciler.reconcile("worker")
@@ -149,35 +239,9 @@ def test_the_nodepool_shows_the_estimate_and_turns_late_past_what_it_said(
     assert "estimate" not in pools.status() and not pools.status().get("conditions")
 
 
-def test_a_held_machine_keeps_its_slot_for_as_long_again_as_it_has_been_held() -> None:
-    own = Expected(UPDATE, "draining", T0, T0 + 60, T0 + 90, T0 + 300, T0 + 400, 5, "pool")
-    held = UpdateCursor(step=S.DRAINING, current="v1", desired="v2", entered_at=T0)
-    degraded = UpdateCursor(step=S.DEGRADED, current="v1", desired="v2", entered_at=T0 + 200)
-    made = rollout_expected([(held, own, None), (degraded, None, None)], "v2", WHOLE, now=T0 + 500)
-    assert made is not None and made.at_once == 2 and made.machines_left == 2
-    # 410 s past its draining's late bound: 410 s more, then the 240 s left after it;
-    # degraded for 300 s: 300 s more; the first slot frees last, the other within reach
-    spread = 410 + (400 - 300)
-    assert made.ends_at - T0 == pytest.approx(
-        500 + 410 + 240 + spread / LATE_Z * expected_maximum(2)
-    )
-    # the next machine waits for the first slot free: the degraded one's, 300 s from now
-    members = [(held, own, None), (degraded, None, None), (WAITING, None, None)]
-    more = rollout_expected(members, "v2", WHOLE, now=T0 + 500)
-    assert more is not None  # and ends a whole update later, after the first slot frees
-    assert more.ends_at - T0 == pytest.approx(500 + 300 + 600)
-
-
-def test_the_last_of_several_slots_is_later_than_a_typical_one() -> None:
-    assert expected_maximum(1) == 0.0
-    assert 0.55 < expected_maximum(2) < 0.6  # E[max of 2 normals] = 0.564
-    assert 1.1 < expected_maximum(5) < 1.2  # 1.163
-    assert expected_maximum(50) > expected_maximum(5)
-
-
 def test_a_machine_not_started_takes_its_own_classes_update() -> None:
-    slow = PerMachine(seconds=1500.0, spread=120.0, samples=5)
-    members = [(WAITING, None, slow), (WAITING, None, None), (WAITING, None, slow)]
+    slow = machine((1400.0,))
+    members = [(WAITING, slow), (WAITING, None), (WAITING, slow)]
     made = rollout_expected(members, "v2", WHOLE, now=T0, at_once_seen=2)
     # a slow one in one slot (1500); the pool's 600 in the other, then the second slow one
     assert made is not None and made.ends_at - T0 == pytest.approx(600 + 1500)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from ...books.book import Book
-from ...books.records import Expected, UpdateCursor
+from ...books.records import UpdateCursor
 from ...durations.keys import hardware_class
 from ..machinery.keys import Kind, parse
 from ..machinery.workers import KindOfBook
@@ -50,10 +50,6 @@ class NodeBooks:
     def update_of(self, node: str) -> UpdateCursor | None:
         book = self.book_of(node)
         return book.update if book is not None else None
-
-    def expected_of(self, node: str) -> Expected | None:
-        book = self.book_of(node)
-        return book.seen.expected if book is not None else None
 
     def class_of(self, node: str) -> str:
         """The hardware class of a Node's machine ("" unknown)."""

@@ -35,10 +35,17 @@ from ...api.controller_status import PoolShare
 from ...api.nodepool import UNLABELED_POOL
 from ...api.objects import Obj
 from ...api.updates import UpdateStep
-from ...books.records import Expected, UpdateCursor
+from ...books.records import UpdateCursor
 from ...cluster.interface import NODEPOOLS, Cluster, NotFound
 from ...durations.learned import Learned
-from ...durations.rollout import ON_SCHEDULE, kept, on_schedule, per_machine, rollout_expected
+from ...durations.rollout import (
+    ON_SCHEDULE,
+    RolloutExpected,
+    kept,
+    on_schedule,
+    per_machine,
+    rollout_expected,
+)
 from ...updates.pool_agreement import (
     SOURCES_AGREE,
     count_disagreement,
@@ -80,7 +87,6 @@ class PoolReconciler:
         counts_grace: float = 120.0,
         others: Callable[[str], list[PoolShare]] = lambda name: [],
         learned: Learned | None = None,
-        expected_of: Callable[[str], Expected | None] = lambda node: None,
         class_of: Callable[[str], str] = lambda node: "",
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -95,11 +101,11 @@ class PoolReconciler:
         self.counts_grace = counts_grace
         self.others = others  # sharded: the other replicas' shares of a NodePool, by name
         self.learned = learned  # how long updates took: for the rollout's estimate
-        self.expected_of = expected_of  # a Node's own estimate, from the book it is told in
         self.class_of = class_of  # the hardware class of a Node's machine ("" unknown)
         self.clock = clock
         self._written_at: dict[str, float] = {}
         self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
+        self._played: dict[str, tuple[str, RolloutExpected | None]] = {}  # pool -> the last
 
     def reconcile(self, pool: str) -> ReconcileResult:
         name = pool_object_name(pool)
@@ -112,6 +118,7 @@ class PoolReconciler:
                 self.pools.forget(name)
             self._written_at.pop(name, None)
             self._apart_since.pop(name, None)
+            self._played.pop(pool, None)
             return DONE
         members = self._told(pool).get(pool, [])
         others = self.others(name)
@@ -149,19 +156,7 @@ class PoolReconciler:
         shown = (current or {}).get("status") or {}
         target = str(status["desiredConfig"])
         said = shown.get("estimate") if shown.get("desiredConfig") == target else None
-        learned = self.learned
-        classes = {node.name: self.class_of(node.name) for node, _ in members}
-        by_class = {c: per_machine(learned, pool, c) for c in set(classes.values())}
-        new = rollout_expected(
-            [
-                (update, self.expected_of(node.name), by_class[classes[node.name]])
-                for node, update in sorted(members, key=lambda m: m[0].name)
-            ],
-            target,
-            per_machine(learned, pool),
-            now=self.clock(),
-            at_once_seen=int((said or {}).get("atOnce") or 0),
-        )
+        new = self._rollout(pool, target, members, int((said or {}).get("atOnce") or 0))
         estimate = kept(said, new)
         written = shown.get("conditions") or []
         before = next((c for c in written if c.get("type") == ON_SCHEDULE), None)
@@ -171,6 +166,37 @@ class PoolReconciler:
         if condition is not None:
             kept_ones: Any = status.get("conditions") or []
             status["conditions"] = [*kept_ones, condition]
+
+    def _rollout(
+        self,
+        pool: str,
+        target: str,
+        members: list[tuple[NodeSignals, UpdateCursor]],
+        at_once_seen: int,
+    ) -> RolloutExpected | None:
+        """The rollout played out (:func:`~...durations.rollout.rollout_expected`), at most
+        once an ``interval`` for the same target: the status is written no more often, and
+        a big pool's plays take a noticeable share of a core."""
+        assert self.learned is not None
+        last_target, last = self._played.get(pool, ("", None))
+        fresh = last is not None and self.clock() - last.made_at < self.interval
+        if fresh and last_target == target:
+            return last
+        learned = self.learned
+        classes = {node.name: self.class_of(node.name) for node, _ in members}
+        by_class = {c: per_machine(learned, pool, c) for c in set(classes.values())}
+        new = rollout_expected(
+            [
+                (update, by_class[classes[node.name]])
+                for node, update in sorted(members, key=lambda m: m[0].name)
+            ],
+            target,
+            per_machine(learned, pool),
+            now=self.clock(),
+            at_once_seen=at_once_seen,
+        )
+        self._played[pool] = (target, new)
+        return new
 
     def shares(self) -> list[PoolShare]:
         """This replica's share of every pool it tells a Node of, for its entry in the

@@ -1,0 +1,109 @@
+"""One machine's update as the durations learned say it may go, drawn step by step.
+
+Each step is drawn from the durations its key keeps (:meth:`~.learned.Learned.ring`), not
+from a normal spread around a mean: a hold already seen among the machines (a drain a
+PodDisruptionBudget blocked, a reboot that did not come back) is in the draws as often as
+it happened. An update that degraded adds the time its machine spent degraded, in the
+share of whole updates that went through it (a failed apply is no step every machine
+takes, so it is no step of the sum). A rollout's end is the last of many machines' ends:
+it is decided by such rare long holds far more than a machine's typical update is, and
+drawing them is how the rollout's estimate (:mod:`.rollout`) and its late bound allow for
+them.
+
+A machine under way has the step it is in drawn among the durations longer than it has run
+(it has not ended, so the shorter ones are not what it will take); once past the step's
+late bound it is held by something, and needs at least as long again as it has been past
+it, as a held drain or a lost reboot does. A degraded machine is drawn among the times
+degraded longer than its own, or needs as long again as it has been degraded; then it
+applies again, reboots and resumes.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..api.updates import UpdateStep as U
+from ..books.records import UpdateCursor
+from .expected import UPDATE_ORDER
+from .learned import LATE_QUANTILE
+from .window import quantile
+
+ORDER_NAMES = tuple(s.value for s in UPDATE_ORDER)
+# where an update goes on from a step outside the order: a CRI-O reload instead of a
+# reboot, and a retry once a failed apply is seen to
+AFTER: dict[str, tuple[str, ...]] = {
+    U.RELOADING_CRIO.value: (U.RESUMING.value,),
+    U.DEGRADED.value: (U.APPLYING.value, U.REBOOTING.value, U.RESUMING.value),
+}
+MAY_DEGRADE = frozenset(ORDER_NAMES[: ORDER_NAMES.index(U.APPLYING.value) + 1])
+
+
+@dataclass(frozen=True, slots=True)
+class Ring:
+    """The durations one step's estimate rests on, sorted."""
+
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Ring:
+        return cls(tuple(sorted(values)))
+
+    def draw(self, rng: random.Random) -> float:
+        return self.values[rng.randrange(len(self.values))]
+
+    def left_after(self, ran: float, rng: random.Random) -> float:
+        """What is left of the step for a machine ``ran`` seconds into it: a duration
+        longer than that, less ``ran``; at least as long again as it is past the late
+        bound."""
+        held = max(ran - quantile(self.values, LATE_QUANTILE), 0.0)
+        longer = bisect_right(self.values, ran)
+        if longer == len(self.values):
+            return held
+        return max(self.values[rng.randrange(longer, len(self.values))] - ran, held)
+
+
+@dataclass(frozen=True, slots=True)
+class MachineDraws:
+    """The learned durations of one kind of machine's update (its pool's, its class's)."""
+
+    steps: dict[str, Ring]  # the update's steps with durations enough, by name
+    degraded: Ring | None = None  # how long failed applies held their machines
+    degraded_share: float = 0.0  # the share of whole updates that degraded
+
+    def whole(self, rng: random.Random) -> float:
+        """One whole update, drawn: from its turn given to resumed."""
+        return self._draw(ORDER_NAMES, rng, may_degrade=True)
+
+    def left(self, update: UpdateCursor, now: float, rng: random.Random) -> float:
+        """What is left of the update of a machine under way, drawn."""
+        step = update.step.value
+        ran = max(now - update.entered_at, 0.0)
+        after = self.after(step)
+        if update.step == U.DEGRADED:
+            here = self.degraded.left_after(ran, rng) if self.degraded else ran
+            return here + self._draw(after, rng, may_degrade=False)
+        ring = self.steps.get(step)
+        if ring is None:  # no durations of its step: a whole update less what it ran
+            whole, ran_all = self.whole(rng), max(now - (update.started_at or now), 0.0)
+            return abs(whole - ran_all)  # once past it, as long again as it is overdue
+        return ring.left_after(ran, rng) + self._draw(after, rng, step in MAY_DEGRADE)
+
+    @staticmethod
+    def after(step: str) -> tuple[str, ...]:
+        """The steps still to come after ``step``."""
+        if step in ORDER_NAMES:
+            return ORDER_NAMES[ORDER_NAMES.index(step) + 1 :]
+        return AFTER.get(step, ())
+
+    def _draw(self, steps: Iterable[str], rng: random.Random, may_degrade: bool) -> float:
+        total = 0.0
+        for step in steps:
+            ring = self.steps.get(step)
+            if ring is not None:
+                total += ring.draw(rng)
+        if may_degrade and self.degraded is not None and rng.random() < self.degraded_share:
+            total += self.degraded.draw(rng)
+        return total

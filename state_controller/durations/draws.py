@@ -43,26 +43,54 @@ MAY_DEGRADE = frozenset(ORDER_NAMES[: ORDER_NAMES.index(U.APPLYING.value) + 1])
 
 @dataclass(frozen=True, slots=True)
 class Ring:
-    """The durations one step's estimate rests on, sorted."""
+    """The durations one step's estimate rests on, sorted, each with its share."""
 
     values: tuple[float, ...]
+    cumulative: tuple[float, ...]  # the shares' running sum, one per value
+    late: float  # the late bound of the durations learned (of the machines still in it: none)
 
     @classmethod
-    def of(cls, values: Iterable[float]) -> Ring:
-        return cls(tuple(sorted(values)))
+    def of(cls, values: Iterable[float], running: Iterable[float] = ()) -> Ring:
+        """The durations learned, and the machines still in the step (``running``: how
+        long each has been in it). Each of those is known only to take longer than it has
+        run, so its share goes to the durations longer than that (Kaplan and Meier's
+        redistribution to the right); one past every duration keeps its share at its own
+        time, the least it will take. Without them, the first machines to finish a step
+        early in a rollout (the quick ones) would be all the rollout is drawn from."""
+        learned = sorted(values)
+        points = sorted([(v, False) for v in learned] + [(r, True) for r in running])
+        kept: list[float] = []
+        cumulative: list[float] = []
+        total = extra = 0.0  # extra: the shares handed on to every point further right
+        for i, (value, censored) in enumerate(points):
+            share = 1.0 + extra
+            if censored and i + 1 < len(points):
+                extra += share / (len(points) - i - 1)
+                continue
+            total += share
+            kept.append(value)
+            cumulative.append(total)
+        late = quantile(learned, LATE_QUANTILE) if learned else max(kept, default=0.0)
+        return cls(tuple(kept), tuple(cumulative), late)
 
     def draw(self, rng: random.Random) -> float:
-        return self.values[rng.randrange(len(self.values))]
+        return self._at(rng.random() * self.cumulative[-1])
 
     def left_after(self, ran: float, rng: random.Random) -> float:
         """What is left of the step for a machine ``ran`` seconds into it: a duration
         longer than that, less ``ran``; at least as long again as it is past the late
         bound."""
-        held = max(ran - quantile(self.values, LATE_QUANTILE), 0.0)
+        held = max(ran - self.late, 0.0)
         longer = bisect_right(self.values, ran)
         if longer == len(self.values):
             return held
-        return max(self.values[rng.randrange(longer, len(self.values))] - ran, held)
+        below = self.cumulative[longer - 1] if longer else 0.0
+        pick = below + rng.random() * (self.cumulative[-1] - below)
+        return max(self._at(pick) - ran, held)
+
+    def _at(self, share: float) -> float:
+        """The value whose share holds ``share`` of the running sum."""
+        return self.values[min(bisect_right(self.cumulative, share), len(self.values) - 1)]
 
 
 @dataclass(frozen=True, slots=True)

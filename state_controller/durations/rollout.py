@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +72,19 @@ class RolloutExpected:
     made_at: float
 
 
-def per_machine(learned: Learned, pool: str, hardware: str = ANY) -> PerMachine | None:
+def per_machine(
+    learned: Learned,
+    pool: str,
+    hardware: str = ANY,
+    running: Mapping[str, Sequence[float]] | None = None,
+) -> PerMachine | None:
     """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
     key with enough durations: this class in this pool, in any pool, then the pool's, the
     fleet's); None until enough machines went through a whole update (its last step,
-    ``resuming``, learned): the first steps alone would make a rollout look short."""
+    ``resuming``, learned): the first steps alone would make a rollout look short.
+    ``running``: by step, how long each of the pool's machines of the class still in it
+    has been there, drawn as durations known only to be longer (:meth:`.draws.Ring.of`)."""
+    running = running or {}
     last, rung = learned.ring(StepKey(UPDATE, LAST_STEP.value, pool, hardware))
     if not rung:
         return None  # too few whole updates yet: the steps learned would be a part of one
@@ -89,14 +97,15 @@ def per_machine(learned: Learned, pool: str, hardware: str = ANY) -> PerMachine 
             seconds += estimate.mean
             spread2 += (estimate.late - estimate.median) ** 2
             samples.append(estimate.samples)
-            rings[step.value] = Ring.of(learned.ring(estimate.key)[1])
+            rings[step.value] = Ring.of(learned.ring(estimate.key)[1], running.get(step.value, ()))
     # a failed apply's time, in the share of the whole updates of the same machines
     degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, last.pool, last.hardware)
     share = min(learned.seen(degraded_key) / max(learned.seen(last), 1), 1.0)
     degraded = learned.ring(degraded_key, least=1)[1] if share else ()
     if degraded:
         seconds += share * sum(degraded) / len(degraded)
-    draws = MachineDraws(rings, Ring.of(degraded) if degraded else None, share)
+    held = running.get(UpdateStep.DEGRADED.value, ())
+    draws = MachineDraws(rings, Ring.of(degraded, held) if degraded else None, share)
     return PerMachine(seconds, math.sqrt(spread2), min(samples), draws)
 
 
@@ -180,19 +189,21 @@ def wire(estimate: RolloutExpected, first: Mapping[str, Any] | None = None) -> d
 
 
 def kept(said: Mapping[str, Any] | None, new: RolloutExpected | None) -> dict[str, Any] | None:
-    """What the NodePool shows: the estimate it said while the new one ends within
-    :data:`KEEP_WITHIN` of the time left of it (the plays of the same rollout differ by a
-    little from one machine's step to the next), else the new one, carrying the first
-    estimate's end and late bound. A status therefore changes when the rollout moves from
-    what was said, not at each machine's step."""
+    """What the NodePool shows: the estimate it said while the new one's end and late bound
+    are both within :data:`KEEP_WITHIN` of the time left of it (the plays of the same
+    rollout differ by a little from one machine's step to the next), else the new one,
+    carrying the first estimate's end and late bound. A status therefore changes when the
+    rollout moves from what was said, or what it allows for does (a hold seen), not at
+    each machine's step."""
     if new is None:
         return None
     if said is None:
         return wire(new)
-    ends = parse_rfc3339(said.get("endsAt"))
-    if ends is None or parse_rfc3339(said.get("lateAt")) is None:
+    ends, late = parse_rfc3339(said.get("endsAt")), parse_rfc3339(said.get("lateAt"))
+    if ends is None or late is None:
         return wire(new)
-    if abs(new.ends_at - ends) <= KEEP_WITHIN * max(new.ends_at - new.made_at, 0.0):
+    near = KEEP_WITHIN * max(new.ends_at - new.made_at, 0.0)
+    if abs(new.ends_at - ends) <= near and abs(new.late_at - late) <= near:
         return dict(said)
     return wire(new, said)
 

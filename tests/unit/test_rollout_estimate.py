@@ -137,6 +137,41 @@ def test_a_machine_under_way_is_drawn_among_the_durations_longer_than_it_has_run
     assert lefts == {150.0, 250.0, 1650.0}
 
 
+def test_machines_still_in_a_step_are_durations_known_only_to_be_longer() -> None:
+    """Early in a rollout the durations learned are the quick machines' (the first to
+    finish): a machine still in the step hands its share to the longer durations, and one
+    past them all keeps it at its own time, the least it will take."""
+    ring = Ring.of((100.0, 200.0, 300.0, 400.0, 500.0), running=(350.0,))
+    assert ring.values == (100.0, 200.0, 300.0, 400.0, 500.0)
+    shares = [b - a for a, b in zip((0.0, *ring.cumulative), ring.cumulative, strict=False)]
+    assert shares == pytest.approx([1, 1, 1, 1.5, 1.5])  # the sixth share, split in two
+    rng = random.Random(5)
+    draws = [ring.draw(rng) for _ in range(6000)]
+    assert draws.count(500.0) / len(draws) == pytest.approx(0.25, abs=0.02)
+    assert draws.count(100.0) / len(draws) == pytest.approx(1 / 6, abs=0.02)
+    beyond = Ring.of((100.0, 200.0), running=(50.0, 900.0))
+    assert beyond.values == (100.0, 200.0, 900.0)  # 50: handed on; 900: at least that
+    assert beyond.cumulative[-1] == pytest.approx(4)
+    # five reboots learned, the quick ones; five machines still rebooting, 450 s in
+    quick = (300.0, 350.0, 400.0, 450.0, 500.0)
+    learned = Learned()
+    for seconds in quick:
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", ANY), seconds)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0.0)
+    told = per_machine(learned, "worker")
+    still = per_machine(learned, "worker", running={"rebooting": [450.0] * 5})
+    assert told is not None and still is not None and still.draws is not None
+    assert still.draws.steps["rebooting"].cumulative == pytest.approx((1, 2, 3, 4, 10))
+    members = [(in_step(S.REBOOTING, T0), None)] * 5 + [(WAITING, None)]
+    alone = rollout_expected(members, "v2", told, now=T0 + 450)
+    with_them = rollout_expected(members, "v2", still, now=T0 + 450)
+    assert alone is not None and with_them is not None
+    # the five end at 500 s, then the sixth: a reboot of 400 s by the quick ones' median;
+    # with the five still rebooting, six in ten reboots take 500 s at least
+    assert alone.ends_at - T0 == pytest.approx(500 + 400)
+    assert with_them.ends_at - T0 == pytest.approx(500 + 500)
+
+
 def test_a_machine_past_its_whole_update_holds_its_slot_as_long_again() -> None:
     # a reboot lost: 900 s into a reboot that always took 500 s, 400 s past it: 400 s more
     lost = (in_step(S.REBOOTING, T0), None)
@@ -181,6 +216,14 @@ def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
     moved = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 200)
     assert moved is not None and moved.ends_at < parse_rfc3339(said["lateAt"])  # type: ignore[operator]
     assert kept(said, moved) == wire(moved, said)
+    # the same end, but a hold since seen in one reboot of five: the late bound it allows
+    # for is not the one said
+    one = rollout_expected([(WAITING, None)], "v2", WHOLE, now=T0)
+    held = machine((500.0,) * 8 + (2300.0,) * 2)
+    wider = rollout_expected([(WAITING, None)], "v2", held, now=T0)
+    assert one is not None and wider is not None and wider.ends_at == one.ends_at
+    assert wider.late_at - T0 == pytest.approx(2400)
+    assert kept(wire(one), wider) == wire(wider, wire(one))
     late = rollout_expected([(WAITING, None)] * 4, "v2", WHOLE, now=T0 + 1000)
     assert late is not None
     shown = kept(said, late)

@@ -34,9 +34,10 @@ from ...api import API_VERSION
 from ...api.controller_status import PoolShare
 from ...api.nodepool import UNLABELED_POOL
 from ...api.objects import Obj
-from ...api.updates import UpdateStep
+from ...api.updates import UpdateStep, in_progress
 from ...books.records import UpdateCursor
 from ...cluster.interface import NODEPOOLS, Cluster, NotFound
+from ...durations.keys import ANY
 from ...durations.learned import Learned
 from ...durations.rollout import (
     ON_SCHEDULE,
@@ -182,17 +183,24 @@ class PoolReconciler:
         fresh = last is not None and self.clock() - last.made_at < self.interval
         if fresh and last_target == target:
             return last
-        learned = self.learned
+        learned, now = self.learned, self.clock()
         classes = {node.name: self.class_of(node.name) for node, _ in members}
-        by_class = {c: per_machine(learned, pool, c) for c in set(classes.values())}
+        # how long each machine under way has been in its step: durations known to be longer
+        running: dict[str, dict[str, list[float]]] = {ANY: {}}
+        for node, update in members:
+            if update.entered_at and in_progress(update.step):
+                ran = max(now - update.entered_at, 0.0)
+                for each in (classes[node.name], ANY):
+                    running.setdefault(each, {}).setdefault(update.step.value, []).append(ran)
+        by_class = {c: per_machine(learned, pool, c, running.get(c)) for c in set(classes.values())}
         new = rollout_expected(
             [
                 (update, by_class[classes[node.name]])
                 for node, update in sorted(members, key=lambda m: m[0].name)
             ],
             target,
-            per_machine(learned, pool),
-            now=self.clock(),
+            per_machine(learned, pool, ANY, running[ANY]),
+            now=now,
             at_once_seen=at_once_seen,
         )
         self._played[pool] = (target, new)

@@ -87,15 +87,13 @@ class MachineConfigPoolCounts(StatusModel):
 
 
 class RolloutEstimate(StatusModel):
-    """When the pool's rollout is expected to finish (docs/durations.md): from the
-    machines left, how many update at once and how long an update of this pool's machines
-    took. Kept as said until the rollout runs outside it; absent with no rollout, or too
-    few updates learned to say."""
+    """When the pool's rollout is expected to finish (docs/durations.md): the machines
+    left, how many update at once and the durations learned of this pool's machines, the
+    rollout played out from them. Kept as said until the rollout moves from it; absent
+    with no rollout, or too few updates learned to say."""
 
-    ends_at: Timestamp = Field(description="The expected end: the work left, at this pace.")
-    late_at: Timestamp = Field(
-        description="The late bound: the machines' spreads added in quadrature."
-    )
+    ends_at: Timestamp = Field(description="The expected end: the median of the plays.")
+    late_at: Timestamp = Field(description="The late bound: the plays' 90th percentile.")
     ends_by: Annotated[str, Field(max_length=8)] = Field(
         description="endsAt as HH:MM in UTC, for kubectl get (>24h beyond a day)."
     )
@@ -103,7 +101,7 @@ class RolloutEstimate(StatusModel):
     machines_left: Count = Field(description="Machines not at the desired config then.")
     at_once: Count = Field(description="Machines updating at once, the most seen.")
     machine_seconds: Annotated[float, Field(ge=0, le=10**9)] = Field(
-        description="One machine's whole update in this pool, the median, in seconds."
+        description="One machine's whole update in this pool on average, in seconds."
     )
     samples: Count = Field(description="Past durations the least known step rests on.")
     first_ends_at: Timestamp = Field(description="The end first said for this rollout.")

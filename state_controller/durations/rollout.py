@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.timefmt import parse_rfc3339, rfc3339, rfc3339_ms
-from ..api.updates import ORDER, UpdateStep
+from ..api.updates import ORDER, UpdateStep, in_progress
 from ..books.estimates import clock_time
 from ..books.records import UpdateCursor
 from .draws import MachineDraws, Ring
@@ -72,18 +72,39 @@ class RolloutExpected:
     made_at: float
 
 
+# by (pool, class), either of them ANY for every one: by step, how long each machine
+# still in it has been there
+Running = Mapping[tuple[str, str], Mapping[str, Sequence[float]]]
+
+
+def running_of(machines: Iterable[tuple[str, str, UpdateCursor]], now: float) -> Running:
+    """How long each machine under way (its pool, its class, its update) has been in its
+    step, under the four keys a learned duration of it would be kept under: the durations
+    a step's estimate rests on were taken while these machines were still in it, from
+    whichever pools and classes the key spans."""
+    out: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for pool, hardware, update in machines:
+        if not update.entered_at or not in_progress(update.step):
+            continue
+        ran = max(now - update.entered_at, 0.0)
+        for each in dict.fromkeys(((pool, hardware), (ANY, hardware), (pool, ANY), (ANY, ANY))):
+            out.setdefault(each, {}).setdefault(update.step.value, []).append(ran)
+    return out
+
+
 def per_machine(
     learned: Learned,
     pool: str,
     hardware: str = ANY,
-    running: Mapping[str, Sequence[float]] | None = None,
+    running: Running | None = None,
 ) -> PerMachine | None:
     """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
     key with enough durations: this class in this pool, in any pool, then the pool's, the
     fleet's); None until enough machines went through a whole update (its last step,
     ``resuming``, learned): the first steps alone would make a rollout look short.
-    ``running``: by step, how long each of the pool's machines of the class still in it
-    has been there, drawn as durations known only to be longer (:meth:`.draws.Ring.of`)."""
+    ``running``: the machines still in a step (:func:`running_of`), drawn beside the
+    durations of the key their pool and class fall under, as durations known only to be
+    longer (:meth:`.draws.Ring.of`)."""
     running = running or {}
     last, rung = learned.ring(StepKey(UPDATE, LAST_STEP.value, pool, hardware))
     if not rung:
@@ -97,14 +118,16 @@ def per_machine(
             seconds += estimate.mean
             spread2 += (estimate.late - estimate.median) ** 2
             samples.append(estimate.samples)
-            rings[step.value] = Ring.of(learned.ring(estimate.key)[1], running.get(step.value, ()))
+            key = estimate.key
+            still = running.get((key.pool, key.hardware), {}).get(step.value, ())
+            rings[step.value] = Ring.of(learned.ring(key)[1], still)
     # a failed apply's time, in the share of the whole updates of the same machines
     degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, last.pool, last.hardware)
     share = min(learned.seen(degraded_key) / max(learned.seen(last), 1), 1.0)
     degraded = learned.ring(degraded_key, least=1)[1] if share else ()
     if degraded:
         seconds += share * sum(degraded) / len(degraded)
-    held = running.get(UpdateStep.DEGRADED.value, ())
+    held = running.get((last.pool, last.hardware), {}).get(UpdateStep.DEGRADED.value, ())
     draws = MachineDraws(rings, Ring.of(degraded, held) if degraded else None, share)
     return PerMachine(seconds, math.sqrt(spread2), min(samples), draws)
 

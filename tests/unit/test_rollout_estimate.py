@@ -22,6 +22,7 @@ from state_controller.durations.rollout import (
     on_schedule,
     per_machine,
     rollout_expected,
+    running_of,
     wire,
 )
 from testbed.clocks import T0
@@ -152,15 +153,24 @@ def test_machines_still_in_a_step_are_durations_known_only_to_be_longer() -> Non
     beyond = Ring.of((100.0, 200.0), running=(50.0, 900.0))
     assert beyond.values == (100.0, 200.0, 900.0)  # 50: handed on; 900: at least that
     assert beyond.cumulative[-1] == pytest.approx(4)
-    # five reboots learned, the quick ones; five machines still rebooting, 450 s in
+    # five reboots learned in pool worker, the quick ones; five machines of the same class
+    # still rebooting there, 450 s in, and three of another class for hours
     quick = (300.0, 350.0, 400.0, 450.0, 500.0)
     learned = Learned()
     for seconds in quick:
-        learned.learn(StepKey(UPDATE, "rebooting", "worker", ANY), seconds)
-        learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0.0)
-    told = per_machine(learned, "worker")
-    still = per_machine(learned, "worker", running={"rebooting": [450.0] * 5})
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", "Fast"), seconds)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", "Fast"), 0.0)
+    running = running_of(
+        [("worker", "Fast", in_step(S.REBOOTING, T0))] * 5
+        + [("worker", "Slow", in_step(S.REBOOTING, T0 - 10_000))] * 3,
+        now=T0 + 450,
+    )
+    # a new pool of the class: its estimate rests on the class in any pool, which spans
+    # the five still rebooting, not the other class's three
+    told = per_machine(learned, "infra", "Fast")
+    still = per_machine(learned, "infra", "Fast", running)
     assert told is not None and still is not None and still.draws is not None
+    assert still.draws.steps["rebooting"].values == quick
     assert still.draws.steps["rebooting"].cumulative == pytest.approx((1, 2, 3, 4, 10))
     members = [(in_step(S.REBOOTING, T0), None)] * 5 + [(WAITING, None)]
     alone = rollout_expected(members, "v2", told, now=T0 + 450)

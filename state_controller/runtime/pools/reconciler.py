@@ -46,6 +46,7 @@ from ...durations.rollout import (
     on_schedule,
     per_machine,
     rollout_expected,
+    running_of,
 )
 from ...updates.pool_agreement import (
     SOURCES_AGREE,
@@ -185,21 +186,24 @@ class PoolReconciler:
             return last
         learned, now = self.learned, self.clock()
         classes = {node.name: self.class_of(node.name) for node, _ in members}
-        # how long each machine under way has been in its step: durations known to be longer
-        running: dict[str, dict[str, list[float]]] = {ANY: {}}
-        for node, update in members:
-            if update.entered_at and in_progress(update.step):
-                ran = max(now - update.entered_at, 0.0)
-                for each in (classes[node.name], ANY):
-                    running.setdefault(each, {}).setdefault(update.step.value, []).append(ran)
-        by_class = {c: per_machine(learned, pool, c, running.get(c)) for c in set(classes.values())}
+        # the machines under way in every pool: a class's durations are learned in all
+        told = [(node, update) for each in self._told().values() for node, update in each]
+        running = running_of(
+            (
+                (node.pool, self.class_of(node.name), update)
+                for node, update in told
+                if in_progress(update.step)
+            ),
+            now,
+        )
+        by_class = {c: per_machine(learned, pool, c, running) for c in set(classes.values())}
         new = rollout_expected(
             [
                 (update, by_class[classes[node.name]])
                 for node, update in sorted(members, key=lambda m: m[0].name)
             ],
             target,
-            per_machine(learned, pool, ANY, running[ANY]),
+            per_machine(learned, pool, ANY, running),
             now=now,
             at_once_seen=at_once_seen,
         )

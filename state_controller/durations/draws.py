@@ -27,17 +27,13 @@ from dataclasses import dataclass
 
 from ..api.updates import UpdateStep as U
 from ..books.records import UpdateCursor
-from .expected import UPDATE_ORDER
+from .expected import UPDATE_ORDER, update_steps_after
 from .learned import LATE_QUANTILE
 from .window import quantile
 
 ORDER_NAMES = tuple(s.value for s in UPDATE_ORDER)
-# where an update goes on from a step outside the order: a CRI-O reload instead of a
-# reboot, and a retry once a failed apply is seen to
-AFTER: dict[str, tuple[str, ...]] = {
-    U.RELOADING_CRIO.value: (U.RESUMING.value,),
-    U.DEGRADED.value: (U.APPLYING.value, U.REBOOTING.value, U.RESUMING.value),
-}
+# a failed apply, once seen to, is applied again, then the update goes on
+AFTER_DEGRADED = (U.APPLYING.value, *update_steps_after(U.APPLYING.value))
 MAY_DEGRADE = frozenset(ORDER_NAMES[: ORDER_NAMES.index(U.APPLYING.value) + 1])
 
 
@@ -122,9 +118,7 @@ class MachineDraws:
     @staticmethod
     def after(step: str) -> tuple[str, ...]:
         """The steps still to come after ``step``."""
-        if step in ORDER_NAMES:
-            return ORDER_NAMES[ORDER_NAMES.index(step) + 1 :]
-        return AFTER.get(step, ())
+        return AFTER_DEGRADED if step == U.DEGRADED.value else update_steps_after(step)
 
     def _draw(self, steps: Iterable[str], rng: random.Random, may_degrade: bool) -> float:
         total = 0.0

@@ -58,6 +58,15 @@ def timed_step(book: Book) -> tuple[str, str, float] | None:
     return None
 
 
+def update_steps_after(step: str) -> tuple[str, ...]:
+    """The steps of a node update still to come after ``step`` (none after one outside
+    the order, such as ``update degraded``)."""
+    if step == U.RELOADING_CRIO.value:
+        return tuple(s.value for s in AFTER_RELOAD)
+    order = [s.value for s in UPDATE_ORDER]
+    return tuple(order[order.index(step) + 1 :]) if step in order else ()
+
+
 def steps_after(book: Book, kind: str, step: str) -> tuple[str, ...]:
     """The steps of the operation still to come after ``step``."""
     if kind == SERVICING:
@@ -73,10 +82,7 @@ def steps_after(book: Book, kind: str, step: str) -> tuple[str, ...]:
             return end[end.index(step) + 1 :]
         return (*rest, *end)
     if kind == UPDATE:
-        if step == U.RELOADING_CRIO.value:
-            return tuple(s.value for s in AFTER_RELOAD)
-        order = [s.value for s in UPDATE_ORDER]
-        return tuple(order[order.index(step) + 1 :]) if step in order else ()
+        return update_steps_after(step)
     for chain in PROVISIONING_CHAINS:
         names = [s.value for s in chain]
         if step in names:

@@ -27,7 +27,6 @@ estimate: nothing is made up.
 from __future__ import annotations
 
 import heapq
-import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,9 +56,8 @@ ROLLOUT_LATE, WITHIN_ESTIMATE = "RolloutLate", "WithinEstimate"
 @dataclass(frozen=True, slots=True)
 class PerMachine:
     seconds: float  # the sum of its steps' means (and the degraded share's): on average
-    spread: float  # the steps' late bounds less their medians, in quadrature
     samples: int  # the fewest durations any of its steps rests on
-    draws: MachineDraws | None = None  # the durations a rollout is played with
+    draws: MachineDraws  # the durations a rollout is played with
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +107,13 @@ def per_machine(
     last, rung = learned.ring(StepKey(UPDATE, LAST_STEP.value, pool, hardware))
     if not rung:
         return None  # too few whole updates yet: the steps learned would be a part of one
-    seconds = spread2 = 0.0
+    seconds = 0.0
     samples: list[int] = []
     rings: dict[str, Ring] = {}
     for step in UPDATE_ORDER:
         estimate = learned.estimate(StepKey(UPDATE, step.value, pool, hardware))
         if estimate is not None:
             seconds += estimate.mean
-            spread2 += (estimate.late - estimate.median) ** 2
             samples.append(estimate.samples)
             key = estimate.key
             still = running.get((key.pool, key.hardware), {}).get(step.value, ())
@@ -129,7 +126,7 @@ def per_machine(
         seconds += share * sum(degraded) / len(degraded)
     held = running.get((last.pool, last.hardware), {}).get(UpdateStep.DEGRADED.value, ())
     draws = MachineDraws(rings, Ring.of(degraded, held) if degraded else None, share)
-    return PerMachine(seconds, math.sqrt(spread2), min(samples), draws)
+    return PerMachine(seconds, min(samples), draws)
 
 
 def rollout_expected(
@@ -144,12 +141,12 @@ def rollout_expected(
     learned update to say it from). Each member comes with its own machine's whole update
     (its hardware class's), ``whole`` is the pool's, for those without and shown beside
     the estimate."""
-    if whole is None or whole.draws is None or not target:
+    if whole is None or not target:
         return None
     under_way: list[tuple[UpdateCursor, MachineDraws]] = []
     waiting: list[MachineDraws] = []  # the machines not started, in the order they go
     for update, own in members:
-        machine = (own or whole).draws or whole.draws
+        machine = (own or whole).draws
         if update.step == UpdateStep.UPDATED and update.current == target:
             continue
         if update.step in ORDER or update.step == UpdateStep.DEGRADED:

@@ -36,7 +36,7 @@ def machine(rebooting: tuple[float, ...] = (500.0,), resuming: float = 100.0) ->
     """A machine whose update is a reboot (of these durations, drawn) and a resume."""
     rings = {"rebooting": Ring.of(rebooting), "resuming": Ring.of((resuming,))}
     mean = sum(rebooting) / len(rebooting) + resuming
-    return PerMachine(mean, 0.0, len(rebooting), MachineDraws(rings))
+    return PerMachine(mean, len(rebooting), MachineDraws(rings))
 
 
 WHOLE = machine()  # 600 s, every time
@@ -59,7 +59,7 @@ def test_one_machines_update_is_the_sum_of_the_pools_learned_steps() -> None:
     for step, seconds in (("draining", 60.0), ("rebooting", 500.0), ("resuming", 40.0)):
         learn(learned, step, seconds, 5)
     whole = per_machine(learned, "worker")
-    assert whole is not None and whole.seconds == 600 and whole.spread == 0 and whole.samples == 5
+    assert whole is not None and whole.seconds == 600 and whole.samples == 5
     assert whole.draws is not None and sorted(whole.draws.steps) == [
         "draining", "rebooting", "resuming"
     ]  # fmt: skip
@@ -134,7 +134,7 @@ def test_a_machine_under_way_is_drawn_among_the_durations_longer_than_it_has_run
     rng = random.Random(3)
     rebooting = in_step(S.REBOOTING, T0)
     # 450 s in: 500, 600 or 2000 s in all, less the 450, then 100 s resuming
-    lefts = {varied.draws.left(rebooting, T0 + 450, rng) for _ in range(300)}  # type: ignore[union-attr]
+    lefts = {varied.draws.left(rebooting, T0 + 450, rng) for _ in range(300)}
     assert lefts == {150.0, 250.0, 1650.0}
 
 
@@ -207,8 +207,8 @@ def test_a_degraded_machine_keeps_its_slot_for_as_long_again_as_it_has_been_degr
     assert made is not None and made.at_once == 1 and made.machines_left == 2
     assert made.ends_at - T0 == pytest.approx(500 + 300 + 600 + 600)
     # with failed applies learned, the time left is drawn among the longer of them
-    learned_degraded = MachineDraws(WHOLE.draws.steps, Ring.of((200.0, 1800.0)), 0.1)  # type: ignore[union-attr]
-    fixed = PerMachine(600.0, 0.0, 5, learned_degraded)
+    learned_degraded = MachineDraws(WHOLE.draws.steps, Ring.of((200.0, 1800.0)), 0.1)
+    fixed = PerMachine(600.0, 5, learned_degraded)
     drawn = rollout_expected([(degraded, fixed)], "v2", WHOLE, now=T0 + 500)
     assert drawn is not None and drawn.ends_at - T0 == pytest.approx(500 + 1500 + 600)
 

@@ -185,18 +185,24 @@ class PoolReconciler:
         if fresh and last_target == target:
             return last
         learned, now = self.learned, self.clock()
-        classes = {node.name: self.class_of(node.name) for node, _ in members}
-        # the machines under way in every pool: a class's durations are learned in all
-        told = [(node, update) for each in self._told().values() for node, update in each]
+        # the machines under way in every pool (a class's durations are learned in all),
+        # and this pool's: each one's class asked once
+        told = [each for told in self._told().values() for each in told]
+        classes = {
+            node.name: self.class_of(node.name)
+            for node, update in told
+            if node.pool == pool or in_progress(update.step)
+        }
         running = running_of(
             (
-                (node.pool, self.class_of(node.name), update)
+                (node.pool, classes[node.name], update)
                 for node, update in told
-                if in_progress(update.step)
+                if node.name in classes
             ),
             now,
         )
-        by_class = {c: per_machine(learned, pool, c, running) for c in set(classes.values())}
+        mine = {classes[node.name] for node, _ in members}
+        by_class = {c: per_machine(learned, pool, c, running) for c in mine}
         new = rollout_expected(
             [
                 (update, by_class[classes[node.name]])

@@ -289,8 +289,9 @@ def _rollout(
         faults = choose_faults(names, opts.fault_rate, opts.update_fault_kinds, opts.seed)
     timings = faster(AgentTimings(), opts.speed)
     kubelets = Kubelets(cluster, opts.namespace, timings, faults, time.monotonic)
-    # a fault holds its node past the step's stuck threshold, so the demo shows it stuck
-    hold = max(config.stuck.step_thresholds.values(), default=10.0) * 1.5
+    # a fault holds its node twice the step's stuck threshold, so the demo shows it stuck
+    # for seconds even when the controller's polls run late on a busy machine
+    hold = max(config.stuck.step_thresholds.values(), default=10.0) * 2
     return RollingUpdate(
         kubelets,
         max_unavailable=opts.max_unavailable,

@@ -12,12 +12,17 @@ the demo's faults do (a blocked drain, a lost reboot, a degraded apply), each fo
 one simulated minute is ``--minute`` seconds (0.1: a drain of three pods takes about nine
 minutes, a restart twelve, thirty on the slow model).
 
-Every 0.1 s the run reads each NodePool: how many machines are updated, and the finish
-time its ``status.estimate`` shows (what a user reads). When a pool reaches 10, 25, 50
-and 75 % of its machines updated, the estimate shown is compared with the pool's real
-finish: the error, as a share of the time the rollout had left then, and whether the
-pool finished by the late bound shown (what the estimate says of what it cannot foresee,
-a fault still to come). Beside it, what constants per step say at the same moment, as
+The truth is the agent's: a pool reaches 10, 25, 50 and 75 % of the way, and finishes,
+when the agent has updated that share of its machines, and the run reads the pool's
+NodePool at that moment: the finish time its ``status.estimate`` shows (what a user reads
+then) is compared with the pool's real finish, the error as a share of the time the
+rollout had left, and whether the pool finished by the late bound shown (what the
+estimate says of what it cannot foresee, a fault still to come). The NodePool's counts
+are not the clock: they are written at most once per ``--node-pool-status-interval``, so
+they trail the agent. That interval (1 s by default, against rollouts of hours) is scaled
+with the time, as the agent's timings are: one simulated minute. The agent acts on a
+tick; how late its actions came after they were due is printed, since a loaded process
+stretches the steps it times. Beside it, what constants per step say at the same moment, as
 ``oc adm upgrade status`` does for each node (openshift/oc,
 ``pkg/cli/admin/upgrade/status/workerpool.go``: ``+10m`` while draining, ``+5m`` while
 updating or rebooting, nothing for a node not started): the pool ends, by them, when its
@@ -36,6 +41,7 @@ import contextlib
 import statistics
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,13 +54,17 @@ from state_controller.cluster.interface import NODEPOOLS, Cluster
 from state_controller.cluster.schema import validators
 from state_controller.provisioning.simulated import SimulatedProvisioner
 from state_controller.runtime.config import ControllerConfig
+from state_controller.runtime.pools.reconciler import pool_object_name
 from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import UpdateFault
 from state_controller.simulation.rollout import (
     AgentTimings,
     Kubelets,
+    Member,
+    Phase,
     RollingUpdate,
     choose_faults,
+    config_name,
 )
 from state_controller.wiring import observed_controller
 
@@ -76,7 +86,8 @@ class PoolRun:
 
     machines: int
     began: float
-    finished: float | None = None
+    done: int = 0  # machines the agent has updated
+    finished: float | None = None  # when the agent updated its last machine
     # checkpoint -> (when, our estimate's end or None, its late bound or None, the
     # newest estimate's end or None, the constants' end)
     seen: dict[float, tuple[float, float | None, float | None, float | None, float]] = field(
@@ -167,7 +178,8 @@ def main() -> None:
     faults = choose_faults(names, 0.2, kinds, args.seed) if args.faults else {}
     record_newest()
     with cluster_for(args.kube) as cluster:
-        config = ControllerConfig(workers=4)
+        # the NodePool's status interval scaled with the time, as the agent's timings are
+        config = ControllerConfig(workers=4, pool_status_interval=args.minute)
         observed = observed_controller(cluster, SimulatedProvisioner(), config)
         controller = observed.controller
         controller.start()
@@ -188,10 +200,10 @@ def main() -> None:
                 f"{'kube-apiserver' if args.kube else 'embedded store'}",
                 flush=True,
             )
-            pools = _roll(cluster, controller, rollout, kubelets, args)
+            pools, late = _roll(cluster, controller, rollout, kubelets, args)
         finally:
             controller.stop()
-    _report(pools, args.minute)
+    _report(pools, late, args.minute)
 
 
 def _all_at_rest(controller: Any, names: list[str]) -> bool:
@@ -210,72 +222,78 @@ def _roll(
     rollout: RollingUpdate,
     kubelets: Kubelets,
     args: argparse.Namespace,
-) -> dict[str, PoolRun]:
+) -> tuple[dict[str, PoolRun], list[float]]:
+    """The rollout ticked to its end; each pool's checkpoints and finish are the agent's,
+    each checkpoint's estimates read at that moment. Also returns how late each of the
+    agent's actions came after it was due (seconds)."""
     rollout.start()
     began = time.time()
-    runs: dict[str, PoolRun] = {}
-    last_read = 0.0
+    members = list(kubelets.members.values())
+    runs = {pool: PoolRun(count, began) for pool, count in Counter(m.pool for m in members).items()}
+    late: list[float] = []
     deadline = time.monotonic() + 3600
     while time.monotonic() < deadline:
-        rollout.tick(time.monotonic())
+        tick = time.monotonic()
+        late += [tick - m.due for m in members if m.phase not in _AT_REST and tick >= m.due]
+        rollout.tick(tick)
         now = time.time()
-        if now - last_read >= 0.1:
-            last_read = now
-            for pool in cluster.list(NODEPOOLS, None)[0]:
-                _look(pool, runs, controller, kubelets, now, began, args)
-            if runs and all(r.finished is not None for r in runs.values()) and rollout.done():
-                return runs
+        for pool, run in runs.items():
+            done = sum(1 for m in members if m.pool == pool and m.phase == Phase.DONE)
+            if done == run.done:
+                continue
+            run.done = done
+            if done == run.machines:
+                run.finished = now
+            for checkpoint in CHECKPOINTS:
+                if checkpoint not in run.seen and done >= checkpoint * run.machines:
+                    run.seen[checkpoint] = _look(cluster, controller, members, pool, now, args)
+        if all(r.finished is not None for r in runs.values()):
+            return runs, late
         time.sleep(0.02)
     raise SystemExit("the rollout did not finish within an hour")
 
 
+_AT_REST = (None, Phase.DONE)
+
+
 def _look(
-    pool: dict[str, Any],
-    runs: dict[str, PoolRun],
+    cluster: Cluster,
     controller: Any,
-    kubelets: Kubelets,
+    members: list[Member],
+    pool: str,
     now: float,
-    began: float,
     args: argparse.Namespace,
-) -> None:
-    name = pool["metadata"]["name"]
-    status = pool.get("status") or {}
-    machines = int(status.get("machineCount") or 0)
-    updated = int(status.get("updatedMachineCount") or 0)
-    if not machines or not status.get("desiredConfig"):
-        return
-    run = runs.setdefault(name, PoolRun(machines, began))
-    if run.finished is None and updated == machines:
-        run.finished = now
+) -> tuple[float, float | None, float | None, float | None, float]:
+    """What the pool's NodePool shows now, what the newest estimate made said, and what
+    the constants say from the steps the controller has recorded."""
+    status = cluster.get(NODEPOOLS, None, pool_object_name(pool)).get("status") or {}
     estimate = status.get("estimate") or {}
-    ours = parse_rfc3339(estimate.get("endsAt"))
-    late = parse_rfc3339(estimate.get("lateAt"))
+    target = config_name(pool, 2)
     steps, waiting = [], 0
-    for member in kubelets.members.values():
-        if member.pool != name:
+    for member in members:
+        if member.pool != pool:
             continue
         book = controller.books.get(f"{NS}/{member.name}")
         update = book.node_update() if book is not None else None
         if update is None:
             continue
-        if update.step in OC_MINUTES or update.step in (
-            UpdateStep.PREPARING,
-            UpdateStep.CORDONING,
-            UpdateStep.RESUMING,
-        ):
+        if update.step in UNDER_WAY:
             steps.append(update.step)
-        elif (
-            update.step in (UpdateStep.UPDATED, UpdateStep.PENDING)
-            and update.current != status["desiredConfig"]
-        ):
+        elif update.step in NOT_STARTED and update.current != target:
             waiting += 1
     theirs = constants_end(steps, waiting, args.max_unavailable, now, args.minute)
-    for checkpoint in CHECKPOINTS:
-        if checkpoint not in run.seen and updated >= checkpoint * machines:
-            run.seen[checkpoint] = (now, ours, late, NEWEST.get(name), theirs)
+    ours, late = parse_rfc3339(estimate.get("endsAt")), parse_rfc3339(estimate.get("lateAt"))
+    return now, ours, late, NEWEST.get(pool), theirs
 
 
-def _report(pools: dict[str, PoolRun], minute: float) -> None:
+def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> None:
+    if len(lateness) > 1:
+        cuts = statistics.quantiles(lateness, n=100)
+        print(
+            f"the agent's {len(lateness)} actions came after they were due by "
+            f"{cuts[49] / minute:.2f} simulated min at the median, {cuts[98] / minute:.2f} "
+            f"at p99, {max(lateness) / minute:.2f} at most"
+        )
     ours_25: list[float] = []
     theirs_25: list[float] = []
     for name, run in sorted(pools.items()):

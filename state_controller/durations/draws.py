@@ -69,6 +69,11 @@ class Ring:
         late = quantile(learned, LATE_QUANTILE) if learned else max(kept, default=0.0)
         return cls(tuple(kept), tuple(cumulative), late)
 
+    def mean(self) -> float:
+        """The durations' mean, each by its share."""
+        shares = [b - a for a, b in zip((0.0, *self.cumulative), self.cumulative, strict=False)]
+        return sum(v * s for v, s in zip(self.values, shares, strict=True)) / self.cumulative[-1]
+
     def draw(self, rng: random.Random) -> float:
         return self._at(rng.random() * self.cumulative[-1])
 

@@ -53,7 +53,7 @@ class Learned:
         self._windows: OrderedDict[StepKey, Window] = OrderedDict()
         self._window = window
         self._max_keys = max_keys
-        self._min = min_samples
+        self._min = self.min_samples = min_samples
         self._lock = threading.Lock()
 
     def learn(self, key: StepKey, seconds: float) -> None:
@@ -90,6 +90,12 @@ class Learned:
                 if window is not None and len(window) >= max(floor, 1):
                     return each, window.values()
         return key, ()
+
+    def values(self, key: StepKey) -> tuple[float, ...]:
+        """The durations kept of ``key`` itself (no wider key stands in)."""
+        with self._lock:
+            window = self._windows.get(key)
+            return () if window is None else window.values()
 
     def seen(self, key: StepKey) -> int:
         """Every duration of ``key`` itself learned since the controller started."""

@@ -43,11 +43,13 @@ from .learned import LATE_QUANTILE, Learned
 from .window import quantile
 
 LEAST_SPREAD = 0.1  # the late bound is never nearer than this share of the time left
+DEGRADED = UpdateStep.DEGRADED.value
 LAST_STEP = UpdateStep.RESUMING  # every update ends in it, after a reboot or a reload
 RUNS = 200  # rollouts played for an estimate: its median moves by under 1 % from one to the next
 LEAST_RUNS = 40  # a big pool's: its end varies less, as many machines' durations average out
 DRAWS = 100_000  # machines drawn for one estimate at most: a big pool is played fewer times
 KEEP_WITHIN = 0.05  # of the time left: an estimate said stands while a new one is this near
+LEAST_ENDED = 3  # durations a step's ring rests on at least: machines still in it only weigh them
 TABLE = 256  # whole updates drawn once per kind of machine, taken in turn by the runs
 ON_SCHEDULE = "OnSchedule"  # the NodePool's condition: the rollout keeps to its first estimate
 ROLLOUT_LATE, WITHIN_ESTIMATE = "RolloutLate", "WithinEstimate"
@@ -96,37 +98,53 @@ def per_machine(
     hardware: str = ANY,
     running: Running | None = None,
 ) -> PerMachine | None:
-    """One machine's whole update in ``pool`` on ``hardware`` (each step from the narrowest
-    key with enough durations: this class in this pool, in any pool, then the pool's, the
-    fleet's); None until enough machines went through a whole update (its last step,
-    ``resuming``, learned): the first steps alone would make a rollout look short.
-    ``running``: the machines still in a step (:func:`running_of`), drawn beside the
+    """One machine's whole update in ``pool`` on ``hardware``, each step from the narrowest
+    key with enough durations (:func:`_ring`: this class in this pool, in any pool, then
+    the pool's, the fleet's); None until enough machines went through a whole update (its
+    last step, ``resuming``, learned): the first steps alone would make a rollout look
+    short. ``running``: the machines still in a step (:func:`running_of`), drawn beside the
     durations of the key their pool and class fall under, as durations known only to be
     longer (:meth:`.draws.Ring.of`)."""
     running = running or {}
-    last, rung = learned.ring(StepKey(UPDATE, LAST_STEP.value, pool, hardware))
-    if not rung:
+    last = _ring(learned, StepKey(UPDATE, LAST_STEP.value, pool, hardware), running)
+    if last is None:
         return None  # too few whole updates yet: the steps learned would be a part of one
     seconds = 0.0
     samples: list[int] = []
     rings: dict[str, Ring] = {}
     for step in UPDATE_ORDER:
-        estimate = learned.estimate(StepKey(UPDATE, step.value, pool, hardware))
-        if estimate is not None:
-            seconds += estimate.mean
-            samples.append(estimate.samples)
-            key = estimate.key
-            still = running.get((key.pool, key.hardware), {}).get(step.value, ())
-            rings[step.value] = Ring.of(learned.ring(key)[1], still)
+        found = _ring(learned, StepKey(UPDATE, step.value, pool, hardware), running)
+        if found is not None:
+            _, ring, ended = found
+            seconds += ring.mean()
+            samples.append(ended)
+            rings[step.value] = ring
     # a failed apply's time, in the share of the whole updates of the same machines
-    degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, last.pool, last.hardware)
-    share = min(learned.seen(degraded_key) / max(learned.seen(last), 1), 1.0)
+    whole_key = last[0]
+    degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, whole_key.pool, whole_key.hardware)
+    share = min(learned.seen(degraded_key) / max(learned.seen(whole_key), 1), 1.0)
     degraded = learned.ring(degraded_key, least=1)[1] if share else ()
     if degraded:
         seconds += share * sum(degraded) / len(degraded)
-    held = running.get((last.pool, last.hardware), {}).get(UpdateStep.DEGRADED.value, ())
+    held = running.get((whole_key.pool, whole_key.hardware), {}).get(DEGRADED, ())
     draws = MachineDraws(rings, Ring.of(degraded, held) if degraded else None, share)
     return PerMachine(seconds, min(samples), draws)
+
+
+def _ring(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Ring, int] | None:
+    """The ring of the narrowest of ``key``'s wider keys with at least the learned minimum
+    of durations and machines still in the step together, :data:`LEAST_ENDED` of them
+    durations; the key, its ring and the durations it rests on. The machines still in a
+    step count: early in a rollout a small pool of slow machines has too few steps ended
+    of its own, and the wider key that has enough is the fleet's, whose quick machines
+    would make it look short; its machines under way are evidence of its own."""
+    for each in key.wider():
+        values = learned.values(each)
+        still = running.get((each.pool, each.hardware), {}).get(each.step, ())
+        ended = min(LEAST_ENDED, learned.min_samples)
+        if len(values) >= ended and len(values) + len(still) >= learned.min_samples:
+            return each, Ring.of(values, still), len(values)
+    return None
 
 
 def rollout_expected(

@@ -307,3 +307,34 @@ def test_a_machine_not_started_takes_its_own_classes_update() -> None:
     # a small pool of slow machines, before five of them were learned: its class elsewhere
     own = per_machine(learned, "infra-new", "Vendor Slow")
     assert own is not None and own.seconds == 1800
+
+
+def test_a_small_pool_of_slow_machines_rests_on_its_own_class_counting_those_under_way() -> None:
+    """Early in a rollout a pool of slow machines has ended three reboots of its own, the
+    fleet hundreds of quick ones: with its two machines still rebooting counted, its own
+    key is enough, and the fleet's quick reboots do not make its update look short."""
+    learned = Learned()
+    for _ in range(50):
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", "Fast"), 700.0)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", "Fast"), 100.0)
+    for seconds in (1700.0, 1800.0, 1900.0):
+        learned.learn(StepKey(UPDATE, "rebooting", "infra", "Slow"), seconds)
+        learned.learn(StepKey(UPDATE, "resuming", "infra", "Slow"), 100.0)
+    alone = per_machine(learned, "infra", "Slow")
+    assert alone is not None  # the fleet's keys stand in: 3 of the class are too few
+    assert alone.draws.steps["rebooting"].mean() == pytest.approx((50 * 700 + 5400) / 53)
+    rebooting = [("infra", "Slow", in_step(S.REBOOTING, T0))] * 2
+    resuming = [("infra", "Slow", in_step(S.RESUMING, T0 + 950))] * 2  # 50 s in
+    own = per_machine(learned, "infra", "Slow", running_of(rebooting + resuming, T0 + 1000))
+    assert own is not None
+    ring = own.draws.steps["rebooting"]
+    assert ring.values == (1700.0, 1800.0, 1900.0)
+    assert ring.cumulative == pytest.approx((5 / 3, 10 / 3, 5))  # the two share among all
+    assert own.seconds == pytest.approx(1800 + 100)
+    assert own.samples == 3
+    # two machines under way are not evidence alone: fewer than three durations ended
+    learned = Learned()
+    for seconds in (1700.0, 1800.0):
+        learned.learn(StepKey(UPDATE, "resuming", "infra", "Slow"), seconds)
+    three = running_of([("infra", "Slow", in_step(S.RESUMING, T0))] * 3, T0 + 1000)
+    assert per_machine(learned, "infra", "Slow", three) is None

@@ -22,7 +22,8 @@ are not the clock: they are written at most once per ``--node-pool-status-interv
 they trail the agent. That interval (1 s by default, against rollouts of hours) is scaled
 with the time, as the agent's timings are: one simulated minute. The agent acts on a
 tick; how late its actions came after they were due is printed, since a loaded process
-stretches the steps it times. Beside it, what constants per step say at the same moment, as
+stretches the steps it times. On the kube-apiserver it runs in a process of its own
+(:mod:`benchmarks.eta_agent`). Beside it, what constants per step say at the same moment, as
 ``oc adm upgrade status`` does for each node (openshift/oc,
 ``pkg/cli/admin/upgrade/status/workerpool.go``: ``+10m`` while draining, ``+5m`` while
 updating or rebooting, nothing for a node not started): the pool ends, by them, when its
@@ -46,6 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.eta_agent import Child, InProcess, agent_for
 from benchmarks.harness import NS, all_provisioned, wait
 from state_controller.api.timefmt import parse_rfc3339
 from state_controller.api.updates import UpdateStep
@@ -59,12 +61,9 @@ from state_controller.simulation.fleet import create_fleet
 from state_controller.simulation.nodes import UpdateFault
 from state_controller.simulation.rollout import (
     AgentTimings,
-    Kubelets,
-    Member,
-    Phase,
-    RollingUpdate,
     choose_faults,
     config_name,
+    pool_for,
 )
 from state_controller.wiring import observed_controller
 
@@ -88,11 +87,19 @@ class PoolRun:
     began: float
     done: int = 0  # machines the agent has updated
     finished: float | None = None  # when the agent updated its last machine
-    # checkpoint -> (when, our estimate's end or None, its late bound or None, the
-    # newest estimate's end or None, the constants' end)
-    seen: dict[float, tuple[float, float | None, float | None, float | None, float]] = field(
-        default_factory=dict
-    )
+    seen: dict[float, Seen] = field(default_factory=dict)  # by checkpoint
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a pool showed at one checkpoint."""
+
+    at: float
+    ours: float | None  # the end the NodePool shows
+    late: float | None  # its late bound
+    at_once: int | None  # the machines it takes as updating at once
+    newest: float | None  # the end of the newest estimate made, shown or not
+    theirs: float  # the constants' end
 
 
 # pool -> the end of the newest estimate the controller made, shown or not
@@ -124,11 +131,12 @@ def record_newest() -> None:
 
 
 @contextlib.contextmanager
-def cluster_for(kube: bool) -> Iterator[Cluster]:
+def cluster_for(kube: bool) -> Iterator[tuple[Cluster, str | None]]:
+    """The cluster, and its kubeconfig when other processes can reach it."""
     if not kube:
         store = EmbeddedCluster(validators=validators())
         try:
-            yield store
+            yield store, None
         finally:
             store.close()
         return
@@ -140,7 +148,7 @@ def cluster_for(kube: bool) -> Iterator[Cluster]:
         client = KubeCluster.from_kubeconfig(str(plane.kubeconfig))
         allow_pods(client)  # the Nodes' pods need the namespace's default ServiceAccount
         try:
-            yield client
+            yield client, str(plane.kubeconfig)
         finally:
             client.close()
 
@@ -177,33 +185,36 @@ def main() -> None:
     kinds = (UpdateFault.DRAIN_BLOCKED, UpdateFault.REBOOT_LOST, UpdateFault.APPLY_DEGRADED)
     faults = choose_faults(names, 0.2, kinds, args.seed) if args.faults else {}
     record_newest()
-    with cluster_for(args.kube) as cluster:
+    with cluster_for(args.kube) as (cluster, kubeconfig):
         # the NodePool's status interval scaled with the time, as the agent's timings are
         config = ControllerConfig(workers=4, pool_status_interval=args.minute)
         observed = observed_controller(cluster, SimulatedProvisioner(), config)
         controller = observed.controller
         controller.start()
+        agent: InProcess | Child | None = None
         try:
             create_fleet(cluster, NS, args.hosts)
             wait(lambda: all_provisioned(controller, args.hosts), "provisioning")
-            kubelets = Kubelets(cluster, NS, timings, faults, time.monotonic)
-            for index, name in enumerate(names):
-                kubelets.register(name, index)
-            wait(lambda: _all_at_rest(controller, names), "every Node followed, at rest")
-            rollout = RollingUpdate(
-                kubelets, max_unavailable=args.max_unavailable, hold=args.hold * args.minute
+            hold = args.hold * args.minute
+            agent = agent_for(kubeconfig)(
+                cluster, names, timings, faults, args.max_unavailable, hold
             )
+            wait(lambda: _all_at_rest(controller, names), "every Node followed, at rest")
             print(
                 f"eta accuracy run: {args.hosts} hosts, {args.max_unavailable} at a time per "
                 f"pool, 1 simulated minute = {args.minute:g} s, faults: "
                 f"{len(faults)} nodes ({args.hold:g} min each), "
-                f"{'kube-apiserver' if args.kube else 'embedded store'}",
+                f"{'kube-apiserver' if args.kube else 'embedded store'}, the update agent "
+                f"{'in a process of its own' if kubeconfig else 'in this process'}",
                 flush=True,
             )
-            pools, late = _roll(cluster, controller, rollout, kubelets, args)
+            pools = _roll(cluster, controller, agent, names, args)
+            lateness = agent.lateness()
         finally:
+            if agent is not None:
+                agent.stop()
             controller.stop()
-    _report(pools, late, args.minute)
+    _report(pools, lateness, args.minute)
 
 
 def _all_at_rest(controller: Any, names: list[str]) -> bool:
@@ -219,61 +230,49 @@ def _all_at_rest(controller: Any, names: list[str]) -> bool:
 def _roll(
     cluster: Cluster,
     controller: Any,
-    rollout: RollingUpdate,
-    kubelets: Kubelets,
+    agent: InProcess | Child,
+    names: list[str],
     args: argparse.Namespace,
-) -> tuple[dict[str, PoolRun], list[float]]:
-    """The rollout ticked to its end; each pool's checkpoints and finish are the agent's,
-    each checkpoint's estimates read at that moment. Also returns how late each of the
-    agent's actions came after it was due (seconds)."""
-    rollout.start()
+) -> dict[str, PoolRun]:
+    """The rollout to its end; each pool's checkpoints and finish are the agent's, each
+    checkpoint's estimates read at that moment."""
+    members = [(name, pool_for(index)) for index, name in enumerate(names)]
     began = time.time()
-    members = list(kubelets.members.values())
-    runs = {pool: PoolRun(count, began) for pool, count in Counter(m.pool for m in members).items()}
-    late: list[float] = []
+    runs = {pool: PoolRun(count, began) for pool, count in Counter(p for _, p in members).items()}
+    agent.start()
     deadline = time.monotonic() + 3600
     while time.monotonic() < deadline:
-        tick = time.monotonic()
-        late += [tick - m.due for m in members if m.phase not in _AT_REST and tick >= m.due]
-        rollout.tick(tick)
-        now = time.time()
-        for pool, run in runs.items():
-            done = sum(1 for m in members if m.pool == pool and m.phase == Phase.DONE)
-            if done == run.done:
-                continue
-            run.done = done
-            if done == run.machines:
-                run.finished = now
+        for pool, when in agent.updates():
+            run = runs[pool]
+            run.done += 1
+            if run.done == run.machines:
+                run.finished = when
             for checkpoint in CHECKPOINTS:
-                if checkpoint not in run.seen and done >= checkpoint * run.machines:
-                    run.seen[checkpoint] = _look(cluster, controller, members, pool, now, args)
+                if checkpoint not in run.seen and run.done >= checkpoint * run.machines:
+                    run.seen[checkpoint] = _look(cluster, controller, members, pool, when, args)
         if all(r.finished is not None for r in runs.values()):
-            return runs, late
-        time.sleep(0.02)
+            return runs
     raise SystemExit("the rollout did not finish within an hour")
-
-
-_AT_REST = (None, Phase.DONE)
 
 
 def _look(
     cluster: Cluster,
     controller: Any,
-    members: list[Member],
+    members: list[tuple[str, str]],
     pool: str,
     now: float,
     args: argparse.Namespace,
-) -> tuple[float, float | None, float | None, float | None, float]:
+) -> Seen:
     """What the pool's NodePool shows now, what the newest estimate made said, and what
     the constants say from the steps the controller has recorded."""
     status = cluster.get(NODEPOOLS, None, pool_object_name(pool)).get("status") or {}
     estimate = status.get("estimate") or {}
     target = config_name(pool, 2)
     steps, waiting = [], 0
-    for member in members:
-        if member.pool != pool:
+    for name, its_pool in members:
+        if its_pool != pool:
             continue
-        book = controller.books.get(f"{NS}/{member.name}")
+        book = controller.books.get(f"{NS}/{name}")
         update = book.node_update() if book is not None else None
         if update is None:
             continue
@@ -283,7 +282,8 @@ def _look(
             waiting += 1
     theirs = constants_end(steps, waiting, args.max_unavailable, now, args.minute)
     ours, late = parse_rfc3339(estimate.get("endsAt")), parse_rfc3339(estimate.get("lateAt"))
-    return now, ours, late, NEWEST.get(pool), theirs
+    at_once = estimate.get("atOnce")
+    return Seen(now, ours, late, at_once, NEWEST.get(pool), theirs)
 
 
 def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> None:
@@ -301,13 +301,14 @@ def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> 
         took = (run.finished - run.began) / minute
         print(f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min")
         print(
-            "  at     left (min)   ours: error   within late bound   newest: error"
+            "  at     left (min)   ours: error   within late bound   at once   newest: error"
             "   constants: error"
         )
         for checkpoint in CHECKPOINTS:
             if checkpoint not in run.seen:
                 continue
-            at, ours, late, newest, theirs = run.seen[checkpoint]
+            seen = run.seen[checkpoint]
+            at, ours, late, newest, theirs = seen.at, seen.ours, seen.late, seen.newest, seen.theirs
             left = run.finished - at
             if left <= 0:  # reached in the same reading as the finish: nothing was left
                 continue
@@ -317,7 +318,7 @@ def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> 
             them = 100 * (theirs - run.finished) / left
             print(
                 f"  {checkpoint:>4.0%}   {left / minute:8.0f}   {mine:>12}   {held:>17}"
-                f"   {new:>13}   {them:+14.0f} %"
+                f"   {seen.at_once or '-':>7}   {new:>13}   {them:+14.0f} %"
             )
             if checkpoint == 0.25:
                 if ours is not None:

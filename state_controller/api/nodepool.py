@@ -99,7 +99,10 @@ class RolloutEstimate(StatusModel):
     )
     made_at: Timestamp = Field(description="When this estimate was made.")
     machines_left: Count = Field(description="Machines not at the desired config then.")
-    at_once: Count = Field(description="Machines updating at once, the most seen.")
+    at_once: Count = Field(
+        description="Machines updating at once: the most seen under way at two looks in a "
+        "row (a moment's overlap as one machine ends and the next begins is not counted)."
+    )
     machine_seconds: Annotated[float, Field(ge=0, le=10**9)] = Field(
         description="One machine's whole update in this pool on average, in seconds."
     )

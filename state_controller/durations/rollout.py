@@ -13,9 +13,9 @@ machine's end far more than a typical update does.
   than its step has run (a held step, or a degraded one, as long again as it has been
   held); the slot it holds is not free for the next machine.
 - A machine not started yet takes a whole update, in the first slot free: there are ``at
-  once`` slots, the most machines seen updating together in this rollout (a
-  MachineConfigPool's ``maxUnavailable`` shows in it), at least one. The slot that frees
-  last is the rollout's end.
+  once`` slots, the most machines seen updating together at two looks in a row in this
+  rollout (:func:`at_once_held`; a MachineConfigPool's ``maxUnavailable`` shows in it), at
+  least one. The slot that frees last is the rollout's end.
 
 The estimate is the median of the ends played, its late bound their 90th percentile (never
 nearer than a tenth of the time left: a rollout told late for a second's jitter would be
@@ -158,7 +158,8 @@ def rollout_expected(
     """When the rollout to ``target`` of these members ends (None: nothing left, or no
     learned update to say it from). Each member comes with its own machine's whole update
     (its hardware class's), ``whole`` is the pool's, for those without and shown beside
-    the estimate."""
+    the estimate. ``at_once_seen``: the slots (:func:`at_once_held`); 0: as many as are
+    under way now."""
     if whole is None or not target:
         return None
     under_way: list[tuple[UpdateCursor, MachineDraws]] = []
@@ -173,7 +174,7 @@ def rollout_expected(
             waiting.append(machine)
     if not under_way and not waiting:
         return None
-    at_once = max(len(under_way), at_once_seen, 1)
+    at_once = at_once_seen or max(len(under_way), 1)
     rng = random.Random(f"{target}/{len(under_way)}/{len(waiting)}")
     tables = {id(m): [m.whole(rng) for _ in range(TABLE)] for m in waiting}
     runs = max(LEAST_RUNS, min(RUNS, DRAWS // (len(under_way) + len(waiting))))
@@ -190,6 +191,17 @@ def rollout_expected(
         per_machine=whole,
         made_at=now,
     )
+
+
+def at_once_held(before: tuple[int, int] | None, under_way: int) -> tuple[int, int]:
+    """(the machines under way at this look, the most held): the most machines seen under
+    way at two looks in a row (the pool is played at most once an interval). As one
+    machine ends and the next begins, the controller may read the new one's start before
+    the old one's end, and for that moment one more machine is under way than the rollout
+    allows; taken as the rollout's width, it would end every later estimate too early.
+    ``before``: the last look's pair, None at the first."""
+    last, held = before or (0, 0)
+    return under_way, max(held, min(last, under_way))
 
 
 def _played(

@@ -338,3 +338,40 @@ def test_a_small_pool_of_slow_machines_rests_on_its_own_class_counting_those_und
         learned.learn(StepKey(UPDATE, "resuming", "infra", "Slow"), seconds)
     three = running_of([("infra", "Slow", in_step(S.RESUMING, T0))] * 3, T0 + 1000)
     assert per_machine(learned, "infra", "Slow", three) is None
+
+
+def test_a_moments_overlap_as_one_machine_ends_and_the_next_begins_does_not_widen_the_rollout(
+    cluster,  # noqa: F811
+) -> None:
+    """Two machines at a time: at one look the controller has read n3's start before n1's
+    end, three under way. The rollout is not taken as three wide: the next look sees two,
+    and only a count seen at two looks in a row is. When three do run, two looks say so."""
+    learned = Learned()
+    for _ in range(5):
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", ANY), 600)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0)
+    pools = Pools(cluster, learned=learned)
+
+    def look(at: float, steps: dict[str, UpdateCursor]) -> tuple[int, float]:
+        """The slots and the time left the NodePool shows after a look at ``at``."""
+        pools.clock.now = at
+        for name, update in steps.items():
+            pools.join(name, update)
+        pools.reconciler.reconcile("worker")
+        estimate = pools.status()["estimate"]
+        assert isinstance(estimate, dict)
+        return int(estimate["atOnce"]), parse_rfc3339(estimate["endsAt"]) - at  # type: ignore[operator]
+
+    names = [f"n{i}" for i in range(1, 9)]
+    two = {"n1": in_step(S.REBOOTING, T0), "n2": in_step(S.REBOOTING, T0)}
+    assert look(T0, {n: WAITING for n in names} | two)[0] == 2  # the first look: as many as run
+    assert look(T0 + 10, {})[0] == 2  # two looks saw two
+    look(T0 + 600, {"n3": in_step(S.PENDING, T0 + 600)})  # n1 ended, its end not read yet
+    # n1's end read: n2 and n3 under way, five waiting; two slots: 1 s and 599 s left,
+    # then 600 s each: the last ends 1801 s from now (three slots would say 1201)
+    slots, left = look(T0 + 601, {"n1": DONE})
+    assert (slots, left) == (2, pytest.approx(1801))
+    look(T0 + 700, {"n4": in_step(S.PENDING, T0 + 700)})  # the rollout widened to three
+    look(T0 + 701, {})
+    slots, _ = look(T0 + 702, {"n2": DONE})  # three held across two looks: so many slots
+    assert slots == 3

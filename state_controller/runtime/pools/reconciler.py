@@ -42,6 +42,7 @@ from ...durations.learned import Learned
 from ...durations.rollout import (
     ON_SCHEDULE,
     RolloutExpected,
+    at_once_held,
     kept,
     on_schedule,
     per_machine,
@@ -107,6 +108,8 @@ class PoolReconciler:
         self.clock = clock
         self._written_at: dict[str, float] = {}
         self._apart_since: dict[str, float] = {}  # pool -> when its counts began to differ
+        # pool -> the rollout's target and its last look at the machines under way
+        self._looks: dict[str, tuple[str, tuple[int, int] | None]] = {}
         self._played: dict[str, tuple[str, RolloutExpected | None]] = {}  # pool -> the last
 
     def reconcile(self, pool: str) -> ReconcileResult:
@@ -121,6 +124,7 @@ class PoolReconciler:
             self._written_at.pop(name, None)
             self._apart_since.pop(name, None)
             self._played.pop(pool, None)
+            self._looks.pop(pool, None)
             return DONE
         members = self._told(pool).get(pool, [])
         others = self.others(name)
@@ -158,7 +162,7 @@ class PoolReconciler:
         shown = (current or {}).get("status") or {}
         target = str(status["desiredConfig"])
         said = shown.get("estimate") if shown.get("desiredConfig") == target else None
-        new = self._rollout(pool, target, members, int((said or {}).get("atOnce") or 0))
+        new = self._rollout(pool, target, members)
         estimate = kept(said, new)
         written = shown.get("conditions") or []
         before = next((c for c in written if c.get("type") == ON_SCHEDULE), None)
@@ -174,7 +178,6 @@ class PoolReconciler:
         pool: str,
         target: str,
         members: list[tuple[NodeSignals, UpdateCursor]],
-        at_once_seen: int,
     ) -> RolloutExpected | None:
         """The rollout played out (:func:`~...durations.rollout.rollout_expected`), at most
         once an ``interval`` for the same target: the status is written no more often, and
@@ -201,6 +204,11 @@ class PoolReconciler:
             ),
             now,
         )
+        under_way = sum(1 for _, update in members if in_progress(update.step))
+        looked, before = self._looks.get(pool, ("", None))
+        look = at_once_held(before if looked == target else None, under_way)
+        self._looks[pool] = (target, look)
+        held = look[1]
         mine = {classes[node.name] for node, _ in members}
         by_class = {c: per_machine(learned, pool, c, running) for c in mine}
         new = rollout_expected(
@@ -211,7 +219,7 @@ class PoolReconciler:
             target,
             per_machine(learned, pool, ANY, running),
             now=now,
-            at_once_seen=at_once_seen,
+            at_once_seen=held,
         )
         self._played[pool] = (target, new)
         return new

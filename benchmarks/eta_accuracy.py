@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import statistics
 import threading
 import time
@@ -47,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.eta_agent import Child, InProcess, agent_for
+from benchmarks.eta_agent import Child, InProcess, Report, agent_for
 from benchmarks.harness import NS, all_provisioned, wait
 from state_controller.api.timefmt import parse_rfc3339
 from state_controller.api.updates import UpdateStep
@@ -209,12 +210,12 @@ def main() -> None:
                 flush=True,
             )
             pools = _roll(cluster, controller, agent, names, args)
-            lateness = agent.lateness()
+            report = agent.report()
         finally:
             if agent is not None:
                 agent.stop()
             controller.stop()
-    _report(pools, lateness, args.minute)
+    _report(pools, report, args.minute)
 
 
 def _all_at_rest(controller: Any, names: list[str]) -> bool:
@@ -286,7 +287,8 @@ def _look(
     return Seen(now, ours, late, at_once, NEWEST.get(pool), theirs)
 
 
-def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> None:
+def _report(pools: dict[str, PoolRun], agent: Report, minute: float) -> None:
+    lateness = agent.lateness
     if len(lateness) > 1:
         cuts = statistics.quantiles(lateness, n=100)
         print(
@@ -300,6 +302,20 @@ def _report(pools: dict[str, PoolRun], lateness: list[float], minute: float) -> 
         assert run.finished is not None
         took = (run.finished - run.began) / minute
         print(f"\npool {name}: {run.machines} machines, finished after {took:.0f} simulated min")
+        wholes = agent.wholes(name)
+        if len(wholes) > 1:
+            cuts = statistics.quantiles([w for w, _ in wholes], n=10)
+            longest, host = wholes[-1]
+            steps = agent.phases[host]
+            spent = ", ".join(
+                f"{phase} {(end - start) / minute:.0f}"
+                for (phase, start), (_, end) in itertools.pairwise(steps)
+            )
+            print(
+                f"  the agent's updates took {cuts[4] / minute:.0f} simulated min at the "
+                f"median, {cuts[8] / minute:.0f} at p90; the longest, {host}, "
+                f"{longest / minute:.0f}: {spent}"
+            )
         print(
             "  at     left (min)   ours: error   within late bound   at once   newest: error"
             "   constants: error"

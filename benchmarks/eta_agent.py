@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -45,6 +46,8 @@ class Agent:
         self.members = list(self.kubelets.members.values())
         self.updated: set[str] = set()
         self.lateness: list[float] = []  # seconds each action came after it was due
+        # each machine's phases as the agent moved it: (phase, monotonic seconds)
+        self.phases: dict[str, list[tuple[str, float]]] = {m.name: [] for m in self.members}
 
     def start(self) -> None:
         self.rollout.start()
@@ -59,6 +62,9 @@ class Agent:
         now = time.time()
         out = []
         for member in self.members:
+            seen = self.phases[member.name]
+            if member.phase is not None and (not seen or seen[-1][0] != member.phase.value):
+                seen.append((member.phase.value, tick))
             if member.phase == Phase.DONE and member.name not in self.updated:
                 self.updated.add(member.name)
                 out.append((member.pool, now))
@@ -66,6 +72,26 @@ class Agent:
 
     def done(self) -> bool:
         return self.rollout.done()
+
+    def report(self) -> Report:
+        return Report(self.lateness, self.phases, {m.name: m.pool for m in self.members})
+
+
+@dataclass
+class Report:
+    """What the agent saw of its own rollout, for the benchmark's figures."""
+
+    lateness: list[float]  # seconds each action came after it was due
+    phases: dict[str, list[tuple[str, float]]]  # each machine's phases, entered when
+    pools: dict[str, str]  # each machine's pool
+
+    def wholes(self, pool: str) -> list[tuple[float, str]]:
+        """Each machine's update, from its turn given to done (seconds), longest last."""
+        return sorted(
+            (steps[-1][1] - steps[0][1], name)
+            for name, steps in self.phases.items()
+            if self.pools[name] == pool and len(steps) > 1
+        )
 
 
 AT_REST = (None, Phase.DONE)
@@ -86,8 +112,8 @@ class InProcess:
         time.sleep(TICK)
         return out
 
-    def lateness(self) -> list[float]:
-        return self.agent.lateness
+    def report(self) -> Report:
+        return self.agent.report()
 
     def stop(self) -> None:
         pass
@@ -101,7 +127,7 @@ class Child:
         self.conn, theirs = context.Pipe()
         self.process = context.Process(target=_run, args=(kubeconfig, theirs, *args))
         self.process.start()
-        self._lateness: list[float] = []
+        self._report: Report | None = None
         kind, _ = self._receive(600.0)
         if kind != "registered":
             raise SystemExit(f"the agent's process did not register its Nodes: {kind}")
@@ -113,17 +139,16 @@ class Child:
         kind, body = self._receive(1.0)
         if kind == "updated":
             return list(body)
-        if kind == "lateness":
-            self._lateness = list(body)
+        if kind == "report":
+            self._report = body
         return []
 
-    def lateness(self) -> list[float]:
-        if not self._lateness:  # its last message, after the rollout
+    def report(self) -> Report:
+        while self._report is None:  # its last message, after the rollout
             kind, body = self._receive(60.0)
-            while kind == "updated":
-                kind, body = self._receive(60.0)
-            self._lateness = list(body or [])
-        return self._lateness
+            if kind == "report":
+                self._report = body
+        return self._report
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -154,7 +179,7 @@ def _run(kubeconfig: str, conn: Connection, *args: Any) -> None:
             if updated:
                 conn.send(("updated", updated))
             time.sleep(TICK)
-        conn.send(("lateness", agent.lateness))
+        conn.send(("report", agent.report()))
     finally:
         cluster.close()
 

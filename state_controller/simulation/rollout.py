@@ -300,7 +300,8 @@ class RollingUpdate:
 
     def _next(self, member: Member, phase: Phase, now: float, after: float) -> None:
         timings = self.kubelets.timings
-        if phase == Phase.REBOOTING and model_of(member.name) == SLOW_MODEL:
+        restart = phase == Phase.REBOOTING and member.phase != Phase.REBOOTING
+        if restart and model_of(member.name) == SLOW_MODEL:  # not a lost one's next look
             after *= timings.slow_reboot
         if timings.spread and after:
             draw = random.Random(f"{member.name}:{phase.value}:{now:.0f}")

@@ -53,7 +53,7 @@ class Learned:
         self._windows: OrderedDict[StepKey, Window] = OrderedDict()
         self._window = window
         self._max_keys = max_keys
-        self._min = self.min_samples = min_samples
+        self.min_samples = min_samples
         self._lock = threading.Lock()
 
     def learn(self, key: StepKey, seconds: float) -> None:
@@ -76,14 +76,14 @@ class Learned:
         with self._lock:
             for each in key.wider():
                 window = self._windows.get(each)
-                if window is not None and len(window) >= self._min:
+                if window is not None and len(window) >= self.min_samples:
                     return _estimate(each, window)
         return None
 
     def ring(self, key: StepKey, least: int | None = None) -> tuple[StepKey, tuple[float, ...]]:
         """The durations kept of the narrowest key with at least ``least`` of them (the
         estimate's minimum by default), and that key; none: ``(key, ())``."""
-        floor = self._min if least is None else least
+        floor = self.min_samples if least is None else least
         with self._lock:
             for each in key.wider():
                 window = self._windows.get(each)

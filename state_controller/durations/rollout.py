@@ -121,7 +121,7 @@ def per_machine(
             rings[step.value] = ring
     # a failed apply's time, in the share of the whole updates of the same machines
     whole_key = last[0]
-    degraded_key = StepKey(UPDATE, UpdateStep.DEGRADED.value, whole_key.pool, whole_key.hardware)
+    degraded_key = StepKey(UPDATE, DEGRADED, whole_key.pool, whole_key.hardware)
     share = min(learned.seen(degraded_key) / max(learned.seen(whole_key), 1), 1.0)
     degraded = learned.ring(degraded_key, least=1)[1] if share else ()
     if degraded:
@@ -138,10 +138,10 @@ def _ring(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Ri
     step count: early in a rollout a small pool of slow machines has too few steps ended
     of its own, and the wider key that has enough is the fleet's, whose quick machines
     would make it look short; its machines under way are evidence of its own."""
+    ended = min(LEAST_ENDED, learned.min_samples)
     for each in key.wider():
         values = learned.values(each)
         still = running.get((each.pool, each.hardware), {}).get(each.step, ())
-        ended = min(LEAST_ENDED, learned.min_samples)
         if len(values) >= ended and len(values) + len(still) >= learned.min_samples:
             return each, Ring.of(values, still), len(values)
     return None

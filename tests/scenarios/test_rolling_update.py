@@ -103,10 +103,13 @@ def test_a_pool_rolled_one_node_at_a_time(cluster: Cluster, run_controller: Any)
             # the pool's: once enough nodes went through a whole update
             if done >= LEARNED:
                 assert estimates  # made for this rollout: as many left then, or more
+                # first said as the fifth machine resumed (four whole updates ended, the
+                # fifth counted as still in its last step), and kept while within a
+                # twentieth of the time left: as many left as then, or fewer
                 left = estimates[-1]["machinesLeft"]
-                assert NODES - done <= left <= NODES - LEARNED
+                assert NODES - done <= left <= NODES - LEARNED + 1
                 assert estimates[-1]["atOnce"] == 1
-                assert LEARNED <= estimates[-1]["samples"] <= done + 1
+                assert LEARNED - 1 <= estimates[-1]["samples"] <= done + 1
             else:
                 assert not estimates
             node.run_pod(NS, f"{node.name}-web")

@@ -160,6 +160,9 @@ def test_an_in_place_update_is_told_as_update_steps_and_holds_remediation_off(
         wait_for(lambda: shown(kube)[:2] == ("updated", "capi"), what="the Machine read")
 
         played.mark(True, version="v1.36.3")
+        # the marks are read before Updating turns True, as the Machine controller first
+        # waits for the pending hook (TestReconcileInPlaceUpdate's first case)
+        wait_for(lambda: shown(kube)[0] == "preparing update", what="preparing, marked")
         played.status("True", "InPlaceUpdating", "In-place update in progress: kubelet v1.36.3")
         wait_for(
             lambda: shown(kube)[:3] == (

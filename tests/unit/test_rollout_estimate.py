@@ -375,3 +375,42 @@ def test_a_moments_overlap_as_one_machine_ends_and_the_next_begins_does_not_wide
     look(T0 + 701, {})
     slots, _ = look(T0 + 702, {"n2": DONE})  # three held across two looks: so many slots
     assert slots == 3
+
+
+def test_a_pool_done_a_moment_after_its_last_play_shows_no_estimate_and_a_reused_play_is_redone(
+    cluster,  # noqa: F811
+) -> None:
+    """The rollout is played at most once an interval, and a look whose status did not
+    change writes nothing (the last write's time stays): so the end of its last machine,
+    read a moment after a play, is written at once. What was played before that end is not
+    (a finished pool would show when it will finish until some other event came); and a
+    play reused while machines moved is played again when it goes stale."""
+    learned = Learned()
+    for _ in range(5):
+        learned.learn(StepKey(UPDATE, "rebooting", "worker", ANY), 600)
+        learned.learn(StepKey(UPDATE, "resuming", "worker", ANY), 0)
+    pools = Pools(cluster, interval=10, learned=learned)
+
+    def look(at: float, steps: dict[str, UpdateCursor]) -> float | None:
+        """The pool reconciled at ``at``; when it asks to be looked at again."""
+        pools.clock.now = at
+        for name, update in steps.items():
+            pools.join(name, update)
+        return pools.reconciler.reconcile("worker").requeue_after
+
+    assert look(T0, {"n1": in_step(S.DRAINING, T0)}) is None
+    assert pools.status()["estimate"]["machinesLeft"] == 1  # type: ignore[index]
+    writes = len(pools.writes.writes)
+    assert look(T0 + 20, {}) is None  # played again, the estimate kept as said
+    assert pools.writes.writes[writes:] == [("nodepools", "unchanged")]
+    assert look(T0 + 21, {"n1": DONE}) is None  # a second after that play: written at once
+    status = pools.status()
+    assert status["updatedMachineCount"] == 1
+    assert "estimate" not in status and not status.get("conditions")
+
+    two = {n: in_step(S.DRAINING, T0 + 100) for n in ("n2", "n3")}  # two more join
+    assert look(T0 + 100, two) is None
+    assert look(T0 + 120, {}) is None  # played, unchanged
+    assert look(T0 + 121, {"n2": DONE}) == pytest.approx(9)  # the play of T0+120 reused
+    assert pools.status()["updatedMachineCount"] == 2
+    assert look(T0 + 130, {}) is None  # played anew: nothing more to look for

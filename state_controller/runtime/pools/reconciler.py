@@ -136,8 +136,9 @@ class PoolReconciler:
             status, recheck = self._beside(name, status, mcp, members, current)
         else:
             self._apart_since.pop(name, None)
+        replay = None  # when a play reused now is stale: looked at again then
         if self.learned is not None and not others:  # sharded: the others' machines unseen
-            self._estimate(pool, status, members, current)
+            replay = self._estimate(pool, status, members, current)
         if current is None:
             current = self._create(name)
         wait = self._written_at.get(name, -self.interval) + self.interval - self.clock()
@@ -147,7 +148,8 @@ class PoolReconciler:
         if written.outcome is not Outcome.UNCHANGED:
             self._written_at[name] = self.clock()
             _log_late(name, current, status)
-        return DONE if recheck is None else ReconcileResult(requeue_after=recheck)
+        again = [t for t in (recheck, replay) if t is not None]
+        return ReconcileResult(requeue_after=min(again)) if again else DONE
 
     def _estimate(
         self,
@@ -155,38 +157,47 @@ class PoolReconciler:
         status: dict[str, object],
         members: list[tuple[NodeSignals, UpdateCursor]],
         current: Obj | None,
-    ) -> None:
+    ) -> float | None:
         """Put the rollout's estimate in ``status`` (kept as said while the rollout runs
-        within it) and its ``OnSchedule`` condition beside the others."""
+        within it) and its ``OnSchedule`` condition beside the others; the seconds until
+        the rollout is played again when the estimate is one played before this look (the
+        machines may have moved since: the status must not keep it for want of an event)."""
         assert self.learned is not None
         shown = (current or {}).get("status") or {}
         target = str(status["desiredConfig"])
         said = shown.get("estimate") if shown.get("desiredConfig") == target else None
-        new = self._rollout(pool, target, members)
+        new, reused = self._rollout(pool, target, members)
+        now = self.clock()
+        replay = new.made_at + self.interval - now if new and reused else None
         estimate = kept(said, new)
         written = shown.get("conditions") or []
         before = next((c for c in written if c.get("type") == ON_SCHEDULE), None)
-        condition = on_schedule(estimate, before, self.clock())
+        condition = on_schedule(estimate, before, now)
         if estimate is not None:
             status["estimate"] = estimate
         if condition is not None:
             kept_ones: Any = status.get("conditions") or []
             status["conditions"] = [*kept_ones, condition]
+        return None if replay is None else max(replay, 0.0)
 
     def _rollout(
         self,
         pool: str,
         target: str,
         members: list[tuple[NodeSignals, UpdateCursor]],
-    ) -> RolloutExpected | None:
+    ) -> tuple[RolloutExpected | None, bool]:
         """The rollout played out (:func:`~...durations.rollout.rollout_expected`), at most
         once an ``interval`` for the same target: the status is written no more often, and
-        a big pool's plays take a noticeable share of a core."""
+        a big pool's plays take a noticeable share of a core; and whether it is the last
+        play, reused."""
         assert self.learned is not None
+        if all(u.step == UpdateStep.UPDATED and u.current == target for _, u in members):
+            self._played.pop(pool, None)
+            return None, False  # nothing left: whatever was played before this look is over
         last_target, last = self._played.get(pool, ("", None))
         fresh = last is not None and self.clock() - last.made_at < self.interval
         if fresh and last_target == target:
-            return last
+            return last, True
         learned, now = self.learned, self.clock()
         # the machines under way in every pool (a class's durations are learned in all),
         # and this pool's: each one's class asked once
@@ -222,7 +233,7 @@ class PoolReconciler:
             at_once_seen=held,
         )
         self._played[pool] = (target, new)
-        return new
+        return new, False
 
     def shares(self) -> list[PoolShare]:
         """This replica's share of every pool it tells a Node of, for its entry in the

@@ -31,7 +31,10 @@ holds a drain (``--hold``, then the budget's pod is evicted), degrades an apply 
 for the hold, then applied again) or loses a reboot (back after the hold).
 
     .venv/bin/python -m benchmarks.eta_bound [--hosts 100] [--max-unavailable 5]
-        [--faults] [--rollouts 200] [--plays 200] [--hold 30]
+        [--faults] [--rollouts 200] [--plays 200] [--hold 30] [--without-oracle]
+
+``--without-oracle`` plays only the controller's estimator (seconds, where the oracle's
+conditional draws take minutes): for trying a change to the estimator.
 """
 
 from __future__ import annotations
@@ -222,6 +225,9 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=30.0, help="minutes a fault holds a node")
     parser.add_argument("--rollouts", type=int, default=200)
     parser.add_argument("--plays", type=int, default=200)
+    parser.add_argument(
+        "--without-oracle", action="store_true", help="only the controller's estimator"
+    )
     args = parser.parse_args()
     timings = AgentTimings(prepare=4, evict_every=3, apply=8, reboot=12, resume=4)  # minutes
     fault = FAULT_SHARE if args.faults else 0.0
@@ -259,10 +265,11 @@ def main() -> None:
                 true_left = ends[-1] - when
                 if true_left <= 0:
                     continue
-                median, late = oracle(pool, when, at_once, args.plays, tables, rng)
-                tallies.setdefault((name, checkpoint, "oracle"), Tally()).add(
-                    median, true_left, late
-                )
+                if not args.without_oracle:
+                    median, late = oracle(pool, when, at_once, args.plays, tables, rng)
+                    tallies.setdefault((name, checkpoint, "oracle"), Tally()).add(
+                        median, true_left, late
+                    )
                 made = ours(fleet, name, when, at_once)
                 if made is not None:
                     tallies.setdefault((name, checkpoint, "ours"), Tally()).add(

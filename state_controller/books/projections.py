@@ -188,7 +188,7 @@ def host_status_differs(projected: dict[str, Any], current: dict[str, Any] | Non
 
 def _stuck_condition(book: Book, policy: StuckPolicy, now: float) -> dict[str, Any]:
     cur, update = book.cursor, book.node_update()
-    clock = policy.clock(cur, update, book.service, book.facts.pool)
+    clock = policy.clock_of(book)
     deadline, entered = clock.deadline, clock.entered_at
     if deadline is not None and now >= deadline:
         if isinstance(clock.step, ServiceStep):

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..api.servicing import DEFAULT_SERVICE_THRESHOLDS, SERVICE_IN_PROGRESS, ServiceStep
 from ..api.states import ProvisioningState as S
 from ..api.updates import DEFAULT_STEP_THRESHOLDS, ORDER, UpdateStep
 from .records import Cursor, ServiceCursor, UpdateCursor
+
+if TYPE_CHECKING:
+    from .book import Book
 
 DEFAULT_THRESHOLDS: dict[S, float] = {
     S.REGISTERING: 10 * 60,
@@ -86,6 +89,16 @@ class StuckPolicy:
         if update is not None and update.step in ORDER:
             return Clock(update.entered_at, self.step_thresholds.get(update.step), update.step)
         return Clock(cursor.entered_at, self.thresholds.get(cursor.state), None)
+
+    def clock_of(self, book: Book) -> Clock:
+        """The clock a host runs on, as its book tells it: the one door every count of
+        stuck hosts (status, metrics, screens) goes through, so they agree."""
+        return self.clock(book.cursor, book.node_update(), book.service, book.facts.pool)
+
+    def stuck_now(self, book: Book, now: float) -> bool:
+        """Whether the host is stuck at ``now`` (:meth:`clock_of`)."""
+        deadline = self.clock_of(book).deadline
+        return deadline is not None and now >= deadline
 
     def of_pool(self, pool: str) -> StuckPolicy:
         """The thresholds a machine of ``pool`` is timed by: the pool's own, or the fleet's."""

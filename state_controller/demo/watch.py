@@ -49,7 +49,7 @@ def summarize_update(controller: HostController, keys: list[str]) -> dict[str, A
         updated += update.step == UpdateStep.UPDATED and update.current == target
         if update.step == UpdateStep.DEGRADED:
             degraded.append(name)
-        elif controller.config.stuck.is_stuck(book.cursor, now, update):
+        elif controller.config.stuck.stuck_now(book, now):
             stuck.append(f"{name} ({update.step.value})")
         if any(record.reason == POWER_CYCLED for record in book.history):
             power_cycled.append(name)

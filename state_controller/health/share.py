@@ -30,7 +30,7 @@ def share_of(
             hosts += 1
             if book.cursor.error_type is not None:
                 failed += 1
-        if stuck.is_stuck(book.cursor, now, book.node_update(), book.service, book.facts.pool):
+        if stuck.stuck_now(book, now):
             stuck_count += 1
     return Share(
         hosts=hosts,

@@ -36,7 +36,7 @@ def summarize(
             not_at_target.append(key)
         if book is not None:
             errors += book.cursor.error_count
-            if controller.config.stuck.is_stuck(book.cursor, now, book.node_update()):
+            if controller.config.stuck.stuck_now(book, now):
                 stuck.append(key)
     return {
         "hosts": len(goals),

@@ -161,8 +161,12 @@ def test_a_pool_of_its_own_is_timed_by_its_own_thresholds_whatever_the_flags_ord
     entered = book.update.entered_at
 
     def stuck_after(minutes: float) -> dict[str, str]:
+        """The Stuck condition then; every other count of stuck hosts (the metrics, the
+        controller's status, the screens) agrees with it."""
         status = hoststate_status(book, policy, entered + minutes * 60)
-        return next(c for c in status["conditions"] if c["type"] == "Stuck")
+        condition = next(c for c in status["conditions"] if c["type"] == "Stuck")
+        assert policy.stuck_now(book, entered + minutes * 60) == (condition["status"] == "True")
+        return condition
 
     assert stuck_after(46)["status"] == "True"  # no pool: the fleet's 45m
     assert "longer than the 45m0s allowed;" in stuck_after(46)["message"] + ";"

@@ -141,7 +141,7 @@ class BookWriter:
     def notice_stuck(self, book: Book, delivery: Delivery, now: float) -> None:
         """Tell a stuck host's (or node's) user once per state or update step it is stuck in."""
         update = book.node_update()
-        clock = self.config.stuck.clock(book.cursor, update, book.service, book.facts.pool)
+        clock = self.config.stuck.clock_of(book)
         if delivery.stuck_announced == clock.entered_at:
             return
         if clock.deadline is None or now < clock.deadline:
@@ -182,7 +182,7 @@ class BookWriter:
         """Seconds until the book's current state or step is stuck, or slow (None: never,
         or already)."""
         stuck = self.config.stuck
-        deadline = stuck.deadline(book.cursor, book.node_update(), book.service, book.facts.pool)
+        deadline = stuck.clock_of(book).deadline
         expected = book.seen.expected
         times = [t for t in (deadline, expected and expected.step_late_at) if t and t > now]
         return min(times) - now if times else None

@@ -272,7 +272,7 @@ def on_schedule(
     if late:
         status, reason = "False", ROLLOUT_LATE
         message = (
-            f"expected to end at {ends} ({estimate.get('machinesLeft')} machines left, "
+            f"expected to end at {ends} ({_machines(estimate.get('machinesLeft'))} left, "
             f"{estimate.get('atOnce')} at once), after {first_late}, the late bound first "
             f"said (its end: {estimate.get('firstEndsAt')})"
         )
@@ -289,3 +289,7 @@ def on_schedule(
         "message": message,
         "lastTransitionTime": str(since),
     }
+
+
+def _machines(count: Any) -> str:
+    return f"{count} machine" if count == 1 else f"{count} machines"

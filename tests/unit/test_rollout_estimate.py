@@ -242,6 +242,8 @@ def test_what_was_said_is_kept_while_the_rollout_runs_within_it() -> None:
     condition = on_schedule(shown, on_schedule(said, None, T0), T0 + 1000)
     assert condition is not None and condition["status"] == "False"
     assert condition["reason"] == "RolloutLate" and "4 machines left" in condition["message"]
+    last = on_schedule({**shown, "machinesLeft": 1}, None, T0 + 1000)
+    assert last is not None and "(1 machine left, " in last["message"]
     early = rollout_expected([(WAITING, None)], "v2", WHOLE, now=T0)
     assert early is not None
     sooner = kept(said, early)

@@ -29,6 +29,7 @@ from ..api.updates import UpdateStep as U
 from ..books.records import UpdateCursor
 from .expected import UPDATE_ORDER, update_steps_after
 from .learned import LATE_QUANTILE
+from .tail import tail
 from .window import quantile
 
 ORDER_NAMES = tuple(s.value for s in UPDATE_ORDER)
@@ -50,11 +51,13 @@ class Ring:
         """The durations learned, and the machines still in the step (``running``: how
         long each has been in it). Each of those is known only to take longer than it has
         run, so its share goes to the durations longer than that (Kaplan and Meier's
-        redistribution to the right); one past every duration keeps its share at its own
-        time, the least it will take. Without them, the first machines to finish a step
-        early in a rollout (the quick ones) would be all the rollout is drawn from."""
+        redistribution to the right); the share of those past every duration goes to the
+        fitted tail beyond the last of them (:mod:`.tail`), or stays at its time, the
+        least it will take, without a fit. Without them, the first machines to finish a
+        step early in a rollout (the quick ones) would be all the rollout is drawn from."""
         learned = sorted(values)
-        points = sorted([(v, False) for v in learned] + [(r, True) for r in running])
+        still = sorted(running)
+        points = sorted([(v, False) for v in learned] + [(r, True) for r in still])
         kept: list[float] = []
         cumulative: list[float] = []
         total = extra = 0.0  # extra: the shares handed on to every point further right
@@ -66,6 +69,14 @@ class Ring:
             total += share
             kept.append(value)
             cumulative.append(total)
+        beyond = tail(learned, still, kept[-1]) if points and points[-1][1] else []
+        if beyond:  # the last point's share, spread over the tail past it
+            share = cumulative[-1] - (cumulative[-2] if len(cumulative) > 1 else 0.0)
+            below = cumulative[-1] - share
+            del kept[-1], cumulative[-1]
+            for j, value in enumerate(beyond, 1):
+                kept.append(value)
+                cumulative.append(below + share * j / len(beyond))
         late = quantile(learned, LATE_QUANTILE) if learned else max(kept, default=0.0)
         return cls(tuple(kept), tuple(cumulative), late)
 

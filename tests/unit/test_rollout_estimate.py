@@ -25,6 +25,7 @@ from state_controller.durations.rollout import (
     running_of,
     wire,
 )
+from state_controller.durations.tail import POINTS
 from testbed.clocks import T0
 from tests.unit.test_pool_reconciler import Pools, cluster  # noqa: F401  (the fixture)
 
@@ -140,8 +141,8 @@ def test_a_machine_under_way_is_drawn_among_the_durations_longer_than_it_has_run
 
 def test_machines_still_in_a_step_are_durations_known_only_to_be_longer() -> None:
     """Early in a rollout the durations learned are the quick machines' (the first to
-    finish): a machine still in the step hands its share to the longer durations, and one
-    past them all keeps it at its own time, the least it will take."""
+    finish): a machine still in the step hands its share to the longer durations, and the
+    share of one past them all goes to the tail fitted beyond it (durations.tail)."""
     ring = Ring.of((100.0, 200.0, 300.0, 400.0, 500.0), running=(350.0,))
     assert ring.values == (100.0, 200.0, 300.0, 400.0, 500.0)
     shares = [b - a for a, b in zip((0.0, *ring.cumulative), ring.cumulative, strict=False)]
@@ -151,8 +152,9 @@ def test_machines_still_in_a_step_are_durations_known_only_to_be_longer() -> Non
     assert draws.count(500.0) / len(draws) == pytest.approx(0.25, abs=0.02)
     assert draws.count(100.0) / len(draws) == pytest.approx(1 / 6, abs=0.02)
     beyond = Ring.of((100.0, 200.0), running=(50.0, 900.0))
-    assert beyond.values == (100.0, 200.0, 900.0)  # 50: handed on; 900: at least that
-    assert beyond.cumulative[-1] == pytest.approx(4)
+    assert beyond.values[:2] == (100.0, 200.0)  # 50: handed on to 100, 200 and 900
+    assert len(beyond.values) == 2 + POINTS and min(beyond.values[2:]) > 900.0
+    assert beyond.cumulative[1:] == pytest.approx([8 / 3 + j / 3 for j in range(POINTS + 1)])
     # five reboots learned in pool worker, the quick ones; five machines of the same class
     # still rebooting there, 450 s in, and three of another class for hours
     quick = (300.0, 350.0, 400.0, 450.0, 500.0)

@@ -100,11 +100,11 @@ def per_machine(
 ) -> PerMachine | None:
     """One machine's whole update in ``pool`` on ``hardware``, each step from the narrowest
     key with enough durations (:func:`_ring`: this class in this pool, in any pool, then
-    the pool's, the fleet's); None until enough machines went through a whole update (its
-    last step, ``resuming``, learned): the first steps alone would make a rollout look
-    short. ``running``: the machines still in a step (:func:`running_of`), drawn beside the
-    durations of the key their pool and class fall under, as durations known only to be
-    longer (:meth:`.draws.Ring.of`)."""
+    the pool's, the fleet's), or those it has (:func:`_few`); None until enough machines
+    went through a whole update (its last step, ``resuming``, learned): the first steps
+    alone would make a rollout look short. ``running``: the machines still in a step
+    (:func:`running_of`), drawn beside the durations of the key their pool and class fall
+    under, as durations known only to be longer (:meth:`.draws.Ring.of`)."""
     running = running or {}
     last = _ring(learned, StepKey(UPDATE, LAST_STEP.value, pool, hardware), running)
     if last is None:
@@ -113,7 +113,8 @@ def per_machine(
     samples: list[int] = []
     rings: dict[str, Ring] = {}
     for step in UPDATE_ORDER:
-        found = _ring(learned, StepKey(UPDATE, step.value, pool, hardware), running)
+        key = StepKey(UPDATE, step.value, pool, hardware)
+        found = _ring(learned, key, running) or _few(learned, key, running)
         if found is not None:
             _, ring, ended = found
             seconds += ring.mean()
@@ -145,6 +146,19 @@ def _ring(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Ri
         if len(values) >= ended and len(values) + len(still) >= learned.min_samples:
             return each, Ring.of(values, still), len(values)
     return None
+
+
+def _few(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Ring, int] | None:
+    """The ring of the narrowest key with any duration of the step, for a step with too
+    few for :func:`_ring`: left out, a whole step would be missing from every machine's
+    update. It happens between a machine's leaving a step and that step's duration being
+    learned (from its record, once written): for that moment the step has one duration
+    fewer, and the machine is no longer in it. None: no machine was seen to take it."""
+    found, values = learned.ring(key, least=1)
+    if not values:
+        return None
+    still = running.get((found.pool, found.hardware), {}).get(found.step, ())
+    return found, Ring.of(values, still), len(values)
 
 
 def rollout_expected(

@@ -418,3 +418,19 @@ def test_a_pool_done_a_moment_after_its_last_play_shows_no_estimate_and_a_reused
     assert look(T0 + 121, {"n2": DONE}) == pytest.approx(9)  # the play of T0+120 reused
     assert pools.status()["updatedMachineCount"] == 2
     assert look(T0 + 130, {}) is None  # played anew: nothing more to look for
+
+
+def test_a_step_just_ended_and_not_yet_learned_is_not_left_out_of_the_update() -> None:
+    """The fifth machine has left its reboot for resuming, but the reboot's record (and so
+    its duration) is not written yet: for that moment the reboot has four durations, one
+    short of the minimum, and no machine in it. The update is drawn with the four, not
+    without a reboot (which put the pool's estimate a whole reboot early, then late)."""
+    learned = Learned()
+    learn(learned, "preparing update", 60, 5)
+    learn(learned, "rebooting", 600, 4)
+    learn(learned, "resuming", 30, 4)
+    running = running_of([("worker", "any class", in_step(S.RESUMING, T0))], now=T0 + 10)
+    made = per_machine(learned, "worker", "any class", running)
+    assert made is not None
+    assert made.seconds == pytest.approx(60 + 600 + 30)
+    assert made.samples == 4 and "rebooting" in made.draws.steps

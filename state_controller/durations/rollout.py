@@ -142,7 +142,7 @@ def _ring(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Ri
     ended = min(LEAST_ENDED, learned.min_samples)
     for each in key.wider():
         values = learned.values(each)
-        still = running.get((each.pool, each.hardware), {}).get(each.step, ())
+        still = _still(running, each)
         if len(values) >= ended and len(values) + len(still) >= learned.min_samples:
             return each, Ring.of(values, still), len(values)
     return None
@@ -157,8 +157,13 @@ def _few(learned: Learned, key: StepKey, running: Running) -> tuple[StepKey, Rin
     found, values = learned.ring(key, least=1)
     if not values:
         return None
-    still = running.get((found.pool, found.hardware), {}).get(found.step, ())
-    return found, Ring.of(values, still), len(values)
+    return found, Ring.of(values, _still(running, found)), len(values)
+
+
+def _still(running: Running, key: StepKey) -> Sequence[float]:
+    """How long each machine still in ``key``'s step, under ``key``'s pool and class, has
+    been in it."""
+    return running.get((key.pool, key.hardware), {}).get(key.step, ())
 
 
 def rollout_expected(
